@@ -1,0 +1,5 @@
+import type { CommandSpec } from '../types.js';
+
+/** Every command of SPEC §10. Each lives in its own module beside this file. */
+export const commands: CommandSpec[] = [
+];

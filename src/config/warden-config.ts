@@ -1,0 +1,66 @@
+import { z } from 'zod';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { WardenError, errnoCode, type Located } from '../common/errors.js';
+import { parseToml } from '../toml/index.js';
+import { validateToml } from '../toml/schema.js';
+
+export const WARDEN_TOML = 'config/warden.toml';
+
+const snowflake = z.string().regex(/^[0-9]{1,20}$/, 'must be a Discord id: a string of decimal digits');
+const relPath = z.string().min(1).refine((p) => !p.startsWith('/') && !p.split('/').includes('..'), 'must be a path relative to the root, without ".."');
+
+export const wardenConfigSchema = z.strictObject({
+  approval: z.enum(['tty', 'owner-code', 'none']).default('tty'),
+  approval_ttl_seconds: z.number().int().positive().default(86400),
+  rescan_seconds: z.number().positive().default(30),
+  max_bytes: z.number().int().positive().default(1024 * 1024),
+  owner: z.strictObject({ discord_id: snowflake }).optional(),
+  protect: z.array(z.strictObject({ path: relPath, kind: z.literal('text').default('text') })).default([]),
+  credentials: z.strictObject({
+    files: z.array(relPath).min(1).default(['config/credentials.toml']),
+    groups: z.record(z.string(), z.strictObject({
+      keys: z.array(z.string().min(1)).min(1),
+      check: z.enum(['discord-token']).optional(),
+    })).default({}),
+  }).default({ files: ['config/credentials.toml'], groups: {} }),
+  notify: z.strictObject({
+    min_interval_seconds: z.number().nonnegative().default(10),
+    liveness_hours: z.number().positive().optional(),
+    discord: z.strictObject({
+      token_file: z.string().min(1).refine((p) => p.startsWith('/'), 'must be an absolute path outside the root'),
+      api: z.string().url().optional(),
+    }).optional(),
+    desktop: z.strictObject({ enabled: z.boolean().default(true) }).optional(),
+    journal: z.strictObject({ enabled: z.boolean().default(true) }).optional(),
+  }).default({ min_interval_seconds: 10 }),
+});
+
+export type WardenConfig = z.infer<typeof wardenConfigSchema>;
+
+/** Parse and validate warden.toml text. Pure: returns located errors instead of throwing. */
+export function parseWardenConfig(source: string, file = WARDEN_TOML): { ok: true; config: WardenConfig } | { ok: false; errors: Located[] } {
+  const parsed = parseToml(source, file);
+  if (!parsed.ok) return { ok: false, errors: [parsed.error] };
+  const v = validateToml(wardenConfigSchema, parsed.value, source, file);
+  if (!v.ok) return v;
+  const errors: Located[] = [];
+  for (const f of v.value.credentials.files) {
+    if (!f.endsWith('.toml')) errors.push({ file, key: 'credentials.files', message: `credential file "${f}" must be a .toml file` });
+  }
+  return errors.length ? { ok: false, errors } : { ok: true, config: v.value };
+}
+
+/** Read the root's warden.toml; a missing file means all defaults. Throws WardenError (exit 2). */
+export function loadWardenConfig(root: string): WardenConfig {
+  let source: string;
+  try {
+    source = readFileSync(join(root, WARDEN_TOML), 'utf8');
+  } catch (err) {
+    if (errnoCode(err) === 'ENOENT') return wardenConfigSchema.parse({});
+    throw new WardenError(`${WARDEN_TOML}: cannot read: ${errnoCode(err) ?? String(err)}`);
+  }
+  const r = parseWardenConfig(source);
+  if (!r.ok) throw new WardenError(`${WARDEN_TOML} is invalid`, 2, r.errors);
+  return r.config;
+}
