@@ -1,0 +1,183 @@
+import { z } from 'zod';
+import type { Located } from '../common/errors.js';
+import { isBlankToml, parseToml, locateKey } from '../toml/index.js';
+import { validateToml } from '../toml/schema.js';
+import { errAt } from './locate.js';
+import { isCanonicalRelative, keyMatches, keySpecificity, splitTarget, SNOWFLAKE_RE } from './paths.js';
+import type { Action, Condition, ConditionsPolicy, FileStatus, Rule, Section, SessionContext } from './types.js';
+
+export const CONDITIONS_TOML = 'config/conditions.toml';
+
+/** Which actions each section allows (SPEC §9.1). */
+export const SECTION_ACTIONS: Record<Section, readonly Action[]> = {
+  blocks: ['load'],
+  memories: ['allow', 'deny'],
+  workspace: ['allow', 'deny'],
+};
+
+/** A block name doubles as a file stem under blocks/conditional/, so keep it a plain name. */
+export const BLOCK_NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+
+const ID = SNOWFLAKE_RE.source.slice(1, -1);
+/** The eight condition forms, with an optional leading "!". Nothing else is a condition. */
+const CONDITION_RE = new RegExp(`^(!?)(discord:nsfw|discord:dm|discord:dm:${ID}|discord:guild:${ID}|discord:channel:${ID}|discord:forum:${ID}|internal|tui)$`);
+
+/** Parse one condition string; null when it is not one of the eight forms. */
+export function parseCondition(text: string): Condition | null {
+  const m = CONDITION_RE.exec(text);
+  if (!m) return null;
+  return { text, negated: m[1] === '!', fact: m[2] as string };
+}
+
+const ruleSchema = z.strictObject({
+  when: z.union([z.string(), z.array(z.string()).min(1)], {
+    error: 'must be a condition string or a non-empty array of condition strings',
+  }),
+  mode: z.enum(['or', 'and'], { error: 'must be "or" or "and"' }).optional(),
+  action: z.string({ error: 'must be a string: "load", "allow" or "deny"' }),
+});
+
+const conditionsSchema = z.strictObject({
+  blocks: z.record(z.string(), ruleSchema).optional(),
+  memories: z.record(z.string(), ruleSchema).optional(),
+  workspace: z.record(z.string(), ruleSchema).optional(),
+});
+
+export interface ConditionsResult {
+  conditions: ConditionsPolicy | null;
+  status: FileStatus;
+  errors: Located[];
+  warnings: Located[];
+}
+
+/**
+ * Validate conditions.toml text. Pure and total: never throws, returns located errors.
+ * A missing, blank or invalid file yields `conditions: null` (deny-all in its scope).
+ */
+export function parseConditions(text: string | null, file = CONDITIONS_TOML): ConditionsResult {
+  if (text === null) {
+    return { conditions: null, status: 'missing', warnings: [], errors: [{ file, message: 'missing: conditions.toml grants nothing, so every /memories/ and /workspace/ path is denied and no block loads' }] };
+  }
+  if (isBlankToml(text)) {
+    return { conditions: null, status: 'empty', warnings: [], errors: [{ file, line: 1, column: 1, message: 'empty (only whitespace or comments): an empty manifest denies everything, so every /memories/ and /workspace/ path is denied and no block loads' }] };
+  }
+  const parsed = parseToml(text, file);
+  if (!parsed.ok) return { conditions: null, status: 'invalid', warnings: [], errors: [parsed.error] };
+  const v = validateToml(conditionsSchema, parsed.value, text, file);
+  if (!v.ok) return { conditions: null, status: 'invalid', warnings: [], errors: v.errors };
+
+  const errors: Located[] = [];
+  const warnings: Located[] = [];
+  const rules: Rule[] = [];
+  for (const section of ['blocks', 'memories', 'workspace'] as const) {
+    const table = v.value[section] ?? {};
+    for (const [key, raw] of Object.entries(table)) {
+      const path = [section, key];
+      if (section === 'blocks') {
+        if (!BLOCK_NAME_RE.test(key)) errors.push(errAt(file, text, path, `block name "${key}" must be a plain file stem (letters, digits, ".", "_", "-"; not starting with "." or "-")`));
+      } else if (!isCanonicalRelative(key)) {
+        errors.push(errAt(file, text, path, `path key "${key}" must start with "/" and have no empty, "." or ".." segment (it is relative to /${section}/)`));
+      }
+      if (!(SECTION_ACTIONS[section] as readonly string[]).includes(raw.action)) {
+        const legal = SECTION_ACTIONS[section].map((a) => `"${a}"`).join(' or ');
+        errors.push(errAt(file, text, [...path, 'action'], `action "${raw.action}" is not allowed in [${section}]: use ${legal}`));
+      }
+      const whens = typeof raw.when === 'string' ? [raw.when] : raw.when;
+      const conditions: Condition[] = [];
+      for (const w of whens) {
+        const c = parseCondition(w);
+        if (c) conditions.push(c);
+        else errors.push(errAt(file, text, [...path, 'when'], `unknown condition "${w}": expected discord:nsfw, discord:dm, discord:dm:<id>, discord:guild:<id>, discord:channel:<id>, discord:forum:<id>, internal or tui (optionally with a leading "!"; ids are decimal)`, w));
+      }
+      const mode = raw.mode ?? 'or';
+      if (conditions.length === whens.length) {
+        if (mode === 'and' && conditions.some((a) => conditions.some((b) => a.fact === b.fact && a.negated !== b.negated))) {
+          warnings.push(errAt(file, text, [...path, 'when'], 'mode = "and" with both a condition and its negation: this rule never holds'));
+        }
+        if (conditions.some((c) => c.fact === 'tui' && !c.negated)) {
+          warnings.push(errAt(file, text, [...path, 'when'], '"tui" never holds in this runtime (it has no TUI sessions)'));
+        }
+      }
+      const at = locateKey(text, path);
+      rules.push({ section, key, conditions, mode, action: raw.action as Action, source: { file, ...(at ?? {}) } });
+    }
+  }
+  if (errors.length) return { conditions: null, status: 'invalid', errors, warnings };
+  return { conditions: { rules }, status: 'ok', errors, warnings };
+}
+
+/** The facts of a session context (SPEC §9.1). `tui` is never a fact in this runtime. */
+export function contextFacts(ctx: SessionContext): Set<string> {
+  switch (ctx.kind) {
+    case 'dm':
+      return new Set(['discord:dm', `discord:dm:${ctx.channel}`]);
+    case 'guild': {
+      const facts = new Set([`discord:guild:${ctx.guild}`, `discord:channel:${ctx.channel}`]);
+      if (ctx.nsfw) facts.add('discord:nsfw');
+      if (ctx.forum !== undefined) facts.add(`discord:forum:${ctx.forum}`);
+      return facts;
+    }
+    case 'internal':
+      return new Set(['internal']);
+  }
+}
+
+/** `x` holds when fact x is present; `!x` when it is absent. */
+export function conditionHolds(c: Condition, facts: ReadonlySet<string>): boolean {
+  return facts.has(c.fact) !== c.negated;
+}
+
+/** mode "or": any condition holds; mode "and": every condition holds. (`when` is never empty.) */
+export function ruleHolds(rule: Pick<Rule, 'conditions' | 'mode'>, facts: ReadonlySet<string>): boolean {
+  if (rule.conditions.length === 0) return false; // fail closed; the loader never produces this
+  return rule.mode === 'and'
+    ? rule.conditions.every((c) => conditionHolds(c, facts))
+    : rule.conditions.some((c) => conditionHolds(c, facts));
+}
+
+export type PathStep = 0 | 1 | 2 | 3 | 4;
+
+export interface PathDecision {
+  decision: 'allow' | 'deny';
+  /** 0: conditions.toml unusable (deny-all) or the path is invalid; 1–4: the step of SPEC §9.1 that decided. */
+  step: PathStep;
+  rule: Rule | null;
+  /** Every rule whose key matches the path, in file order. */
+  matched: Rule[];
+  reason: string;
+}
+
+function mostSpecific(rules: Rule[]): Rule | null {
+  let best: Rule | null = null;
+  for (const r of rules) if (!best || keySpecificity(r.key) > keySpecificity(best.key)) best = r;
+  return best;
+}
+
+/**
+ * The four-step path evaluation of SPEC §9.1, in the seed's order. Pure.
+ * `conditions === null` (missing/empty/invalid file) denies everything.
+ */
+export function evaluatePath(conditions: ConditionsPolicy | null, target: string, facts: ReadonlySet<string>): PathDecision {
+  const split = splitTarget(target);
+  if (!split) return { decision: 'deny', step: 0, rule: null, matched: [], reason: 'not a canonical path under /memories/ or /workspace/' };
+  if (!conditions) return { decision: 'deny', step: 0, rule: null, matched: [], reason: 'conditions.toml is missing, empty or invalid: it grants nothing' };
+  const matched = conditions.rules.filter((r) => r.section === split.section && keyMatches(r.key, split.rel));
+  const holding = matched.filter((r) => ruleHolds(r, facts));
+  const deny = mostSpecific(holding.filter((r) => r.action === 'deny'));
+  if (deny) return { decision: 'deny', step: 1, rule: deny, matched, reason: 'a deny rule matches the path and the context' };
+  const allow = mostSpecific(holding.filter((r) => r.action === 'allow'));
+  if (allow) return { decision: 'allow', step: 2, rule: allow, matched, reason: 'an allow rule matches the path and the context' };
+  if (matched.length > 0) return { decision: 'deny', step: 3, rule: mostSpecific(matched), matched, reason: 'rules match the path, but none of their conditions hold in this context' };
+  return { decision: 'allow', step: 4, rule: null, matched, reason: 'no rule matches the path (baseline: allowed)' };
+}
+
+/** Names of the blocks whose `load` rule holds in the context, in file order. */
+export function matchingBlocks(conditions: ConditionsPolicy | null, facts: ReadonlySet<string>): Rule[] {
+  if (!conditions) return [];
+  return conditions.rules.filter((r) => r.section === 'blocks' && r.action === 'load' && ruleHolds(r, facts));
+}
+
+/** How a rule reads in a file, for messages: memories."/private/" or blocks.nsfw */
+export function ruleLabel(r: Pick<Rule, 'section' | 'key'>): string {
+  return r.section === 'blocks' && BLOCK_NAME_RE.test(r.key) ? `blocks.${r.key}` : `${r.section}.${JSON.stringify(r.key)}`;
+}

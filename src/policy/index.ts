@@ -1,0 +1,47 @@
+/**
+ * warden's policy library (SPEC §9): validate conditions.toml, conditional blocks, org
+ * files, guests.toml and the owner, and decide what a person can see in a session.
+ *
+ * The evaluator is pure (no I/O): build a PolicySet once from file texts with
+ * `buildPolicy`, or from a directory with `loadPolicyFromRoot`, then ask `explain`,
+ * `resolveTier`, `evaluatePath` or `canRead` as often as needed.
+ *
+ *   import { loadPolicyFromRoot, explain } from 'warden/policy';
+ *   const { policy, errors } = loadPolicyFromRoot('/srv/agent');
+ *   const e = explain(policy, '222222222222222222', { kind: 'guild', guild: '1', channel: '444444444444444444' }, ['/workspace/bookclub/a.md']);
+ *   e.tier; e.targets[0].decision;
+ *
+ * Fail-closed everywhere: a missing, blank, unparsable or invalid manifest grants nothing
+ * in its scope. See docs/POLICY.md for the rules and every decision made where SPEC §9 is silent.
+ */
+import { contextFacts } from './conditions.js';
+import { explainTarget } from './explain.js';
+import { accessFor, resolveTier } from './tiers.js';
+import type { PolicySet, SessionContext } from './types.js';
+
+export type {
+  Action, BlockFile, Condition, ConditionsPolicy, FileHealth, FileStatus, Guests, Org, PolicyFileInput,
+  PolicyKind, PolicyLoadResult, PolicySet, Rule, Section, SessionContext, SourceRef, Tier,
+} from './types.js';
+export type { Located } from '../common/errors.js';
+export {
+  CONDITIONS_TOML, SECTION_ACTIONS, parseCondition, parseConditions, contextFacts, conditionHolds, ruleHolds,
+  evaluatePath, matchingBlocks, ruleLabel, type PathDecision, type PathStep, type ConditionsResult,
+} from './conditions.js';
+export { BLOCKS_DIR, parseBlock, blockNameOf, type BlockResult } from './blocks.js';
+export { GUESTS_TOML, ORGS_DIR, parseOrg, parseGuests, orgNameOf, type OrgResult, type GuestsResult } from './manifests.js';
+export { SNOWFLAKE_RE, isSnowflake, splitTarget, keyMatches, isCanonicalRelative } from './paths.js';
+export { buildPolicy, parseOwner, policyKindOf } from './load.js';
+export { resolveTier, accessFor, tierGrantsPath, commandPermitted, sessionChannels, type Access, type Resolution, type ResolvedBy } from './tiers.js';
+export { explain, explainTarget, formatSource, type Explanation, type TargetExplanation } from './explain.js';
+export { validatePolicyFile, validatePolicyChange } from './validate.js';
+export { loadPolicyFromRoot, readPolicyFiles, policyFileHealth, MAX_POLICY_BYTES } from './fs.js';
+
+/**
+ * The runtime's one-line question: may `user` read (or, with write, write) `path` in this
+ * session? True only when the tier grants it AND conditions.toml allows it.
+ */
+export function canRead(policy: PolicySet, user: string, ctx: SessionContext, path: string, opts: { write?: boolean } = {}): boolean {
+  const access = accessFor(policy, resolveTier(policy, user, ctx));
+  return explainTarget(policy, access, contextFacts(ctx), path, opts.write === true).decision === 'allow';
+}

@@ -1,0 +1,38 @@
+import { locateKey } from '../toml/index.js';
+import type { Located } from '../common/errors.js';
+
+/**
+ * Locate a string value inside the definition of a key: find the key's line with
+ * locateKey, then the first occurrence of the quoted value at or after it (arrays may span
+ * lines). Falls back to the key's own position. Best effort: only for pointing a person at
+ * the right place.
+ */
+export function locateValue(source: string, path: readonly (string | number)[], value: string): { line: number; column: number } | undefined {
+  const at = locateKey(source, path);
+  if (!at) return undefined;
+  const lines = source.split(/\r?\n/);
+  const needles = [JSON.stringify(value), `'${value}'`];
+  for (let i = at.line - 1; i < Math.min(lines.length, at.line - 1 + 200); i++) {
+    const text = lines[i] ?? '';
+    for (const n of needles) {
+      const col = text.indexOf(n, i === at.line - 1 ? at.column - 1 : 0);
+      if (col >= 0) return { line: i + 1, column: col + 1 };
+    }
+  }
+  return at;
+}
+
+/** Build a located error at a key path (or at one of its values). */
+export function errAt(file: string, source: string, path: readonly (string | number)[], message: string, value?: string, lineOffset = 0): Located {
+  const at = value === undefined ? locateKey(source, path) : locateValue(source, path, value);
+  const key = path.map(String).join('.') || undefined;
+  const out: Located = { file, message };
+  if (at) { out.line = at.line + lineOffset; out.column = at.column; }
+  if (key) out.key = key;
+  return out;
+}
+
+/** Shift the line of errors found in an embedded TOML document (block front matter). */
+export function shiftLines(errors: Located[], offset: number): Located[] {
+  return errors.map((e) => (e.line === undefined ? e : { ...e, line: e.line + offset }));
+}
