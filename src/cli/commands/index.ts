@@ -1,5 +1,7 @@
 import type { CommandSpec } from '../types.js';
+import { installUnitsCommand } from './install-units.js';
 
 /** Every command of SPEC §10. Each lives in its own module beside this file. */
 export const commands: CommandSpec[] = [
+  installUnitsCommand,
 ];
