@@ -1,0 +1,136 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, mkdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+// dist/test/deploy/install-units.test.js → the repository
+const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+const CLI = join(REPO, 'dist', 'src', 'cli', 'main.js');
+
+function warden(args: string[], opts: { umask?: string } = {}) {
+  const r = opts.umask
+    ? spawnSync('sh', ['-c', `umask ${opts.umask}; exec "$0" "$@"`, process.execPath, CLI, ...args], { encoding: 'utf8' })
+    : spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8' });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+function tmp(): string {
+  return realpathSync(mkdtempSync(join(tmpdir(), 'warden-units-')));
+}
+
+test('install-units prints both units with this installation\'s absolute paths', () => {
+  const dir = tmp();
+  try {
+    const root = join(dir, 'agent root-less'.replace(' ', '-'));
+    mkdirSync(root);
+    const r = warden(['install-units', '--root', root, '--json']);
+    assert.equal(r.code, 0, r.stderr);
+    const { units } = JSON.parse(r.stdout) as { units: { name: string; content: string; written: boolean }[] };
+    assert.deepEqual(units.map((u) => u.name), ['warden-guard.service', 'warden-notify.service']);
+    const [guard, notify] = units.map((u) => u.content) as [string, string];
+    for (const u of [guard, notify]) {
+      assert.doesNotMatch(u, /@[A-Z_]+@/, 'no placeholder is left');
+      assert.match(u, /^User=warden$/m);
+      assert.match(u, /^Group=warden$/m);
+      assert.match(u, /^Type=notify$/m);
+      assert.match(u, /^WatchdogSec=\d+s$/m);
+      assert.match(u, /^Restart=always$/m);
+      assert.match(u, /^UMask=0077$/m);
+      assert.match(u, /^ProtectSystem=strict$/m);
+      assert.match(u, /^NoNewPrivileges=yes$/m);
+      assert.match(u, /^PrivateTmp=yes$/m);
+      assert.match(u, /^PrivateDevices=yes$/m);
+      assert.match(u, /^SystemCallFilter=@system-service$/m);
+      assert.match(u, /^MemoryDenyWriteExecute=no$/m);
+    }
+    assert.ok(guard.includes(`ExecStart=${process.execPath} ${CLI} run --guard --root ${root}\n`), guard);
+    assert.ok(notify.includes(`ExecStart=${process.execPath} ${CLI} run --notifier --root ${root}\n`), notify);
+    assert.ok(existsSync(CLI));
+    assert.match(guard, new RegExp(`^ReadWritePaths=${root}$`, 'm'));
+    assert.match(guard, new RegExp(`^BindPaths=${root}$`, 'm'));
+    assert.match(guard, /^PrivateNetwork=yes$/m);
+    assert.match(guard, /^RestrictAddressFamilies=AF_UNIX$/m);
+    assert.match(guard, /^StateDirectory=warden-guard$/m);
+    assert.match(guard, /^CapabilityBoundingSet=CAP_CHOWN CAP_FOWNER CAP_DAC_OVERRIDE$/m);
+    assert.match(notify, /^CapabilityBoundingSet=$/m);
+    assert.match(notify, /^AmbientCapabilities=$/m);
+    assert.match(notify, new RegExp(`^BindReadOnlyPaths=${root}$`, 'm'));
+    assert.doesNotMatch(notify, /^(ReadWritePaths|BindPaths)=/m, 'the notifier cannot write the root');
+    assert.match(notify, /^StateDirectory=warden-notify$/m);
+    assert.match(notify, /^InaccessiblePaths=-\/var\/lib\/warden-guard$/m);
+  } finally { rmSync(dir, { recursive: true, force: true }); }
+});
+
+test('install-units: --user, --capabilities none, and invalid input', () => {
+  const dir = tmp();
+  try {
+    const r = warden(['install-units', '--root', dir, '--user', 'wguard', '--capabilities', 'none']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^User=wguard$/m);
+    assert.match(r.stdout, /^Group=wguard$/m);
+    assert.doesNotMatch(r.stdout, /CAP_/);
+    const chownOnly = warden(['install-units', '--root', dir, '--capabilities', 'chown']);
+    assert.match(chownOnly.stdout, /^AmbientCapabilities=CAP_CHOWN$/m);
+    assert.equal(warden(['install-units', '--root', dir, '--capabilities', 'CAP_SYS_ADMIN']).code, 2);
+    assert.equal(warden(['install-units', '--root', dir, '--user', 'root']).code, 2);
+    assert.equal(warden(['install-units', '--root', dir, '--user', 'Bad Name']).code, 2);
+    const spaced = join(dir, 'has space');
+    mkdirSync(spaced);
+    const s = warden(['install-units', '--root', spaced]);
+    assert.equal(s.code, 2);
+    assert.match(s.stderr, /cannot go into a unit file/);
+  } finally { rmSync(dir, { recursive: true, force: true }); }
+});
+
+test('install-units --write: 0644 files under <prefix>/etc/systemd/system, no overwrite without --force', () => {
+  const dir = tmp();
+  try {
+    const root = join(dir, 'root');
+    const prefix = join(dir, 'prefix');
+    mkdirSync(root);
+    const printed = warden(['install-units', '--root', root, '--json']);
+    const expected = (JSON.parse(printed.stdout) as { units: { name: string; content: string }[] }).units;
+
+    const w = warden(['install-units', '--root', root, '--prefix', prefix, '--write'], { umask: '077' });
+    assert.equal(w.code, 0, w.stderr);
+    const unitDir = join(prefix, 'etc', 'systemd', 'system');
+    for (const u of expected) {
+      const p = join(unitDir, u.name);
+      assert.equal(readFileSync(p, 'utf8'), u.content);
+      assert.equal(statSync(p).mode & 0o777, 0o644, `${u.name} is 0644 whatever the umask`);
+    }
+    assert.match(w.stdout, /systemctl daemon-reload/);
+
+    // Same content again: fine, nothing to force.
+    const again = warden(['install-units', '--root', root, '--prefix', prefix, '--write']);
+    assert.equal(again.code, 0, again.stderr);
+    assert.match(again.stdout, /unchanged/);
+
+    // A unit that differs is not overwritten without --force (and neither is the other one).
+    const guardPath = join(unitDir, 'warden-guard.service');
+    writeFileSync(guardPath, '# local edit\n');
+    const other = warden(['install-units', '--root', root, '--prefix', prefix, '--write', '--user', 'other']);
+    assert.equal(other.code, 2);
+    assert.match(other.stderr, /refusing to overwrite/);
+    assert.equal(readFileSync(guardPath, 'utf8'), '# local edit\n');
+    assert.match(readFileSync(join(unitDir, 'warden-notify.service'), 'utf8'), /^User=warden$/m, 'nothing written on refusal');
+
+    const forced = warden(['install-units', '--root', root, '--prefix', prefix, '--write', '--force']);
+    assert.equal(forced.code, 0, forced.stderr);
+    assert.equal(readFileSync(guardPath, 'utf8'), expected[0]!.content);
+    assert.equal(statSync(guardPath).mode & 0o777, 0o644);
+  } finally { rmSync(dir, { recursive: true, force: true }); }
+});
+
+const analyzer = spawnSync('systemd-analyze', ['--version'], { stdio: 'ignore' }).status === 0;
+test('scripts/check-units.sh: verify is clean and the exposure scores meet their targets', {
+  skip: analyzer ? false : 'systemd-analyze is not installed (CI installs it: Debian package systemd)',
+}, () => {
+  const r = spawnSync('bash', [join(REPO, 'scripts', 'check-units.sh')], { encoding: 'utf8', cwd: REPO });
+  assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
+  assert.match(r.stdout, /warden-guard\.service: exposure [0-9.]+ \(target <= 1\.0\)/);
+  assert.match(r.stdout, /warden-notify\.service: exposure [0-9.]+ \(target <= 1\.5\)/);
+});
