@@ -1,0 +1,141 @@
+/**
+ * The notifier's delivery state: which alert / owner message reached which channel.
+ * Kept apart from the root (SPEC §11: the notifier has no write access there). This
+ * module has no network imports, so `warden alerts` / `warden status` and the guard
+ * process may load it.
+ */
+import { mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import writeFileAtomic from 'write-file-atomic';
+import { errnoCode } from '../common/errors.js';
+import { readJsonl } from './jsonl.js';
+import { ALERTS_REL, MESSAGES_REL, STATE_FILE, defaultNotifierStateDir } from './paths.js';
+
+export { defaultNotifierStateDir } from './paths.js';
+
+export type ChannelName = 'discord' | 'desktop';
+/** ok: last attempt delivered · backoff: transient failure, retrying · rate-limited: waiting for Discord's reset · auth-failed: 401/403 · config: token file or owner id unusable · unavailable: no notify-send / D-Bus. */
+export type ChannelStatus = 'idle' | 'ok' | 'backoff' | 'rate-limited' | 'auth-failed' | 'config' | 'unavailable' | 'failed';
+
+export interface ErrorNote { time: string; message: string }
+
+export interface ChannelState {
+  status: ChannelStatus;
+  /** Item key → ISO time it was delivered. Keys: the alert id, or "msg:" + message id. */
+  delivered: Record<string, string>;
+  /** Undelivered items that were part of a failed attempt. */
+  attempts: Record<string, { count: number; last_error: string; last_attempt: string }>;
+  last_success: string | null;
+  /** When the last folded alert message went out: the storm interval runs from here. */
+  last_alert_message: string | null;
+  last_error: ErrorNote | null;
+  next_attempt: string | null;
+}
+
+export interface NotifierStateFile {
+  version: 1;
+  root: string;
+  updated: string;
+  notifier: { pid: number; started: string };
+  /** Channels configured when the notifier last wrote this file. */
+  channels: Partial<Record<ChannelName, ChannelState>>;
+  /** Owner messages older than approval_ttl when first seen: never sent. */
+  expired: Record<string, string>;
+  last_liveness: string | null;
+}
+
+export function emptyChannelState(): ChannelState {
+  return { status: 'idle', delivered: {}, attempts: {}, last_success: null, last_alert_message: null, last_error: null, next_attempt: null };
+}
+
+export function msgKey(id: string): string { return `msg:${id}`; }
+
+/** The state file, or null when there is none (never ran) or it is unreadable. */
+export function loadStateFile(stateDir: string): NotifierStateFile | null {
+  let text: string;
+  try {
+    text = readFileSync(join(stateDir, STATE_FILE), 'utf8');
+  } catch (err) {
+    if (errnoCode(err) === 'ENOENT') return null;
+    throw err;
+  }
+  try {
+    const v = JSON.parse(text) as NotifierStateFile;
+    if (v && v.version === 1 && typeof v.channels === 'object') return { ...v, expired: v.expired ?? {}, last_liveness: v.last_liveness ?? null };
+  } catch { /* fall through: written atomically, so this is foreign damage */ }
+  return null;
+}
+
+/** Atomic replace (temp + fsync + rename), mode 0600, directory 0700. Own directory only. */
+export async function saveStateFile(stateDir: string, state: NotifierStateFile): Promise<void> {
+  mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+  await writeFileAtomic(join(stateDir, STATE_FILE), JSON.stringify(state) + '\n', { mode: 0o600 });
+}
+
+export type ItemDelivery =
+  | { state: 'delivered'; at: string }
+  | { state: 'pending' }
+  | { state: 'failed'; attempts: number; last_error: string; last_attempt: string }
+  | { state: 'expired'; at: string };
+
+export interface DeliveryReport {
+  stateDir: string;
+  /** False when the notifier never wrote state here (not run yet, or another state dir). */
+  stateFound: boolean;
+  notifier: { pid: number; started: string; updated: string } | null;
+  channels: Partial<Record<ChannelName, { status: ChannelStatus; last_success: string | null; last_error: ErrorNote | null; next_attempt: string | null }>>;
+  /** Per alert id, per configured channel. */
+  alerts: Record<string, Partial<Record<ChannelName, ItemDelivery>>>;
+  /** Per owner message id (the text is never reported), per configured channel. */
+  messages: Record<string, Partial<Record<ChannelName, ItemDelivery>>>;
+  /** (item, channel) pairs not delivered yet, over the configured channels. */
+  outboxDepth: number;
+  /** The most recent error over all channels, if the channel has not recovered since. */
+  lastDeliveryError: (ErrorNote & { channel: ChannelName }) | null;
+}
+
+function itemState(ch: ChannelState, key: string, expiredAt: string | undefined): ItemDelivery {
+  const at = ch.delivered[key];
+  if (at) return { state: 'delivered', at };
+  if (expiredAt) return { state: 'expired', at: expiredAt };
+  const a = ch.attempts[key];
+  if (a) return { state: 'failed', attempts: a.count, last_error: a.last_error, last_attempt: a.last_attempt };
+  return { state: 'pending' };
+}
+
+/**
+ * Delivery state of every alert and owner message, read-only. `stateDir` defaults to the
+ * standalone notifier's directory; pass defaultNotifierStateDir(root, true) for `warden run`.
+ */
+export function readDeliveryState(root: string, stateDir: string = defaultNotifierStateDir(root, false)): DeliveryReport {
+  const st = loadStateFile(stateDir);
+  const report: DeliveryReport = {
+    stateDir, stateFound: st !== null,
+    notifier: st ? { ...st.notifier, updated: st.updated } : null,
+    channels: {}, alerts: {}, messages: {}, outboxDepth: 0, lastDeliveryError: null,
+  };
+  const chans = Object.entries(st?.channels ?? {}) as [ChannelName, ChannelState][];
+  for (const [name, ch] of chans) {
+    report.channels[name] = { status: ch.status, last_success: ch.last_success, last_error: ch.last_error, next_attempt: ch.next_attempt };
+    const recovered = ch.last_error && ch.last_success && ch.last_success > ch.last_error.time;
+    if (ch.last_error && !recovered && (!report.lastDeliveryError || ch.last_error.time > report.lastDeliveryError.time)) {
+      report.lastDeliveryError = { channel: name, ...ch.last_error };
+    }
+  }
+  const fill = (key: string, target: Partial<Record<ChannelName, ItemDelivery>>) => {
+    for (const [name, ch] of chans) {
+      const s = itemState(ch, key, st?.expired[key]);
+      target[name] = s;
+      if (s.state === 'pending' || s.state === 'failed') report.outboxDepth++;
+    }
+  };
+  for (const r of readJsonl(join(root, ALERTS_REL)).records as { id?: unknown }[]) {
+    if (typeof r.id !== 'string' || report.alerts[r.id]) continue;
+    fill(r.id, (report.alerts[r.id] = {}));
+  }
+  for (const r of readJsonl(join(root, MESSAGES_REL)).records as { id?: unknown }[]) {
+    if (typeof r.id !== 'string' || report.messages[r.id]) continue;
+    fill(msgKey(r.id), (report.messages[r.id] = {}));
+  }
+  return report;
+}

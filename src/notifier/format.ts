@@ -1,0 +1,180 @@
+/**
+ * What the owner reads. Pure functions, no I/O. Every alert message says what happened,
+ * to which path, why, when, and how to do it properly; credential alerts name keys and
+ * fingerprints only (the Alert record carries nothing else, and we print nothing else).
+ */
+import type { Alert, CredentialKeyChange, FileFacts } from '../store/alert-types.js';
+
+export interface OutgoingMessage {
+  /** Short first line (desktop title; Discord puts it first). */
+  title: string;
+  body: string;
+}
+
+export const DISCORD_LIMIT = 2000;
+export const DESKTOP_LIMIT = 700;
+/** Room the title line takes besides its text (Discord: emoji, bold markers, newline). */
+const TITLE_OVERHEAD = 10;
+
+const ACTION: Record<string, string> = {
+  reverted: 'reverted', removed: 'removed', 'revert-failed': 'could NOT revert', flagged: 'flagged',
+};
+
+const REASON: Record<string, string> = {
+  content: 'its content was changed directly',
+  emptied: 'it was emptied',
+  deleted: 'it was deleted',
+  mode: 'its permissions were changed',
+  owner: 'its owner was changed',
+  symlink: 'it was replaced by a symlink',
+  'not-regular': 'it was replaced by something that is not a regular file',
+  'too-large': 'it grew beyond max_bytes',
+  'unexpected-file': 'a file appeared that was never approved',
+  'half-applied': 'a credential change was only half applied',
+  'changed-while-stopped': 'it changed while warden was not running',
+  'baseline-tampered': "warden's own baseline was tampered with",
+  'revert-failed': 'warden could not put the approved content back',
+  'approval-expired': 'an approval request expired unanswered',
+  'watch-degraded': 'file watching degraded to polling',
+  'approval-refused': 'a wrong owner code was given three times',
+};
+
+const HOWTO = 'To change a protected file, use `warden edit <path>` (validated, approved, recorded); to keep a change that was reverted, `warden accept <alert id>`; details: `warden why <path>`.';
+
+/** Printable, single-line, bounded: alert fields are data written near an attacker. */
+export function clean(s: unknown, max = 300): string {
+  const t = String(s ?? '').replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, ' ').trim();
+  return t.length > max ? `${t.slice(0, max)}…` : t;
+}
+
+function facts(f: FileFacts | null | undefined): string {
+  if (!f || typeof f !== 'object') return 'none';
+  const mode = typeof f.mode === 'number' ? (f.mode & 0o7777).toString(8).padStart(4, '0') : '?';
+  return `sha256 ${clean(f.sha256, 64).slice(0, 12)}…, ${Number(f.size)} B, mode ${mode}`;
+}
+
+function fp(v: string | null): string { return v ? clean(v, 16) : 'absent'; }
+
+function credLine(c: CredentialKeyChange): string {
+  return `${clean(c.group, 80)}.${clean(c.key, 80)} (fingerprint ${fp(c.before)} → ${fp(c.after)})`;
+}
+
+function reasonText(a: Alert): string {
+  const r = clean(a.reason, 40);
+  const also = Array.isArray(a.also) && a.also.length ? `; also: ${a.also.map((x) => clean(x, 40)).join(', ')}` : '';
+  return `${REASON[r] ?? r} (reason: ${r}${also})`;
+}
+
+/**
+ * Join lines within `limit` characters. Lines past the limit are left out and counted;
+ * the last kept line says how many, so a clipped message never pretends to be complete.
+ */
+export function clipLines(lines: string[], limit: number): string {
+  const all = lines.join('\n');
+  if (all.length <= limit) return all;
+  const kept: string[] = [];
+  let used = 0;
+  for (let i = 0; i < lines.length; i++) {
+    const note = `… ${lines.length - i} more line(s) left out; run \`warden alerts\` for everything.`;
+    const line = lines[i]!;
+    const rest = limit - used - note.length - 2;
+    if (line.length + 1 <= rest) { kept.push(line); used += line.length + 1; continue; }
+    if (rest > 40 && i === 0) kept.push(`${line.slice(0, rest - 30)}… (${line.length - rest + 30} chars left out)`);
+    kept.push(note);
+    break;
+  }
+  return kept.join('\n').slice(0, limit);
+}
+
+/** Fit as many items as possible into one line of at most `room` characters, "+N more" after. */
+function fitList(prefix: string, items: string[], room: number): string {
+  let line = prefix;
+  for (let i = 0; i < items.length; i++) {
+    const sep = i === 0 ? '' : ', ';
+    const tail = ` (+${items.length - i - 1} more)`;
+    if (line.length + sep.length + items[i]!.length + (i < items.length - 1 ? tail.length : 0) > room) {
+      return `${line} (+${items.length - i} more: \`warden alerts\`)`;
+    }
+    line += sep + items[i];
+  }
+  return line;
+}
+
+function singleAlert(a: Alert, limit: number): OutgoingMessage {
+  const path = clean(a.path, 200);
+  const title = `warden: 1 alert — ${ACTION[a.action] ?? clean(a.action, 30)} ${path}`;
+  const lines = [
+    `Why: ${reasonText(a)}`,
+    `When: ${clean(a.time, 40)}`,
+    `Alert id: ${clean(a.id, 80)}`,
+    `Do it properly: ${clean(a.advice, 400) || HOWTO}`,
+  ];
+  if (Array.isArray(a.credential_changes) && a.credential_changes.length) {
+    lines.push(`Credential keys changed: ${a.credential_changes.map(credLine).join('; ')}`);
+  }
+  lines.push(`Before: ${facts(a.before)} · after: ${facts(a.after)}`);
+  if (a.quarantine) lines.push(`Rejected version kept at: ${clean(a.quarantine, 200)}`);
+  if (a.detail) lines.push(`Detail: ${clean(a.detail, 400)}`);
+  return { title, body: clipLines(lines, limit - title.length - TITLE_OVERHEAD) };
+}
+
+/**
+ * One message for everything pending on a channel: one alert in full, or a storm folded
+ * into counts per path, action and reason, plus the alert ids that fit.
+ */
+export function formatAlerts(alerts: Alert[], limit: number): OutgoingMessage {
+  if (alerts.length === 1) return singleAlert(alerts[0]!, limit);
+  const byPath = new Map<string, { n: number; actions: Map<string, number>; reasons: Map<string, number>; last: string; advice: string }>();
+  const creds = new Map<string, CredentialKeyChange>();
+  for (const a of alerts) {
+    const p = clean(a.path, 200);
+    let e = byPath.get(p);
+    if (!e) byPath.set(p, (e = { n: 0, actions: new Map(), reasons: new Map(), last: '', advice: '' }));
+    e.n++;
+    const act = ACTION[a.action] ?? clean(a.action, 30);
+    e.actions.set(act, (e.actions.get(act) ?? 0) + 1);
+    const r = clean(a.reason, 40);
+    e.reasons.set(r, (e.reasons.get(r) ?? 0) + 1);
+    if (String(a.time) > e.last) e.last = clean(a.time, 40);
+    if (a.advice) e.advice = clean(a.advice, 300);
+    for (const c of Array.isArray(a.credential_changes) ? a.credential_changes : []) creds.set(`${a.path}\0${c.group}.${c.key}`, c);
+  }
+  const times = alerts.map((a) => clean(a.time, 40)).sort();
+  const title = `warden: ${alerts.length} alerts on ${byPath.size} path(s)`;
+  const counts = (m: Map<string, number>) => [...m].map(([k, n]) => `${k} ×${n}`).join(', ');
+  const lines = [
+    `From ${times[0]} to ${times[times.length - 1]}:`,
+    ...[...byPath].sort((x, y) => y[1].n - x[1].n).map(([p, e]) => `• \`${p}\`: ${e.n}× ${counts(e.actions)} — why: ${counts(e.reasons)}; last ${e.last}`),
+  ];
+  if (creds.size) lines.push(`Credential keys changed: ${[...creds.values()].map(credLine).join('; ')}`);
+  lines.push(`Do it properly: ${HOWTO}`);
+  const advices = [...new Set([...byPath.values()].map((e) => e.advice).filter(Boolean))];
+  for (const adv of advices.slice(0, 3)) lines.push(`Advice: ${adv}`);
+  const budget = limit - title.length - TITLE_OVERHEAD;
+  const core = clipLines(lines, budget - 60);
+  const ids = fitList('Alert ids: ', alerts.map((a) => clean(a.id, 80)), budget - core.length - 1);
+  return { title, body: `${core}\n${ids}` };
+}
+
+export function formatOwnerMessage(text: string, limit: number): OutgoingMessage {
+  const title = 'warden: message for the owner';
+  const body = String(text).replace(/[\u0000-\u0009\u000b-\u001f\u007f]+/g, ' ');
+  return { title, body: clipLines(body.split('\n'), limit - title.length - TITLE_OVERHEAD) };
+}
+
+export function formatLiveness(root: string, since: string | null, now: Date): OutgoingMessage {
+  return {
+    title: 'warden is alive',
+    body: `warden notifier is running for ${clean(root, 300)} (${now.toISOString()}); no alert since ${since ?? 'it started'}. If this daily note stops arriving, warden is down.`,
+  };
+}
+
+export function formatTest(root: string, now: Date): OutgoingMessage {
+  return { title: 'warden test message', body: `This is a test from \`warden notify test\` for ${clean(root, 300)} at ${now.toISOString()}. Alerts will arrive here.` };
+}
+
+/** Discord's `content`: bold title line + body, never over `limit`. */
+export function discordContent(m: OutgoingMessage, limit = DISCORD_LIMIT): string {
+  const s = `⚠️ **${m.title}**\n${m.body}`;
+  return s.length <= limit ? s : clipLines(s.split('\n'), limit);
+}
