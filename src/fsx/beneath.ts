@@ -1,0 +1,267 @@
+/**
+ * File operations confined beneath a directory file descriptor.
+ *
+ * Node has no openat()/renameat(), so we reach a directory through its descriptor with
+ * Linux's /proc/self/fd/<fd>/<name>: the kernel resolves the magic link to the very
+ * directory we opened, not to whatever the path names now. Every directory on the way
+ * down is opened with O_DIRECTORY|O_NOFOLLOW, so a component swapped for a symlink fails
+ * with ELOOP instead of leading us outside the root. Final components are never followed
+ * either (O_NOFOLLOW on open, rename and lstat act on the link itself). libuv opens every
+ * descriptor close-on-exec, so none leaks into a child process.
+ */
+import {
+  closeSync, constants, fchmodSync, fchownSync, fstatSync, fsyncSync, linkSync, lstatSync,
+  mkdirSync, openSync, readSync, renameSync, unlinkSync, writeSync, type Stats,
+} from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { errnoCode } from '../common/errors.js';
+
+const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_DIRECTORY, O_NONBLOCK, O_APPEND } = constants;
+
+export const at = (dirFd: number, name: string): string => `/proc/self/fd/${dirFd}/${name}`;
+
+export function openRoot(root: string): number {
+  return openSync(root, O_RDONLY | O_DIRECTORY);
+}
+
+export type WalkResult =
+  | { ok: true; fd: number }
+  /** `depth` is the index of the segment that failed; `parentFd` is open (caller closes it). */
+  | { ok: false; code: string; depth: number; segment: string; parentFd: number };
+
+/** Open `relDir` (slash-separated, '' = the root itself) beneath rootFd without following links. */
+export function walkDir(rootFd: number, relDir: string): WalkResult {
+  const segments = relDir === '' || relDir === '.' ? [] : relDir.split('/');
+  let fd = openSync(at(rootFd, '.'), O_RDONLY | O_DIRECTORY);
+  for (let i = 0; i < segments.length; i++) {
+    const seg = segments[i] as string;
+    try {
+      const next = openSync(at(fd, seg), O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+      closeSync(fd);
+      fd = next;
+    } catch (err) {
+      return { ok: false, code: errnoCode(err) ?? 'EIO', depth: i, segment: seg, parentFd: fd };
+    }
+  }
+  return { ok: true, fd };
+}
+
+/** Like walkDir but throws on failure. */
+export function openDirBeneath(rootFd: number, relDir: string): number {
+  const r = walkDir(rootFd, relDir);
+  if (r.ok) return r.fd;
+  closeSync(r.parentFd);
+  const e = new Error(`${relDir}: "${r.segment}" is not a directory we may enter (${r.code})`) as Error & { code: string };
+  e.code = r.code;
+  throw e;
+}
+
+/** Open `relDir` beneath rootFd, creating missing directories (mode) on the way; never follows links. */
+export function ensureDirBeneath(rootFd: number, relDir: string, mode = 0o700): number {
+  const segments = relDir === '' ? [] : relDir.split('/');
+  let fd = openSync(at(rootFd, '.'), O_RDONLY | O_DIRECTORY);
+  for (const seg of segments) {
+    let next: number;
+    try {
+      next = openSync(at(fd, seg), O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+    } catch (err) {
+      if (errnoCode(err) !== 'ENOENT') { closeSync(fd); throw err; }
+      try { mkdirSync(at(fd, seg), mode); } catch (e2) { if (errnoCode(e2) !== 'EEXIST') { closeSync(fd); throw e2; } }
+      next = openSync(at(fd, seg), O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+    }
+    closeSync(fd);
+    fd = next;
+  }
+  return fd;
+}
+
+export type EntryType = 'file' | 'dir' | 'symlink' | 'fifo' | 'socket' | 'device' | 'absent';
+
+export function typeOf(st: Stats): EntryType {
+  if (st.isFile()) return 'file';
+  if (st.isDirectory()) return 'dir';
+  if (st.isSymbolicLink()) return 'symlink';
+  if (st.isFIFO()) return 'fifo';
+  if (st.isSocket()) return 'socket';
+  return 'device';
+}
+
+export function lstatAt(dirFd: number, name: string): Stats | null {
+  try {
+    return lstatSync(at(dirFd, name));
+  } catch (err) {
+    if (errnoCode(err) === 'ENOENT') return null;
+    throw err;
+  }
+}
+
+export interface ReadResult {
+  stats: Stats;
+  /** The content, or null when the file is larger than maxBytes (never read whole). */
+  bytes: Buffer | null;
+}
+
+/**
+ * Read a regular file without following a link and without blocking on a FIFO. The
+ * caller lstat()s first and never calls this for non-regular files; O_NONBLOCK and the
+ * fstat() check close the race where the path is swapped in between.
+ */
+export function readRegularAt(dirFd: number, name: string, maxBytes: number): ReadResult | null {
+  let fd: number;
+  try {
+    fd = openSync(at(dirFd, name), O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+  } catch (err) {
+    const code = errnoCode(err);
+    if (code === 'ENOENT' || code === 'ELOOP' || code === 'ENXIO') return null;
+    throw err;
+  }
+  try {
+    const stats = fstatSync(fd);
+    if (!stats.isFile()) return null;
+    if (stats.size > maxBytes) return { stats, bytes: null };
+    const buf = Buffer.allocUnsafe(Math.min(maxBytes + 1, Math.max(stats.size + 1, 4096)));
+    let n = 0;
+    for (;;) {
+      if (n === buf.length) break;
+      const r = readSync(fd, buf, n, buf.length - n, null);
+      if (r === 0) break;
+      n += r;
+    }
+    if (n > maxBytes) return { stats, bytes: null };
+    return { stats, bytes: buf.subarray(0, n) };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+export interface WriteOptions {
+  mode: number;
+  uid?: number;
+  gid?: number;
+  /** fsync file and directory (default true). */
+  durable?: boolean;
+}
+
+/**
+ * Replace dirFd/name with `bytes` atomically: exclusive-create a temp file in the same
+ * directory, set owner and mode, fsync, rename over the name, fsync the directory.
+ * The rename replaces whatever is at the name (a symlink is replaced, not followed).
+ * On any failure the temp file is removed and the original stays as it was.
+ */
+export function replaceFileAt(dirFd: number, name: string, bytes: Uint8Array, opts: WriteOptions): void {
+  const tmp = `.${name}.warden-${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
+  const durable = opts.durable ?? true;
+  const fd = openSync(at(dirFd, tmp), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600);
+  try {
+    try {
+      let off = 0;
+      while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
+      setOwnerAndMode(fd, opts);
+      if (durable) fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(at(dirFd, tmp), at(dirFd, name));
+  } catch (err) {
+    try { unlinkSync(at(dirFd, tmp)); } catch { /* already gone */ }
+    throw err;
+  }
+  if (durable) fsyncSync(dirFd);
+}
+
+function setOwnerAndMode(fd: number, opts: WriteOptions): void {
+  const uid = opts.uid ?? process.geteuid?.() ?? -1;
+  const gid = opts.gid ?? process.getegid?.() ?? -1;
+  const st = fstatSync(fd);
+  if (st.uid !== uid || st.gid !== gid) fchownSync(fd, uid, gid);
+  fchmodSync(fd, opts.mode & 0o7777);
+}
+
+/** Create a new file exclusively (fails if anything exists at the name). */
+export function createFileAt(dirFd: number, name: string, bytes: Uint8Array, mode = 0o600, durable = true): void {
+  const fd = openSync(at(dirFd, name), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode);
+  try {
+    let off = 0;
+    while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
+    fchmodSync(fd, mode);
+    if (durable) fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Append one record to a file (created 0600), fsynced before returning. */
+export function appendFileAt(dirFd: number, name: string, bytes: Uint8Array): void {
+  const fd = openSync(at(dirFd, name), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0o600);
+  try {
+    if (!fstatSync(fd).isFile()) throw Object.assign(new Error(`${name} is not a regular file`), { code: 'EINVAL' });
+    let off = 0;
+    while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Move an entry (any type; links are moved, not followed) to another directory. */
+export function moveAt(fromDirFd: number, name: string, toDirFd: number, toName: string): void {
+  renameSync(at(fromDirFd, name), at(toDirFd, toName));
+}
+
+/** Hard-link a regular file into another directory (keeps a too-large file without reading it). */
+export function linkAt(fromDirFd: number, name: string, toDirFd: number, toName: string): void {
+  linkSync(at(fromDirFd, name), at(toDirFd, toName));
+}
+
+export function unlinkAt(dirFd: number, name: string): void {
+  unlinkSync(at(dirFd, name));
+}
+
+/** Make a directory with exactly `mode` (and owner when given), beneath dirFd. */
+export function makeDirAt(dirFd: number, name: string, opts: WriteOptions): void {
+  mkdirSync(at(dirFd, name), 0o700);
+  const fd = openSync(at(dirFd, name), O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+  try {
+    setOwnerAndMode(fd, opts);
+  } finally {
+    closeSync(fd);
+  }
+  if (opts.durable ?? true) fsyncSync(dirFd);
+}
+
+/** chmod/chown an existing directory in place (opened without following links). */
+export function fixDirAt(dirFd: number, name: string, opts: WriteOptions): void {
+  const fd = openSync(at(dirFd, name), O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+  try {
+    setOwnerAndMode(fd, opts);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+export function safeClose(fd: number): void {
+  try { closeSync(fd); } catch { /* ignore */ }
+}
+
+/** Read a whole small file beneath dirFd (no links, regular files only); null if absent. */
+export function readSmallAt(dirFd: number, name: string, maxBytes = 64 * 1024 * 1024): Buffer | null {
+  const st = lstatAt(dirFd, name);
+  if (!st) return null;
+  if (!st.isFile()) throw Object.assign(new Error(`${name} is not a regular file`), { code: 'EINVAL' });
+  const r = readRegularAt(dirFd, name, maxBytes);
+  if (!r || !r.bytes) throw Object.assign(new Error(`${name} is too large or vanished`), { code: 'EFBIG' });
+  return r.bytes;
+}
+
+/** Resolve a slash path beneath the root and run fn with its parent directory fd. */
+export function withParent<T>(rootFd: number, relPath: string, create: boolean, fn: (dirFd: number, name: string) => T): T {
+  const i = relPath.lastIndexOf('/');
+  const dir = i < 0 ? '' : relPath.slice(0, i);
+  const name = i < 0 ? relPath : relPath.slice(i + 1);
+  const fd = create ? ensureDirBeneath(rootFd, dir) : openDirBeneath(rootFd, dir);
+  try {
+    return fn(fd, name);
+  } finally {
+    safeClose(fd);
+  }
+}

@@ -1,0 +1,107 @@
+/**
+ * The baseline held in memory. Loaded once and authenticated; afterwards the guard trusts
+ * only this copy, so a later edit of snapshots/ can be detected and undone, never adopted.
+ */
+import { WardenError } from '../common/errors.js';
+import {
+  readBlob, readIndex, sha256Hex, writeBlob, writeIndex,
+  type BaselineIndex, type FileEntry,
+} from '../store/baseline.js';
+import type { FileKind } from './protected-set.js';
+
+/** Keep approved bytes in memory up to this much; beyond it they are read (and checked) on demand. */
+const MEMORY_BUDGET = 48 * 1024 * 1024;
+
+export interface BaselineChange {
+  path: string;
+  kind: FileKind;
+  /** New approved content, or null to drop the path from the baseline. */
+  bytes: Buffer | null;
+  mode: number;
+  uid: number;
+  gid: number;
+}
+
+export class BaselineState {
+  private constructor(
+    public index: BaselineIndex,
+    public indexBytes: Buffer,
+    private readonly blobs: Map<string, Buffer>,
+    private readonly key: Buffer,
+  ) {}
+
+  /** Authenticate the index and load the blobs. Fails closed: a tampered store is never adopted. */
+  static load(rootFd: number, key: Buffer): BaselineState {
+    const r = readIndex(rootFd, key);
+    if (!r.ok) {
+      if (r.problem === 'missing') throw new WardenError("no baseline yet: run 'warden init' first");
+      throw new WardenError(`baseline-tampered: snapshots/baseline/index cannot be trusted (${r.detail}); warden will not adopt it. Check the files, then 'warden init --force'.`);
+    }
+    const blobs = new Map<string, Buffer>();
+    let used = 0;
+    for (const [path, e] of Object.entries(r.index.files)) {
+      if (blobs.has(e.sha256)) continue;
+      const b = readBlob(rootFd, e.kind, e.sha256);
+      if (!b) throw new WardenError(`baseline-tampered: the approved content of ${path} is missing from the store or altered; warden will not adopt it. Check the files, then 'warden init --force'.`);
+      if (used + b.length <= MEMORY_BUDGET) { blobs.set(e.sha256, b); used += b.length; }
+    }
+    return new BaselineState(r.index, r.raw, blobs, key);
+  }
+
+  static fresh(index: BaselineIndex, indexBytes: Buffer, blobs: Map<string, Buffer>, key: Buffer): BaselineState {
+    return new BaselineState(index, indexBytes, blobs, key);
+  }
+
+  entry(path: string): FileEntry | undefined {
+    return Object.hasOwn(this.index.files, path) ? this.index.files[path] : undefined;
+  }
+
+  paths(): string[] {
+    return Object.keys(this.index.files);
+  }
+
+  /** The approved bytes of a path: from memory, else from the store with its hash checked. */
+  bytesOf(rootFd: number, path: string): Buffer | null {
+    const e = this.entry(path);
+    if (!e) return null;
+    return this.blobs.get(e.sha256) ?? readBlob(rootFd, e.kind, e.sha256);
+  }
+
+  blobInMemory(sha: string): Buffer | undefined {
+    return this.blobs.get(sha);
+  }
+
+  /** Record accepted changes: blobs first, then the authenticated index in one rename. */
+  commit(rootFd: number, changes: BaselineChange[]): void {
+    const files = { ...this.index.files };
+    for (const c of changes) {
+      if (c.bytes === null) { delete files[c.path]; continue; }
+      const sha = writeBlob(rootFd, c.kind, c.bytes);
+      files[c.path] = { kind: c.kind, sha256: sha, size: c.bytes.length, mode: c.mode & 0o7777, uid: c.uid, gid: c.gid };
+      this.blobs.set(sha, c.bytes);
+    }
+    const next: BaselineIndex = { ...this.index, generation: this.index.generation + 1, updated: new Date().toISOString(), files };
+    this.indexBytes = writeIndex(rootFd, next, this.key);
+    this.index = next;
+    const live = new Set(Object.values(files).map((f) => f.sha256));
+    for (const sha of this.blobs.keys()) if (!live.has(sha)) this.blobs.delete(sha);
+  }
+
+  /** Rewrite the index exactly as held (after a tamper). */
+  rewriteIndex(rootFd: number): void {
+    this.indexBytes = writeIndex(rootFd, this.index, this.key);
+  }
+
+  /** Put an approved blob back in the store (after a tamper). */
+  rewriteBlob(rootFd: number, path: string): boolean {
+    const e = this.entry(path);
+    const b = e && this.blobs.get(e.sha256);
+    if (!e || !b || sha256Hex(b) !== e.sha256) return false;
+    writeBlob(rootFd, e.kind, b, e.sha256);
+    return true;
+  }
+
+  setDirs(dirs: BaselineIndex['dirs']): void {
+    this.index = { ...this.index, dirs };
+  }
+}

@@ -1,0 +1,55 @@
+/**
+ * The change classifier: baseline entry + what is on disk now → what is wrong, if
+ * anything. Pure: no I/O, so every rule is table-tested.
+ */
+import type { AlertReason } from '../store/alert-types.js';
+import type { EntryType } from '../fsx/beneath.js';
+
+export interface Approved { sha256: string; size: number; mode: number; uid: number; gid: number }
+
+export interface Observation {
+  type: EntryType;
+  size: number;
+  /** Permission bits only (mode & 0o7777). */
+  mode: number;
+  uid: number;
+  gid: number;
+  ino: number;
+  /** Set for a regular file read whole; null when not regular or larger than max_bytes. */
+  sha256: string | null;
+  bytes: Buffer | null;
+}
+
+export interface Verdict {
+  reason: AlertReason;
+  also: AlertReason[];
+  /** 'removed' for an unexpected file; 'reverted' when the approved state is put back. */
+  action: 'reverted' | 'removed';
+}
+
+export const ABSENT: Observation = { type: 'absent', size: 0, mode: 0, uid: -1, gid: -1, ino: 0, sha256: null, bytes: null };
+
+export function classify(approved: Approved | undefined, obs: Observation): Verdict | null {
+  if (!approved) return obs.type === 'absent' ? null : { reason: 'unexpected-file', also: [], action: 'removed' };
+  switch (obs.type) {
+    case 'absent': return { reason: 'deleted', also: [], action: 'reverted' };
+    case 'symlink': return { reason: 'symlink', also: [], action: 'reverted' };
+    case 'dir': case 'fifo': case 'socket': case 'device': return { reason: 'not-regular', also: [], action: 'reverted' };
+    case 'file': break;
+  }
+  const reasons: AlertReason[] = [];
+  if (obs.sha256 === null) reasons.push('too-large');
+  else if (obs.sha256 !== approved.sha256) reasons.push(obs.size === 0 ? 'emptied' : 'content');
+  if (obs.mode !== approved.mode) reasons.push('mode');
+  if (obs.uid !== approved.uid || obs.gid !== approved.gid) reasons.push('owner');
+  const [reason, ...also] = reasons;
+  return reason ? { reason, also, action: 'reverted' } : null;
+}
+
+/** How to make the change properly — every alert and message carries it (SPEC §6). */
+export function adviceFor(path: string, reason: AlertReason, alertId: string, kind: string | null): string {
+  if (reason === 'baseline-tampered') return `warden's store was edited outside warden and was put back; check who wrote to snapshots/. See 'warden why ${path}'.`;
+  if (kind === 'credentials') return `Credentials change only through 'warden cred set GROUP.KEY' or 'warden cred rotate GROUP'. Your rejected file is kept: 'warden accept ${alertId}' proposes it again.`;
+  if (reason === 'unexpected-file') return `New protected files are added with 'warden apply ${path} --from FILE'. The file is kept: 'warden accept ${alertId}' proposes it again.`;
+  return `Change it with 'warden edit ${path}' (or 'warden apply ${path} --from FILE'). If it vanished, check the alert first: 'warden why ${path}'; 'warden accept ${alertId}' proposes the rejected content again.`;
+}

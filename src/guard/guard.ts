@@ -1,0 +1,399 @@
+/**
+ * The guard: turns hints (watcher events, rescans) into checks, and checks into reverts.
+ *
+ *   event/rescan → inspect (lstat + bounded read + hash) → classify → quarantine →
+ *   restore (temp + fsync + rename + dir fsync) → alert (append + fsync) → journal line
+ *
+ * Everything on that path is synchronous: a check never interleaves with another check
+ * or with a sanctioned change, so "one writer" holds inside the process by construction.
+ */
+import { fsyncSync } from 'node:fs';
+import { errnoCode } from '../common/errors.js';
+import type { WardenConfig } from '../config/warden-config.js';
+import {
+  ensureDirBeneath, fixDirAt, linkAt, lstatAt, makeDirAt, moveAt, readSmallAt, replaceFileAt,
+  safeClose, walkDir, createFileAt,
+} from '../fsx/beneath.js';
+import type { Alert, AlertReason, FileFacts } from '../store/alert-types.js';
+import { appendAlert, newAlertId } from '../store/alerts.js';
+import { blobDir, sha256Hex } from '../store/baseline.js';
+import { BASELINE_DIR, INDEX_NAME, QUARANTINE_DIR } from '../store/layout.js';
+import type { BaselineState } from './baseline-state.js';
+import { adviceFor, type Observation, type Verdict } from './classify.js';
+import { diffCredentials } from './credentials.js';
+import { baseOf, candidatePaths, dirOf, inspectDirs, inspectFile, type Finding } from './inspect.js';
+import { statStamp } from './observe.js';
+import { protectedSet, type ProtectedSet } from './protected-set.js';
+
+export interface GuardOptions {
+  root: string;
+  rootFd: number;
+  config: WardenConfig;
+  state: BaselineState;
+  /** Called once per alert after it is durable in alerts.jsonl. */
+  onAlert?: (alert: Alert) => void;
+  /** Diagnostics that are not alerts. */
+  log?: (line: string) => void;
+}
+
+interface Failure { attempts: number; timer: NodeJS.Timeout | null; alerted: boolean }
+
+const RETRY_MIN_MS = 250;
+const RETRY_MAX_MS = 60_000;
+
+export class Guard {
+  readonly root: string;
+  readonly rootFd: number;
+  config: WardenConfig;
+  pset: ProtectedSet;
+  readonly state: BaselineState;
+  private readonly onAlert: (a: Alert) => void;
+  private readonly log: (line: string) => void;
+  private readonly failures = new Map<string, Failure>();
+  /** Alerts not yet durable (alerts.jsonl unwritable): retried, never dropped. */
+  private readonly unwritten: Alert[] = [];
+  /** Stat stamps of files verified clean by hash: lets the backstop rescan skip unchanged files. */
+  private readonly cleanStamps = new Map<string, string>();
+  private stopped = false;
+  counters = { checks: 0, reverts: 0, alerts: 0 };
+  lastRescanAt = 0;
+
+  constructor(opts: GuardOptions) {
+    this.root = opts.root;
+    this.rootFd = opts.rootFd;
+    this.config = opts.config;
+    this.pset = protectedSet(opts.config);
+    this.state = opts.state;
+    this.onAlert = opts.onAlert ?? (() => {});
+    this.log = opts.log ?? ((l) => process.stderr.write(l + '\n'));
+  }
+
+  get maxBytes(): number { return this.config.max_bytes; }
+
+  /** Verify everything; what changed while warden was not running is reverted with that reason. */
+  startupVerify(): number {
+    return this.sweep('startup', true);
+  }
+
+  /** The backstop rescan: directories, every candidate path, and the store. */
+  rescan(): number {
+    const n = this.sweep('rescan', false);
+    this.verifyStore(false);
+    this.lastRescanAt = Date.now();
+    return n;
+  }
+
+  private sweep(cause: 'startup' | 'rescan', full: boolean): number {
+    let n = this.fixDirs(cause === 'startup');
+    for (const rel of candidatePaths(this.rootFd, this.state, this.pset)) {
+      if (!full && this.unchangedSinceClean(rel)) continue;
+      if (this.check(rel, cause === 'startup')) n++;
+    }
+    return n;
+  }
+
+  private unchangedSinceClean(rel: string): boolean {
+    const stamp = this.cleanStamps.get(rel);
+    if (!stamp) return false;
+    const w = walkDir(this.rootFd, dirOf(rel));
+    if (!w.ok) { safeClose(w.parentFd); return false; }
+    try {
+      const st = lstatAt(w.fd, baseOf(rel));
+      return st !== null && st.isFile() && statStamp(st) === stamp;
+    } finally { safeClose(w.fd); }
+  }
+
+  /** A hint that something at `rel` (relative to the root) may have changed. */
+  onPathEvent(rel: string, isDirEvent: boolean): void {
+    if (this.stopped) return;
+    if (rel === 'snapshots' || rel.startsWith('snapshots/')) { this.onStoreEvent(rel); return; }
+    if (isDirEvent || rel === '' || Object.hasOwn(this.state.index.dirs, rel) || this.pset.isProtectedDir(rel)) {
+      this.fixDirs(false);
+      const prefix = rel === '' ? '' : rel + '/';
+      for (const p of candidatePaths(this.rootFd, this.state, this.pset)) if (p.startsWith(prefix)) this.check(p, false);
+      return;
+    }
+    this.check(rel, false);
+  }
+
+  /** Inspect one path and put it right. Returns true when something was done. */
+  check(rel: string, whileStopped: boolean): boolean {
+    this.counters.checks++;
+    let finding = inspectFile(this.rootFd, this.state, this.pset, rel, this.maxBytes);
+    if (!finding && this.state.entry(rel)) {
+      // inspectFile returns null for a broken parent directory too: repair it, then look again.
+      const w = walkDir(this.rootFd, dirOf(rel));
+      if (!w.ok) {
+        safeClose(w.parentFd);
+        this.fixDirs(whileStopped);
+        finding = inspectFile(this.rootFd, this.state, this.pset, rel, this.maxBytes);
+      } else safeClose(w.fd);
+    }
+    if (!finding) { this.markClean(rel); return false; }
+    this.act(finding, whileStopped);
+    return true;
+  }
+
+  private markClean(rel: string): void {
+    const f = this.failures.get(rel);
+    if (f) { if (f.timer) clearTimeout(f.timer); this.failures.delete(rel); }
+    if (!this.state.entry(rel)) { this.cleanStamps.delete(rel); return; }
+    const w = walkDir(this.rootFd, dirOf(rel));
+    if (!w.ok) { safeClose(w.parentFd); return; }
+    try {
+      const st = lstatAt(w.fd, baseOf(rel));
+      if (st?.isFile()) this.cleanStamps.set(rel, statStamp(st));
+    } finally { safeClose(w.fd); }
+  }
+
+  /** Repair protected directories (missing, replaced by a link or a file, wrong mode/owner). */
+  fixDirs(whileStopped: boolean): number {
+    let n = 0;
+    for (let pass = 0; pass < 4; pass++) {
+      const findings = inspectDirs(this.rootFd, this.state);
+      if (findings.length === 0) break;
+      for (const f of findings) { this.actDir(f, whileStopped); n++; }
+    }
+    return n;
+  }
+
+  private actDir(f: Finding, whileStopped: boolean): void {
+    const want = this.state.index.dirs[f.path];
+    if (!want) return;
+    const id = newAlertId();
+    let quarantine: string | null = null;
+    const w = walkDir(this.rootFd, dirOf(f.path));
+    if (!w.ok) { safeClose(w.parentFd); return; }
+    try {
+      const name = baseOf(f.path);
+      const opts = { mode: want.mode, uid: want.uid, gid: want.gid };
+      if (f.verdict.reason === 'mode' || f.verdict.reason === 'owner') {
+        fixDirAt(w.fd, name, opts);
+      } else {
+        if (f.obs.type !== 'absent') quarantine = this.moveToQuarantine(id, w.fd, name);
+        makeDirAt(w.fd, name, opts);
+      }
+      this.raise(id, f.path, whileStopped, f.verdict, 'reverted', quarantine, null, null);
+    } catch (err) {
+      this.failed(f.path, id, f.verdict, err, whileStopped);
+    } finally {
+      safeClose(w.fd);
+    }
+  }
+
+  private act(f: Finding, whileStopped: boolean): void {
+    const id = newAlertId();
+    const { verdict, obs } = f;
+    const w = walkDir(this.rootFd, dirOf(f.path));
+    if (!w.ok) { safeClose(w.parentFd); return; }
+    const name = baseOf(f.path);
+    let quarantine: string | null = null;
+    try {
+      if (verdict.action === 'removed') {
+        quarantine = this.moveToQuarantine(id, w.fd, name);
+        fsyncQuiet(w.fd);
+        this.raise(id, f.path, whileStopped, verdict, 'removed', quarantine, null, facts(obs));
+        return;
+      }
+      const entry = this.state.entry(f.path);
+      const approved = this.state.bytesOf(this.rootFd, f.path);
+      if (!entry || !approved) {
+        this.raiseTamper(`the approved content of ${f.path} is not in memory and the store copy is missing or altered`);
+        throw Object.assign(new Error('approved content unavailable'), { code: 'EBADBASELINE' });
+      }
+      // Things that cannot be replaced by rename (dir) or must be kept as they are
+      // (link, FIFO, socket, device) are moved aside first; too-large files are linked.
+      if (obs.type !== 'file' && obs.type !== 'absent') quarantine = this.moveToQuarantine(id, w.fd, name);
+      else if (obs.type === 'file' && obs.bytes === null) quarantine = this.linkOrMoveToQuarantine(id, w.fd, name);
+      replaceFileAt(w.fd, name, approved, { mode: entry.mode, uid: entry.uid, gid: entry.gid });
+      this.counters.reverts++;
+      // Rejected content we already hold is written after the restore, to keep the revert short.
+      if (obs.type === 'file' && obs.bytes) quarantine = this.writeQuarantine(id, name, obs.bytes);
+      let v = verdict;
+      let changes;
+      if (f.kind === 'credentials' && obs.bytes && (verdict.reason === 'content' || verdict.reason === 'emptied')) {
+        const d = diffCredentials(approved.toString('utf8'), obs.bytes.toString('utf8'), this.config, f.path);
+        changes = d.changes;
+        if (d.halfApplied) v = { ...verdict, reason: 'half-applied', also: [verdict.reason, ...verdict.also] };
+      }
+      const failure = this.failures.get(f.path);
+      if (failure) { if (failure.timer) clearTimeout(failure.timer); this.failures.delete(f.path); }
+      this.raise(id, f.path, whileStopped, v, 'reverted', quarantine, { sha256: entry.sha256, size: entry.size, mode: entry.mode }, facts(obs), changes);
+      this.markClean(f.path);
+    } catch (err) {
+      this.failed(f.path, id, verdict, err, whileStopped, quarantine);
+    } finally {
+      safeClose(w.fd);
+    }
+  }
+
+  /** A restore that could not finish: the file is left as it was; alert once, retry with backoff. */
+  private failed(path: string, id: string, verdict: Verdict, err: unknown, whileStopped: boolean, quarantine: string | null = null): void {
+    const code = errnoCode(err) ?? 'EIO';
+    let f = this.failures.get(path);
+    if (!f) { f = { attempts: 0, timer: null, alerted: false }; this.failures.set(path, f); }
+    f.attempts++;
+    if (!f.alerted) {
+      f.alerted = true;
+      this.raise(id, path, whileStopped, { reason: 'revert-failed', also: [verdict.reason], action: 'reverted' }, 'revert-failed', quarantine, null, null, undefined, `restore failed: ${code}; retrying with backoff`);
+    }
+    if (f.timer) clearTimeout(f.timer);
+    if (this.stopped) return;
+    const delay = Math.min(RETRY_MAX_MS, RETRY_MIN_MS * 2 ** (f.attempts - 1));
+    f.timer = setTimeout(() => {
+      const cur = this.failures.get(path);
+      if (cur) cur.timer = null;
+      if (Object.hasOwn(this.state.index.dirs, path)) this.fixDirs(false); else this.check(path, false);
+    }, delay);
+    f.timer.unref?.();
+  }
+
+  private quarantineDir(id: string): number {
+    return ensureDirBeneath(this.rootFd, `${QUARANTINE_DIR}/${id}`, 0o700);
+  }
+
+  private moveToQuarantine(id: string, dirFd: number, name: string): string {
+    const q = this.quarantineDir(id);
+    try { moveAt(dirFd, name, q, name); fsyncQuiet(q); } finally { safeClose(q); }
+    return `${QUARANTINE_DIR}/${id}/${name}`;
+  }
+
+  private linkOrMoveToQuarantine(id: string, dirFd: number, name: string): string {
+    const q = this.quarantineDir(id);
+    try {
+      try { linkAt(dirFd, name, q, name); } catch { moveAt(dirFd, name, q, name); }
+    } finally { safeClose(q); }
+    return `${QUARANTINE_DIR}/${id}/${name}`;
+  }
+
+  private writeQuarantine(id: string, name: string, bytes: Buffer): string | null {
+    try {
+      const q = this.quarantineDir(id);
+      try { createFileAt(q, name, bytes, 0o600); } finally { safeClose(q); }
+      return `${QUARANTINE_DIR}/${id}/${name}`;
+    } catch (err) {
+      this.log(`<3>warden: could not keep rejected content of ${name} in quarantine: ${errnoCode(err) ?? err}`);
+      return null;
+    }
+  }
+
+  private raise(id: string, path: string, whileStopped: boolean, verdict: Verdict, action: Alert['action'], quarantine: string | null,
+    before: FileFacts | null, after: FileFacts | null, credentialChanges?: Alert['credential_changes'], detail?: string): Alert {
+    const reason: AlertReason = whileStopped && verdict.reason !== 'revert-failed' ? 'changed-while-stopped' : verdict.reason;
+    const also = whileStopped && verdict.reason !== 'revert-failed' ? [verdict.reason, ...verdict.also] : verdict.also;
+    const kind = this.state.entry(path)?.kind ?? this.pset.kindOf(path);
+    const alert: Alert = {
+      id, time: new Date().toISOString(), path, action, reason, before, after, quarantine,
+      ...(also.length ? { also } : {}),
+      ...(detail ? { detail } : {}),
+      ...(credentialChanges ? { credential_changes: credentialChanges } : {}),
+      advice: adviceFor(path, reason === 'changed-while-stopped' ? (also[0] ?? reason) : reason, id, kind),
+    };
+    this.record(alert);
+    return alert;
+  }
+
+  /** Durable first (SPEC §6), then the journal line and the callback. */
+  record(alert: Alert): void {
+    this.counters.alerts++;
+    try {
+      this.flushUnwritten();
+      appendAlert(this.rootFd, alert);
+    } catch (err) {
+      this.unwritten.push(alert);
+      this.log(`<2>warden: cannot append to snapshots/alerts.jsonl (${errnoCode(err) ?? err}); alert ${alert.id} kept in memory and retried`);
+    }
+    this.log(journalLine(alert));
+    this.onAlert(alert);
+  }
+
+  private flushUnwritten(): void {
+    while (this.unwritten.length) {
+      appendAlert(this.rootFd, this.unwritten[0] as Alert);
+      this.unwritten.shift();
+    }
+  }
+
+  raiseTamper(detail: string, path = `${BASELINE_DIR}/${INDEX_NAME}`): void {
+    const id = newAlertId();
+    this.record({
+      id, time: new Date().toISOString(), path, action: 'flagged', reason: 'baseline-tampered', before: null, after: null,
+      quarantine: null, detail, advice: adviceFor(path, 'baseline-tampered', id, null),
+    });
+  }
+
+  /** Compare the store with what we hold; put back anything edited outside warden. */
+  verifyStore(allBlobs: boolean, hint?: string): void {
+    const w = walkDir(this.rootFd, BASELINE_DIR);
+    let raw: Buffer | null = null;
+    let problem: string | null = null;
+    if (!w.ok) { safeClose(w.parentFd); problem = `${BASELINE_DIR} is missing or not a directory`; }
+    else {
+      try { raw = readSmallAt(w.fd, INDEX_NAME); if (!raw) problem = 'index deleted'; } catch (err) { problem = `index unreadable (${errnoCode(err)})`; }
+      finally { safeClose(w.fd); }
+    }
+    if (!problem && raw && !raw.equals(this.state.indexBytes)) problem = 'index content differs from the authenticated baseline';
+    if (problem) {
+      this.raiseTamper(`${problem}; the baseline held in memory was written back`);
+      try { this.state.rewriteIndex(this.rootFd); } catch (err) { this.log(`<2>warden: cannot rewrite the baseline index: ${errnoCode(err) ?? err}`); }
+    }
+    for (const path of this.state.paths()) {
+      const e = this.state.entry(path);
+      if (!e) continue;
+      if (!allBlobs && hint && hint !== e.sha256) continue;
+      const bw = walkDir(this.rootFd, blobDir(e.kind));
+      let ok = false;
+      if (bw.ok) {
+        try { const b = readSmallAt(bw.fd, e.sha256); ok = b !== null && sha256Hex(b) === e.sha256; } catch { ok = false; } finally { safeClose(bw.fd); }
+      } else safeClose(bw.parentFd);
+      if (!ok) {
+        this.raiseTamper(`the stored approved content of ${path} was altered or removed; written back from memory`, `${blobDir(e.kind)}/${e.sha256}`);
+        try { if (!this.state.rewriteBlob(this.rootFd, path)) this.log(`<2>warden: approved content of ${path} is not in memory; cannot repair the store`); }
+        catch (err) { this.log(`<2>warden: cannot rewrite blob: ${errnoCode(err) ?? err}`); }
+      }
+    }
+  }
+
+  private onStoreEvent(rel: string): void {
+    if (rel === `${BASELINE_DIR}/${INDEX_NAME}` || rel === BASELINE_DIR) { this.verifyStore(false, '-'); return; }
+    const m = /^snapshots\/(blobs|secrets)\/([0-9a-f]{64})$/.exec(rel);
+    if (m) { this.verifyStore(false, m[2]); return; }
+    if (/^snapshots(\/(blobs|secrets))?$/.test(rel)) this.verifyStore(true);
+  }
+
+  /** Swap in a new warden.toml (after a sanctioned change or SIGHUP). */
+  setConfig(config: WardenConfig): void {
+    this.config = config;
+    this.pset = protectedSet(config);
+    this.cleanStamps.clear();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    for (const f of this.failures.values()) if (f.timer) clearTimeout(f.timer);
+    this.failures.clear();
+  }
+
+  failingPaths(): string[] {
+    return [...this.failures.keys()];
+  }
+}
+
+function facts(obs: Observation): FileFacts | null {
+  if (obs.type === 'absent') return null;
+  return { sha256: obs.sha256 ?? '', size: obs.size, mode: obs.mode };
+}
+
+/** Durability of a move is best effort: the alert, fsynced, is the record that matters. */
+function fsyncQuiet(fd: number): void {
+  try { fsyncSync(fd); } catch { /* e.g. EINVAL on odd filesystems */ }
+}
+
+const PRIORITY: Record<Alert['action'], number> = { reverted: 4, removed: 4, 'revert-failed': 3, flagged: 2 };
+
+/** sd-daemon style: "<N>" priority prefix, picked up by journald from stderr. */
+export function journalLine(a: Alert): string {
+  const keys = a.credential_changes?.length ? ` keys: ${a.credential_changes.map((c) => `${c.group}.${c.key} ${c.before ?? '-'}→${c.after ?? '-'}`).join(', ')};` : '';
+  const extra = a.also?.length ? ` (+${a.also.join(', ')})` : '';
+  return `<${PRIORITY[a.action]}>warden: ${a.action} ${a.path}: ${a.reason}${extra};${keys} alert ${a.id}. ${a.advice}`;
+}

@@ -1,0 +1,115 @@
+/**
+ * Read-only inspection: what differs from the baseline right now. Used by `warden verify`
+ * (which changes nothing) and by the guard before it acts.
+ */
+import { readdirSync } from 'node:fs';
+import { at, lstatAt, safeClose, typeOf, walkDir } from '../fsx/beneath.js';
+import { classify, type Observation, type Verdict } from './classify.js';
+import { observe } from './observe.js';
+import type { ProtectedSet, FileKind } from './protected-set.js';
+import type { BaselineState } from './baseline-state.js';
+import type { AlertReason } from '../store/alert-types.js';
+
+export interface Finding {
+  path: string;
+  isDir: boolean;
+  kind: FileKind | null;
+  verdict: Verdict;
+  obs: Observation;
+}
+
+export const dirOf = (p: string): string => { const i = p.lastIndexOf('/'); return i < 0 ? '' : p.slice(0, i); };
+export const baseOf = (p: string): string => p.slice(p.lastIndexOf('/') + 1);
+
+/** Check each baseline directory (parents first): present, a real directory, same mode and owner. */
+export function inspectDirs(rootFd: number, state: BaselineState): Finding[] {
+  const out: Finding[] = [];
+  const dirs = Object.keys(state.index.dirs).sort((a, b) => a.split('/').length - b.split('/').length);
+  const broken: string[] = [];
+  for (const d of dirs) {
+    if (broken.some((b) => d.startsWith(b + '/'))) continue; // its parent's finding covers it
+    const want = state.index.dirs[d];
+    if (!want) continue;
+    const w = walkDir(rootFd, dirOf(d));
+    if (!w.ok) { safeClose(w.parentFd); continue; }
+    try {
+      const st = lstatAt(w.fd, baseOf(d));
+      const reasons: AlertReason[] = [];
+      const type = st ? typeOf(st) : 'absent';
+      if (!st) reasons.push('deleted');
+      else if (type === 'symlink') reasons.push('symlink');
+      else if (type !== 'dir') reasons.push('not-regular');
+      else {
+        if ((st.mode & 0o7777) !== want.mode) reasons.push('mode');
+        if (st.uid !== want.uid || st.gid !== want.gid) reasons.push('owner');
+      }
+      const [reason, ...also] = reasons;
+      if (reason) {
+        if (reason !== 'mode' && reason !== 'owner') broken.push(d);
+        out.push({
+          path: d, isDir: true, kind: null, verdict: { reason, also, action: 'reverted' },
+          obs: { type, size: st?.size ?? 0, mode: st ? st.mode & 0o7777 : 0, uid: st?.uid ?? -1, gid: st?.gid ?? -1, ino: st?.ino ?? 0, sha256: null, bytes: null },
+        });
+      }
+    } finally {
+      safeClose(w.fd);
+    }
+  }
+  return out;
+}
+
+/** Every path that is protected now: baseline paths, exact paths, and what the globs match on disk. */
+export function candidatePaths(rootFd: number, state: BaselineState, pset: ProtectedSet): string[] {
+  const set = new Set<string>(state.paths());
+  for (const p of pset.exactPaths) set.add(p);
+  for (const base of pset.globDirs) {
+    const deep = pset.patterns.some((p) => p.glob && p.base === base && p.pattern.includes('**'));
+    for (const rel of listDir(rootFd, base, deep ? 8 : 1)) if (pset.kindOf(rel)) set.add(rel);
+  }
+  return [...set].sort();
+}
+
+function listDir(rootFd: number, dir: string, depth: number): string[] {
+  const w = walkDir(rootFd, dir);
+  if (!w.ok) { safeClose(w.parentFd); return []; }
+  const out: string[] = [];
+  try {
+    for (const ent of readdirSync(at(w.fd, '.'), { withFileTypes: true })) {
+      const rel = dir === '' ? ent.name : `${dir}/${ent.name}`;
+      out.push(rel);
+      if (depth > 1 && ent.isDirectory()) out.push(...listDir(rootFd, rel, depth - 1));
+    }
+  } catch { /* vanished while listing: the next event or rescan looks again */ }
+  finally { safeClose(w.fd); }
+  return out;
+}
+
+/** Inspect one file. Null when it matches the baseline, or its directory is broken (a dir finding covers it). */
+export function inspectFile(rootFd: number, state: BaselineState, pset: ProtectedSet, rel: string, maxBytes: number): Finding | null {
+  const entry = state.entry(rel);
+  const kind = entry?.kind ?? pset.kindOf(rel);
+  if (!entry && !kind) return null;
+  const w = walkDir(rootFd, dirOf(rel));
+  if (!w.ok) { safeClose(w.parentFd); return null; }
+  try {
+    const obs = observe(w.fd, baseOf(rel), maxBytes);
+    const verdict = classify(entry, obs);
+    return verdict ? { path: rel, isDir: false, kind, verdict, obs } : null;
+  } finally {
+    safeClose(w.fd);
+  }
+}
+
+export function inspectAll(rootFd: number, state: BaselineState, pset: ProtectedSet, maxBytes: number): Finding[] {
+  const dirFindings = inspectDirs(rootFd, state);
+  const files: Finding[] = [];
+  for (const rel of candidatePaths(rootFd, state, pset)) {
+    const f = inspectFile(rootFd, state, pset, rel, maxBytes);
+    if (f) files.push(f);
+    else if (state.entry(rel) && dirFindings.some((d) => rel.startsWith(d.path + '/') && d.verdict.reason !== 'mode' && d.verdict.reason !== 'owner')) {
+      // The file's directory is gone or replaced: the file is missing from where it belongs.
+      files.push({ path: rel, isDir: false, kind: state.entry(rel)?.kind ?? null, verdict: { reason: 'deleted', also: [], action: 'reverted' }, obs: { type: 'absent', size: 0, mode: 0, uid: -1, gid: -1, ino: 0, sha256: null, bytes: null } });
+    }
+  }
+  return [...dirFindings, ...files];
+}

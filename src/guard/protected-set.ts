@@ -1,0 +1,85 @@
+/**
+ * Which paths of the root are protected, and as what kind (SPEC §2–§3). Pure: it only
+ * looks at warden.toml's settings and relative paths.
+ */
+import picomatch from 'picomatch';
+import type { WardenConfig } from '../config/warden-config.js';
+
+export type FileKind = 'warden' | 'conditions' | 'guests' | 'credentials' | 'org' | 'block' | 'text';
+
+interface Pattern { pattern: string; kind: FileKind; match: (rel: string) => boolean; glob: boolean; base: string }
+
+export interface ProtectedSet {
+  /** The kind of a protected path, or null when the path is not protected. */
+  kindOf(rel: string): FileKind | null;
+  /** Directories that hold protected paths, parents before children (watched, and restored when missing). */
+  dirs: string[];
+  /** Exact (non-glob) protected paths. */
+  exactPaths: string[];
+  /** Directories whose entries must be listed to find files matching a glob. */
+  globDirs: string[];
+  /** True when `rel` is a directory that is, or contains, a protected directory. */
+  isProtectedDir(rel: string): boolean;
+  patterns: readonly Pattern[];
+}
+
+export const STORE_DIR = 'snapshots';
+
+function dirOf(p: string): string {
+  const i = p.lastIndexOf('/');
+  return i < 0 ? '' : p.slice(0, i);
+}
+
+function ancestors(dir: string): string[] {
+  const out: string[] = [];
+  let d = dir;
+  while (d !== '') { out.unshift(d); d = dirOf(d); }
+  return out;
+}
+
+export function protectedSet(config: WardenConfig): ProtectedSet {
+  const specs: { pattern: string; kind: FileKind }[] = [
+    { pattern: 'config/warden.toml', kind: 'warden' },
+    { pattern: 'config/conditions.toml', kind: 'conditions' },
+    { pattern: 'config/guests.toml', kind: 'guests' },
+    ...config.credentials.files.map((f) => ({ pattern: f, kind: 'credentials' as const })),
+    { pattern: 'orgs/*.toml', kind: 'org' },
+    { pattern: 'blocks/conditional/*.md', kind: 'block' },
+    ...config.protect.map((p) => ({ pattern: p.path, kind: 'text' as const })),
+  ];
+  const patterns: Pattern[] = [];
+  for (const s of specs) {
+    // warden's own store is never a protected path: it is guarded by its HMAC instead.
+    if (s.pattern === STORE_DIR || s.pattern.startsWith(`${STORE_DIR}/`)) continue;
+    const scan = picomatch.scan(s.pattern);
+    const glob = scan.isGlob;
+    const base = glob ? scan.base : dirOf(s.pattern);
+    // dot: false keeps our own temp files (".name.warden-….tmp") out of every glob.
+    const m = glob ? picomatch(s.pattern, { dot: false }) : (rel: string) => rel === s.pattern;
+    patterns.push({ pattern: s.pattern, kind: s.kind, match: m, glob, base });
+  }
+  const dirSet = new Set<string>();
+  for (const p of patterns) for (const a of ancestors(p.base)) dirSet.add(a);
+  const dirs = [...dirSet].sort((a, b) => a.split('/').length - b.split('/').length || a.localeCompare(b));
+  const cache = new Map<string, FileKind | null>();
+  return {
+    patterns,
+    dirs,
+    exactPaths: patterns.filter((p) => !p.glob).map((p) => p.pattern),
+    globDirs: [...new Set(patterns.filter((p) => p.glob).map((p) => p.base))],
+    kindOf(rel) {
+      let k = cache.get(rel);
+      if (k !== undefined) return k;
+      k = null;
+      if (rel !== STORE_DIR && !rel.startsWith(`${STORE_DIR}/`)) {
+        for (const p of patterns) if (p.match(rel)) { k = p.kind; break; }
+      }
+      if (cache.size > 50_000) cache.clear();
+      cache.set(rel, k);
+      return k;
+    },
+    isProtectedDir(rel) {
+      return dirSet.has(rel);
+    },
+  };
+}

@@ -1,0 +1,121 @@
+/**
+ * The authenticated baseline: an index of every approved file (hash, size, mode, owner)
+ * plus content-addressed blobs. The index is one file: a header line carrying the
+ * HMAC of the JSON body that follows, so it is replaced in one atomic rename.
+ */
+import { createHash } from 'node:crypto';
+import type { FileKind } from '../guard/protected-set.js';
+import { ensureDirBeneath, readSmallAt, replaceFileAt, safeClose, walkDir, lstatAt } from '../fsx/beneath.js';
+import { hmacEqual, hmacHex } from './keys.js';
+import { BASELINE_DIR, BLOBS_DIR, INDEX_NAME, SECRETS_DIR } from './layout.js';
+
+export interface FileEntry {
+  kind: FileKind;
+  sha256: string;
+  size: number;
+  mode: number;
+  uid: number;
+  gid: number;
+}
+
+export interface DirEntry { mode: number; uid: number; gid: number }
+
+export interface BaselineIndex {
+  version: 1;
+  /** Bumped on every accepted change; history and alerts can refer to it. */
+  generation: number;
+  updated: string;
+  files: Record<string, FileEntry>;
+  dirs: Record<string, DirEntry>;
+}
+
+const HEADER = 'warden-baseline 1 hmac-sha256=';
+
+export const sha256Hex = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');
+
+export function serializeIndex(index: BaselineIndex, key: Buffer): Buffer {
+  const body = Buffer.from(JSON.stringify(index));
+  return Buffer.concat([Buffer.from(`${HEADER}${hmacHex(key, body)}\n`), body]);
+}
+
+export type IndexCheck =
+  | { ok: true; index: BaselineIndex; raw: Buffer }
+  | { ok: false; problem: 'missing' | 'tampered' | 'malformed'; detail: string };
+
+/** Parse and authenticate index bytes. Pure apart from the HMAC. */
+export function parseIndex(raw: Buffer, key: Buffer): IndexCheck {
+  const nl = raw.indexOf(0x0a);
+  const head = raw.subarray(0, nl < 0 ? raw.length : nl).toString('utf8');
+  if (nl < 0 || !head.startsWith(HEADER)) return { ok: false, problem: 'tampered', detail: 'index header is missing or altered' };
+  const body = raw.subarray(nl + 1);
+  if (!hmacEqual(head.slice(HEADER.length), hmacHex(key, body))) return { ok: false, problem: 'tampered', detail: 'index HMAC does not match' };
+  try {
+    const index = JSON.parse(body.toString('utf8')) as BaselineIndex;
+    if (index.version !== 1 || typeof index.files !== 'object' || typeof index.dirs !== 'object') throw new Error('unexpected shape');
+    return { ok: true, index, raw };
+  } catch (err) {
+    return { ok: false, problem: 'malformed', detail: `index body: ${(err as Error).message}` };
+  }
+}
+
+export function readIndex(rootFd: number, key: Buffer): IndexCheck {
+  const w = walkDir(rootFd, BASELINE_DIR);
+  if (!w.ok) {
+    safeClose(w.parentFd);
+    return w.code === 'ENOENT'
+      ? { ok: false, problem: 'missing', detail: 'no baseline yet' }
+      : { ok: false, problem: 'tampered', detail: `${BASELINE_DIR} is not a directory (${w.code})` };
+  }
+  try {
+    const st = lstatAt(w.fd, INDEX_NAME);
+    if (!st) return { ok: false, problem: 'missing', detail: 'no baseline yet' };
+    if (!st.isFile()) return { ok: false, problem: 'tampered', detail: 'index is not a regular file' };
+    const raw = readSmallAt(w.fd, INDEX_NAME);
+    if (!raw) return { ok: false, problem: 'missing', detail: 'no baseline yet' };
+    return parseIndex(raw, key);
+  } finally {
+    safeClose(w.fd);
+  }
+}
+
+export function writeIndex(rootFd: number, index: BaselineIndex, key: Buffer): Buffer {
+  const bytes = serializeIndex(index, key);
+  const fd = ensureDirBeneath(rootFd, BASELINE_DIR);
+  try {
+    replaceFileAt(fd, INDEX_NAME, bytes, { mode: 0o600 });
+  } finally {
+    safeClose(fd);
+  }
+  return bytes;
+}
+
+export const blobDir = (kind: FileKind): string => (kind === 'credentials' ? SECRETS_DIR : BLOBS_DIR);
+
+/** Store content under its hash (idempotent: an intact blob is left as it is). */
+export function writeBlob(rootFd: number, kind: FileKind, bytes: Uint8Array, sha = sha256Hex(bytes)): string {
+  const fd = ensureDirBeneath(rootFd, blobDir(kind));
+  try {
+    const existing = safeRead(fd, sha);
+    if (existing && sha256Hex(existing) === sha) return sha;
+    replaceFileAt(fd, sha, bytes, { mode: 0o600 });
+    return sha;
+  } finally {
+    safeClose(fd);
+  }
+}
+
+function safeRead(fd: number, name: string): Buffer | null {
+  try { return readSmallAt(fd, name); } catch { return null; }
+}
+
+/** Read a blob and check it against its name; null when missing or not intact. */
+export function readBlob(rootFd: number, kind: FileKind, sha: string): Buffer | null {
+  const w = walkDir(rootFd, blobDir(kind));
+  if (!w.ok) { safeClose(w.parentFd); return null; }
+  try {
+    const b = safeRead(w.fd, sha);
+    return b && sha256Hex(b) === sha ? b : null;
+  } finally {
+    safeClose(w.fd);
+  }
+}

@@ -1,0 +1,67 @@
+/**
+ * The HMAC key that authenticates the baseline index. It lives outside snapshots/ so
+ * that whoever can edit the store cannot forge a matching index (SPEC §3).
+ */
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { closeSync, constants, fstatSync, mkdirSync, openSync, readSync, writeSync, fsyncSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { WardenError, errnoCode } from '../common/errors.js';
+
+/** $STATE_DIRECTORY under systemd, else $XDG_STATE_HOME/warden, else ~/.local/state/warden. */
+export function stateBaseDir(env: NodeJS.ProcessEnv = process.env): string {
+  const sd = env.STATE_DIRECTORY?.split(':')[0];
+  if (sd) return sd;
+  const xdg = env.XDG_STATE_HOME;
+  return join(xdg && xdg.startsWith('/') ? xdg : join(homedir(), '.local', 'state'), 'warden');
+}
+
+/** One key per root, named by the root's real path. */
+export function rootId(root: string): string {
+  return createHash('sha256').update(root).digest('hex').slice(0, 16);
+}
+
+export function keyPath(root: string, env: NodeJS.ProcessEnv = process.env): string {
+  return join(stateBaseDir(env), 'keys', `${rootId(root)}.key`);
+}
+
+const KEY_BYTES = 32;
+
+/** Read the root's key; with create, make one (0600, exclusive) when there is none. */
+export function loadKey(root: string, create: boolean, env: NodeJS.ProcessEnv = process.env): Buffer {
+  const path = keyPath(root, env);
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+  } catch (err) {
+    if (errnoCode(err) !== 'ENOENT') throw new WardenError(`cannot read the baseline key ${path}: ${errnoCode(err)}`);
+    if (!create) throw new WardenError(`no baseline key at ${path}: this root was initialised with another state directory, or the key was lost (run 'warden init --force' after checking the files)`);
+    mkdirSync(join(path, '..'), { recursive: true, mode: 0o700 });
+    const key = randomBytes(KEY_BYTES);
+    const wfd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+    try { writeSync(wfd, key.toString('hex')); fsyncSync(wfd); } finally { closeSync(wfd); }
+    return key;
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw new WardenError(`baseline key ${path} is not a regular file`);
+    if ((st.mode & 0o077) !== 0) throw new WardenError(`baseline key ${path} is readable by others (mode ${(st.mode & 0o777).toString(8)}); it must be 0600`);
+    const buf = Buffer.alloc(KEY_BYTES * 2 + 2);
+    const n = readSync(fd, buf, 0, buf.length, 0);
+    const hex = buf.subarray(0, n).toString('utf8').trim();
+    if (!/^[0-9a-f]{64}$/.test(hex)) throw new WardenError(`baseline key ${path} is malformed`);
+    return Buffer.from(hex, 'hex');
+  } finally {
+    closeSync(fd);
+  }
+}
+
+export function hmacHex(key: Buffer, data: Uint8Array): string {
+  return createHmac('sha256', key).update(data).digest('hex');
+}
+
+export function hmacEqual(a: string, b: string): boolean {
+  const x = Buffer.from(a, 'utf8');
+  const y = Buffer.from(b, 'utf8');
+  return x.length === y.length && timingSafeEqual(x, y);
+}

@@ -1,0 +1,15 @@
+/** Where things live inside snapshots/ (SPEC §3). Every path is relative to the root. */
+export const SNAPSHOTS = 'snapshots';
+export const BASELINE_DIR = 'snapshots/baseline';
+export const INDEX_NAME = 'index';
+export const BLOBS_DIR = 'snapshots/blobs';
+/** Credential blobs: never in git, never in a log. */
+export const SECRETS_DIR = 'snapshots/secrets';
+export const HISTORY_DIR = 'snapshots/history';
+export const QUARANTINE_DIR = 'snapshots/quarantine';
+export const PENDING_DIR = 'snapshots/pending';
+export const JOURNAL_DIR = 'snapshots/journal';
+export const ALERTS_FILE = 'snapshots/alerts.jsonl';
+export const SOCKET_FILE = 'snapshots/warden.sock';
+export const LOCK_FILE = 'snapshots/warden.lock';
+export const DAEMON_INFO_FILE = 'snapshots/daemon.json';
