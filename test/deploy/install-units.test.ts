@@ -61,6 +61,7 @@ test('install-units prints both units with this installation\'s absolute paths',
     assert.doesNotMatch(notify, /^(ReadWritePaths|BindPaths)=/m, 'the notifier cannot write the root');
     assert.match(notify, /^StateDirectory=warden-notify$/m);
     assert.match(notify, /^InaccessiblePaths=-\/var\/lib\/warden-guard$/m);
+    assert.ok(notify.includes(`InaccessiblePaths=-${root}/snapshots/secrets -${root}/snapshots/journal\n`), 'credential blobs are hidden from the notifier');
   } finally { rmSync(dir, { recursive: true, force: true }); }
 });
 
