@@ -10,7 +10,10 @@
  *   - `sd.watchdog()` from the health loop, every `sd.watchdogIntervalMs` (half of
  *     `WatchdogSec=`; null means systemd asked for no watchdog: do not ping) — and ONLY
  *     while healthy. For the guard, healthy means: the watcher is alive (no unrecovered
- *     watcher error) AND a full rescan finished within the last `watchdogIntervalMs`.
+ *     watcher error) AND the last full rescan finished within the last
+ *     `rescan_seconds * 1000 + watchdogIntervalMs` (i.e. the backstop rescan is not stuck;
+ *     a bare "within watchdogIntervalMs" would flap with rescan_seconds = 30 and
+ *     WatchdogSec=60s). A rescan that hangs, or a dead watcher, stops the pings.
  *     For the notifier: its outbox loop ran within the interval. When unhealthy, skip the
  *     ping: systemd then kills and restarts the unit (`Restart=always`). Never ping from a
  *     bare `setInterval` that does not look at health: that defeats the watchdog.

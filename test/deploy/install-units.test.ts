@@ -52,6 +52,7 @@ test('install-units prints both units with this installation\'s absolute paths',
     assert.match(guard, new RegExp(`^ReadWritePaths=${root}$`, 'm'));
     assert.match(guard, new RegExp(`^BindPaths=${root}$`, 'm'));
     assert.match(guard, /^PrivateNetwork=yes$/m);
+    assert.match(guard, root.startsWith('/home/') ? /^ProtectHome=tmpfs$/m : /^ProtectHome=yes$/m);
     assert.match(guard, /^RestrictAddressFamilies=AF_UNIX$/m);
     assert.match(guard, /^StateDirectory=warden-guard$/m);
     assert.match(guard, /^CapabilityBoundingSet=CAP_CHOWN CAP_FOWNER CAP_DAC_OVERRIDE$/m);

@@ -63,6 +63,9 @@ export function renderUnits(o: RenderOptions): { name: string; content: string }
   const values: Record<string, string> = {
     NODE: o.node, CLI: o.cli, ROOT: o.root, USER: o.user, GROUP: o.group,
     CAPS: o.caps.join(' '), NOTIFY_ACCESS: o.notifyAccess, DOCS: o.docs,
+    // ProtectHome=yes makes /home unreachable even below a bind mount; a root there
+    // needs the empty tmpfs variant, which BindPaths= can punch through.
+    PROTECT_HOME: ['/home', '/root', '/run/user'].some((h) => o.root === h || o.root.startsWith(`${h}/`)) ? 'tmpfs' : 'yes',
   };
   return UNIT_NAMES.map((name) => {
     let template: string;
