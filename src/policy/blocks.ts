@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Located } from '../common/errors.js';
 import { parseToml } from '../toml/index.js';
 import { validateToml } from '../toml/schema.js';
-import { shiftLines } from './locate.js';
+import { ensureLocated, shiftLines } from './locate.js';
 import type { BlockFile, FileStatus } from './types.js';
 
 export const BLOCKS_DIR = 'blocks/conditional';
@@ -43,8 +43,7 @@ export function parseBlock(text: string | null, file: string): BlockResult {
   if (!parsed.ok) return { block: null, status: 'invalid', errors: shiftLines([parsed.error], 1) };
   const v = validateToml(frontMatterSchema, parsed.value, fm, file);
   if (!v.ok) {
-    const errors = shiftLines(v.errors, 1).map((e) => (e.key === '(top level)' ? { ...e, line: e.line ?? 1, column: e.column ?? 1 } : e));
-    return { block: null, status: 'invalid', errors };
+    return { block: null, status: 'invalid', errors: ensureLocated(shiftLines(v.errors, 1)) };
   }
   return {
     block: { name, description: v.value.description, body: lines.slice(close + 1).join('\n'), source: { file, line: 1, column: 1 } },

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Located } from '../common/errors.js';
 import { isBlankToml, parseToml, locateKey } from '../toml/index.js';
 import { validateToml } from '../toml/schema.js';
-import { errAt } from './locate.js';
+import { ensureLocated, errAt } from './locate.js';
 import { isCanonicalRelative, keyMatches, keySpecificity, splitTarget, SNOWFLAKE_RE } from './paths.js';
 import type { Action, Condition, ConditionsPolicy, FileStatus, Rule, Section, SessionContext } from './types.js';
 
@@ -30,7 +30,7 @@ export function parseCondition(text: string): Condition | null {
 }
 
 const ruleSchema = z.strictObject({
-  when: z.union([z.string(), z.array(z.string()).min(1)], {
+  when: z.union([z.string(), z.array(z.string())], {
     error: 'must be a condition string or a non-empty array of condition strings',
   }),
   mode: z.enum(['or', 'and'], { error: 'must be "or" or "and"' }).optional(),
@@ -64,7 +64,7 @@ export function parseConditions(text: string | null, file = CONDITIONS_TOML): Co
   const parsed = parseToml(text, file);
   if (!parsed.ok) return { conditions: null, status: 'invalid', warnings: [], errors: [parsed.error] };
   const v = validateToml(conditionsSchema, parsed.value, text, file);
-  if (!v.ok) return { conditions: null, status: 'invalid', warnings: [], errors: v.errors };
+  if (!v.ok) return { conditions: null, status: 'invalid', warnings: [], errors: ensureLocated(v.errors) };
 
   const errors: Located[] = [];
   const warnings: Located[] = [];
@@ -83,6 +83,8 @@ export function parseConditions(text: string | null, file = CONDITIONS_TOML): Co
         errors.push(errAt(file, text, [...path, 'action'], `action "${raw.action}" is not allowed in [${section}]: use ${legal}`));
       }
       const whens = typeof raw.when === 'string' ? [raw.when] : raw.when;
+      // An empty `when` would hold vacuously under mode "and": refuse it rather than guess.
+      if (whens.length === 0) errors.push(errAt(file, text, [...path, 'when'], 'must be a condition string or a non-empty array of condition strings'));
       const conditions: Condition[] = [];
       for (const w of whens) {
         const c = parseCondition(w);

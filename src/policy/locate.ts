@@ -36,3 +36,17 @@ export function errAt(file: string, source: string, path: readonly (string | num
 export function shiftLines(errors: Located[], offset: number): Located[] {
   return errors.map((e) => (e.line === undefined ? e : { ...e, line: e.line + offset }));
 }
+
+/**
+ * Every error points somewhere: one that names no findable key (a required key absent at
+ * the top level) is placed at the start of the document, and says plainly that the key is
+ * required instead of zod's "expected X, received undefined".
+ */
+export function ensureLocated(errors: Located[], line = 1): Located[] {
+  return errors.map((e) => {
+    if (e.line !== undefined) return e;
+    const absent = /received undefined$/.test(e.message) || /^must be /.test(e.message);
+    const message = absent ? (/^must be /.test(e.message) ? `is required; it ${e.message}` : 'is required') : e.message;
+    return { ...e, message, line, column: 1 };
+  });
+}

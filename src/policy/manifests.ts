@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Located } from '../common/errors.js';
 import { isBlankToml, parseToml, locateKey } from '../toml/index.js';
 import { validateToml } from '../toml/schema.js';
-import { errAt } from './locate.js';
+import { ensureLocated, errAt } from './locate.js';
 import { SNOWFLAKE_RE, splitTarget } from './paths.js';
 import type { FileStatus, Guests, Org } from './types.js';
 
@@ -80,7 +80,7 @@ export function parseOrg(text: string | null, file: string): OrgResult {
     errors.push({ file, line: 1, column: 1, message: `an org file must be orgs/<name>.toml with a plain name (letters, digits, ".", "_", "-")` });
   }
   const v = validateToml(orgSchema, p.value, src, file);
-  if (!v.ok) return { org: null, status: 'invalid', errors: [...errors, ...v.errors], warnings: [] };
+  if (!v.ok) return { org: null, status: 'invalid', errors: ensureLocated([...errors, ...v.errors]), warnings: [] };
   if (errors.length) return { org: null, status: 'invalid', errors, warnings: [] };
   const warnings = [
     ...duplicates(file, src, 'members', v.value.members),
@@ -109,7 +109,7 @@ export function parseGuests(text: string | null, file = GUESTS_TOML): GuestsResu
   if (!p.ok) return { guests: null, status: p.status, errors: p.errors, warnings: [] };
   const src = text as string;
   const v = validateToml(guestsSchema, p.value, src, file);
-  if (!v.ok) return { guests: null, status: 'invalid', errors: v.errors, warnings: [] };
+  if (!v.ok) return { guests: null, status: 'invalid', errors: ensureLocated(v.errors), warnings: [] };
   const warnings = [...duplicates(file, src, 'channels', v.value.channels), ...duplicates(file, src, 'folders', v.value.folders)];
   return {
     guests: { channels: v.value.channels, folders: v.value.folders, source: { file, line: 1, column: 1 }, keyLines: keyLines(src, ['channels', 'folders'] as const) },

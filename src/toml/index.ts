@@ -34,10 +34,14 @@ export function locateKey(source: string, path: readonly (string | number)[]): {
   const arrayCounts = new Map<string, number>();
   let table: string[] = [];
   let best: { line: number; column: number; depth: number } | undefined;
+  // A key defined only through deeper headers ([files."/x"] defines "files") is found by
+  // its first definition that extends the wanted path.
+  let extension: { line: number; column: number } | undefined;
   const consider = (full: string[], line: number, column: number) => {
     let depth = 0;
     while (depth < full.length && depth < want.length && full[depth] === want[depth]) depth++;
     if (depth === full.length && depth > 0 && (!best || depth > best.depth)) best = { line, column, depth };
+    if (depth === want.length && full.length > want.length && want.length > 0 && !extension) extension = { line, column };
   };
   for (let i = 0; i < lines.length; i++) {
     const raw = lines[i] ?? '';
@@ -63,6 +67,7 @@ export function locateKey(source: string, path: readonly (string | number)[]): {
     const eq = findUnquoted(text, '=');
     if (eq > 0) consider([...table, ...splitDotted(text.slice(0, eq))], i + 1, indent + 1);
   }
+  if (extension && (!best || best.depth < want.length)) return extension;
   return best ? { line: best.line, column: best.column } : undefined;
 }
 
