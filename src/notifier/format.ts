@@ -91,8 +91,9 @@ function fitList(prefix: string, items: string[], room: number): string {
   let line = prefix;
   for (let i = 0; i < items.length; i++) {
     const sep = i === 0 ? '' : ', ';
-    const tail = ` (+${items.length - i - 1} more)`;
-    if (line.length + sep.length + items[i]!.length + (i < items.length - 1 ? tail.length : 0) > room) {
+    const left = items.length - i - 1;
+    const suffix = left ? ` (+${left} more: \`warden alerts\`)` : '';
+    if (line.length + sep.length + items[i]!.length + suffix.length > room) {
       return `${line} (+${items.length - i} more: \`warden alerts\`)`;
     }
     line += sep + items[i];
@@ -124,19 +125,18 @@ function singleAlert(a: Alert, limit: number): OutgoingMessage {
  */
 export function formatAlerts(alerts: Alert[], limit: number): OutgoingMessage {
   if (alerts.length === 1) return singleAlert(alerts[0]!, limit);
-  const byPath = new Map<string, { n: number; actions: Map<string, number>; reasons: Map<string, number>; last: string; advice: string }>();
+  const byPath = new Map<string, { n: number; actions: Map<string, number>; reasons: Map<string, number>; last: string }>();
   const creds = new Map<string, CredentialKeyChange>();
   for (const a of alerts) {
     const p = clean(a.path, 200);
     let e = byPath.get(p);
-    if (!e) byPath.set(p, (e = { n: 0, actions: new Map(), reasons: new Map(), last: '', advice: '' }));
+    if (!e) byPath.set(p, (e = { n: 0, actions: new Map(), reasons: new Map(), last: '' }));
     e.n++;
     const act = ACTION[a.action] ?? clean(a.action, 30);
     e.actions.set(act, (e.actions.get(act) ?? 0) + 1);
     const r = clean(a.reason, 40);
     e.reasons.set(r, (e.reasons.get(r) ?? 0) + 1);
     if (String(a.time) > e.last) e.last = clean(a.time, 40);
-    if (a.advice) e.advice = clean(a.advice, 300);
     for (const c of Array.isArray(a.credential_changes) ? a.credential_changes : []) creds.set(`${a.path}\0${c.group}.${c.key}`, c);
   }
   const times = alerts.map((a) => clean(a.time, 40)).sort();
@@ -148,8 +148,7 @@ export function formatAlerts(alerts: Alert[], limit: number): OutgoingMessage {
   ];
   if (creds.size) lines.push(`Credential keys changed: ${[...creds.values()].map(credLine).join('; ')}`);
   lines.push(`Do it properly: ${HOWTO}`);
-  const advices = [...new Set([...byPath.values()].map((e) => e.advice).filter(Boolean))];
-  for (const adv of advices.slice(0, 3)) lines.push(`Advice: ${adv}`);
+  // Per-alert advice names one alert id each; in a fold the general rule above says it once.
   const budget = limit - title.length - TITLE_OVERHEAD;
   const core = clipLines(lines, budget - 60);
   const ids = fitList('Alert ids: ', alerts.map((a) => clean(a.id, 80)), budget - core.length - 1);
