@@ -25,8 +25,10 @@ export class DesktopChannel implements Channel {
           { title: msg.title, message: msg.body.slice(0, this.limit), urgency: 'critical', 'app-name': 'warden' } as Parameters<typeof this.notifier.notify>[0],
           (err: Error | null) => {
             if (err instanceof Error) {
-              const m = err.message.trim().split('\n')[0] ?? '';
-              const missing = /not found|must be installed|ENOENT/i.test(m);
+              // exec's message is "Command failed: <command line>\n<stderr>": keep the stderr part.
+              const [first = '', ...rest] = err.message.trim().split('\n');
+              const m = first.startsWith('Command failed') ? rest.join(' ').trim() || `exit code ${String((err as { code?: unknown }).code)}` : first;
+              const missing = /not found|must be installed|ENOENT/i.test(first);
               finish(new DeliveryError(missing ? 'notify-send is not installed (desktop notifications disabled until restart)' : `notify-send failed (no desktop session / D-Bus?): ${m.slice(0, 200)}`, 'unavailable'));
             } else finish();
           },

@@ -1,0 +1,66 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { readDeliveryState } from '../../src/notifier/delivery-state.js';
+import { waitFor } from '../helpers/discord-emulator.js';
+import { startChild } from './child.js';
+import { alert, appendAlerts, config, fixture } from './helpers.js';
+
+const TIMING = { pollMs: 50, backoffBaseMs: 100, backoffCapMs: 400, longBackoffMs: 60_000 };
+
+/** A fake notify-send: records its argv (JSON per line), or fails like a missing D-Bus session. */
+function fakeNotifySend(dir: string, log: string, fail = false): string {
+  const bin = join(dir, 'bin');
+  mkdirSync(bin, { recursive: true });
+  const body = fail
+    ? `process.stderr.write('Failed to connect to the D-Bus session bus\\n'); process.exit(1);`
+    : `require('fs').appendFileSync(${JSON.stringify(log)}, JSON.stringify(process.argv.slice(2)) + '\\n');`;
+  writeFileSync(join(bin, 'notify-send'), `#!${process.execPath}\n${body}\n`);
+  chmodSync(join(bin, 'notify-send'), 0o755);
+  return bin;
+}
+
+test('desktop: notify-send is called at critical urgency with path, reason and advice', async () => {
+  const fx = fixture();
+  const log = join(fx.dir, 'notify-send.log');
+  const bin = fakeNotifySend(fx.dir, log);
+  const child = await startChild({ root: fx.root, stateDir: fx.stateDir, config: config(fx, null, { desktop: { enabled: true } }), timing: TIMING }, { ...process.env, PATH: bin });
+  try {
+    const a = alert({ path: 'orgs/$(touch pwned)`x`.toml' });
+    appendAlerts(fx.root, [a]);
+    await waitFor(() => existsSync(log) && readFileSync(log, 'utf8').trim(), 'notify-send called');
+    const calls = readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as string[]);
+    assert.equal(calls.length, 1);
+    const argv = calls[0]!;
+    assert.ok(argv.includes('--urgency') || argv.some((x) => x.startsWith('--urgency')), argv.join(' '));
+    assert.ok(argv.join(' ').includes('critical'));
+    assert.ok(argv[0]!.includes('orgs/$(touch pwned)`x`.toml'), 'title names the path, verbatim (no shell expansion)');
+    assert.match(argv[1]!, /reason: content/);
+    assert.match(argv[1]!, /warden edit/);
+    assert.ok(!existsSync(join(fx.root, 'pwned')) && !existsSync('pwned'));
+    await waitFor(() => readDeliveryState(fx.root, fx.stateDir).alerts[a.id]?.desktop?.state === 'delivered', 'state delivered');
+  } finally { child.proc.kill('SIGTERM'); await child.exited; fx.cleanup(); }
+});
+
+for (const [what, make] of [
+  ['no notify-send on PATH', (dir: string) => { mkdirSync(join(dir, 'empty')); return join(dir, 'empty'); }],
+  ['notify-send without a D-Bus session', (dir: string) => fakeNotifySend(dir, join(dir, 'x.log'), true)],
+] as const) {
+  test(`desktop: ${what} is reported once in status, not once per alert`, async () => {
+    const fx = fixture();
+    const child = await startChild({ root: fx.root, stateDir: fx.stateDir, config: config(fx, null, { desktop: { enabled: true } }), timing: TIMING }, { ...process.env, PATH: make(fx.dir) });
+    try {
+      for (let i = 0; i < 20; i++) appendAlerts(fx.root, [alert()]);
+      const st = await waitFor(() => {
+        const s = readDeliveryState(fx.root, fx.stateDir);
+        return s.channels.desktop?.status === 'unavailable' && Object.keys(s.alerts).length === 20 ? s : null;
+      }, 'desktop unavailable');
+      assert.match(st.lastDeliveryError!.message, what === 'no notify-send on PATH' ? /not installed/ : /D-Bus/);
+      assert.ok(Date.parse(st.channels.desktop!.next_attempt!) - Date.now() > 50_000, 'long backoff');
+      assert.equal(st.outboxDepth, 20, 'alerts stay pending for the desktop');
+      const lines = child.stderr.filter((l) => l.includes('desktop'));
+      assert.equal(lines.length, 1, lines.join('\n'));
+    } finally { child.proc.kill('SIGTERM'); await child.exited; fx.cleanup(); }
+  });
+}
