@@ -81,6 +81,9 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
+// A closed pipe (`warden alerts | head`) is not an error worth a stack trace.
+process.stdout.on('error', (err: NodeJS.ErrnoException) => { if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0); throw err; });
+
 main(process.argv.slice(2)).then(
   (code) => { process.exitCode = code; },
   (err) => { process.stderr.write(`warden: ${String(err)}\n`); process.exitCode = EXIT.usage; },

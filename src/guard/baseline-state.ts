@@ -7,7 +7,7 @@ import {
   readBlob, readIndex, sha256Hex, writeBlob, writeIndex,
   type BaselineIndex, type FileEntry,
 } from '../store/baseline.js';
-import type { FileKind } from './protected-set.js';
+import type { FileKind } from '../config/protected-set.js';
 
 /** Keep approved bytes in memory up to this much; beyond it they are read (and checked) on demand. */
 const MEMORY_BUDGET = 48 * 1024 * 1024;
@@ -31,7 +31,7 @@ export class BaselineState {
   ) {}
 
   /** Authenticate the index and load the blobs. Fails closed: a tampered store is never adopted. */
-  static load(rootFd: number, key: Buffer): BaselineState {
+  static load(rootFd: number, key: Buffer, opts: { blobs: boolean } = { blobs: true }): BaselineState {
     const r = readIndex(rootFd, key);
     if (!r.ok) {
       if (r.problem === 'missing') throw new WardenError("no baseline yet: run 'warden init' first");
@@ -39,7 +39,8 @@ export class BaselineState {
     }
     const blobs = new Map<string, Buffer>();
     let used = 0;
-    for (const [path, e] of Object.entries(r.index.files)) {
+    // Read-only commands (verify, status) compare hashes only and skip the blobs.
+    for (const [path, e] of opts.blobs ? Object.entries(r.index.files) : []) {
       if (blobs.has(e.sha256)) continue;
       const b = readBlob(rootFd, e.kind, e.sha256);
       if (!b) throw new WardenError(`baseline-tampered: the approved content of ${path} is missing from the store or altered; warden will not adopt it. Check the files, then 'warden init --force'.`);

@@ -20,10 +20,10 @@ import { blobDir, sha256Hex } from '../store/baseline.js';
 import { BASELINE_DIR, INDEX_NAME, QUARANTINE_DIR } from '../store/layout.js';
 import type { BaselineState } from './baseline-state.js';
 import { adviceFor, type Observation, type Verdict } from './classify.js';
-import { diffCredentials } from './credentials.js';
+import { diffCredentials } from '../credentials/rules.js';
 import { baseOf, candidatePaths, dirOf, inspectDirs, inspectFile, type Finding } from './inspect.js';
 import { statStamp } from './observe.js';
-import { protectedSet, type ProtectedSet } from './protected-set.js';
+import { protectedSet, type ProtectedSet } from '../config/protected-set.js';
 
 export interface GuardOptions {
   root: string;

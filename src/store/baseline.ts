@@ -4,7 +4,7 @@
  * HMAC of the JSON body that follows, so it is replaced in one atomic rename.
  */
 import { createHash } from 'node:crypto';
-import type { FileKind } from '../guard/protected-set.js';
+import type { FileKind } from '../config/protected-set.js';
 import { ensureDirBeneath, readSmallAt, replaceFileAt, safeClose, walkDir, lstatAt } from '../fsx/beneath.js';
 import { hmacEqual, hmacHex } from './keys.js';
 import { BASELINE_DIR, BLOBS_DIR, INDEX_NAME, SECRETS_DIR } from './layout.js';

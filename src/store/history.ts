@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import { userInfo } from 'node:os';
 import { ensureDirBeneath, replaceFileAt, safeClose, unlinkAt, walkDir } from '../fsx/beneath.js';
 import { HISTORY_DIR } from './layout.js';
-import { credentialFingerprintText } from '../guard/credentials.js';
-import type { FileKind } from '../guard/protected-set.js';
+import { credentialFingerprintText } from '../credentials/rules.js';
+import type { FileKind } from '../config/protected-set.js';
 
 export function osUser(): string {
   try { return userInfo().username; } catch { return `uid ${process.getuid?.() ?? '?'}`; }
@@ -20,7 +20,7 @@ function git(root: string): SimpleGit {
   // simple-git needs an identity per instance (a fresh machine has no global one).
   return simpleGit({
     baseDir: join(root, HISTORY_DIR),
-    config: ['user.name=warden', 'user.email=warden@localhost', 'commit.gpgsign=false', 'core.hooksPath=/dev/null'],
+    config: ['user.name=warden', 'user.email=warden@localhost', 'commit.gpgsign=false'],
   });
 }
 

@@ -1,4 +1,11 @@
 import type { CommandSpec } from '../types.js';
+import { initCommand } from './init.js';
+import { runCommand } from './run.js';
+import { statusCommand } from './status.js';
+import { verifyCommand } from './verify.js';
+import { alertsCommand, whyCommand } from './alerts.js';
+import { historyCommand } from './history.js';
+import { applyCommand } from './apply.js';
 import { notifyTestCommand } from './notify-test.js';
 import { installUnitsCommand } from './install-units.js';
 import { checkCommand } from './check.js';
@@ -6,8 +13,16 @@ import { explainCommand } from './explain.js';
 
 /** Every command of SPEC §10. Each lives in its own module beside this file. */
 export const commands: CommandSpec[] = [
-  notifyTestCommand,
+  initCommand,
+  runCommand,
+  statusCommand,
+  verifyCommand,
+  alertsCommand,
+  whyCommand,
+  historyCommand,
+  applyCommand,
   checkCommand,
   explainCommand,
+  notifyTestCommand,
   installUnitsCommand,
 ];

@@ -3,7 +3,7 @@
  * looks at warden.toml's settings and relative paths.
  */
 import picomatch from 'picomatch';
-import type { WardenConfig } from '../config/warden-config.js';
+import type { WardenConfig } from './warden-config.js';
 
 export type FileKind = 'warden' | 'conditions' | 'guests' | 'credentials' | 'org' | 'block' | 'text';
 

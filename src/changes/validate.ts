@@ -1,0 +1,50 @@
+/**
+ * Validate a proposed file by its kind before it can become approved (as visudo does).
+ * Pure: takes texts, returns located errors (never a credential value).
+ */
+import type { Located } from '../common/errors.js';
+import { parseWardenConfig, type WardenConfig } from '../config/warden-config.js';
+import { parseToml } from '../toml/index.js';
+import { diffCredentials } from '../credentials/rules.js';
+import type { FileKind } from '../config/protected-set.js';
+import { validatePolicyFile } from '../policy/index.js';
+
+export interface Proposal {
+  path: string;
+  kind: FileKind;
+  /** Proposed content; null = remove. */
+  text: string | null;
+  /** The currently approved content, for credential group rules. */
+  approvedText: string | null;
+}
+
+export function validateProposal(p: Proposal, config: WardenConfig): Located[] {
+  if (p.text === null) {
+    if (p.kind !== 'org' && p.kind !== 'block' && p.kind !== 'text') return [{ file: p.path, message: `only org, block and extra protected files can be removed; ${p.kind} files are edited instead` }];
+    return [];
+  }
+  switch (p.kind) {
+    case 'warden': {
+      const r = parseWardenConfig(p.text, p.path);
+      return r.ok ? [] : r.errors;
+    }
+    case 'credentials': {
+      const d = diffCredentials(p.approvedText, p.text, config, p.path);
+      const errors: Located[] = [...d.parseErrors];
+      for (const h of d.halfGroups) errors.push({ file: p.path, key: h.group, message: `half-applied: ${h.changed.join(', ')} changed but ${h.unchanged.join(', ')} did not; keys of a group change together (use 'warden cred rotate ${h.group.split(' ')[0]}')` });
+      for (const c of d.failedChecks) errors.push({ file: p.path, key: c.group, message: `check "${c.check}" fails: the token's first segment must base64-decode to application_id` });
+      return errors;
+    }
+    case 'conditions': case 'guests': case 'org': case 'block':
+      return validatePolicyFile(p.kind, p.path, p.text);
+    case 'text':
+      return [];
+  }
+}
+
+/** Kinds stored as TOML get a syntax check even where no schema applies. */
+export function tomlSyntax(path: string, text: string): Located[] {
+  if (!path.endsWith('.toml')) return [];
+  const r = parseToml(text, path);
+  return r.ok ? [] : [r.error];
+}

@@ -1,0 +1,26 @@
+import type { CommandSpec } from '../types.js';
+import { readHistory } from '../../store/history.js';
+import { normalizeRelPath } from '../../changes/apply.js';
+import { loadBaseline } from '../baseline.js';
+import { safeClose } from '../../fsx/beneath.js';
+
+export const historyCommand: CommandSpec = {
+  name: 'history',
+  summary: 'Accepted states, newest first (one git commit each), for the root or one path.',
+  usage: 'history [PATH] [--root DIR] [--json]',
+  allowPositionals: true,
+  async run(ctx) {
+    const path = ctx.positionals[0] ? normalizeRelPath(ctx.positionals[0]) : undefined;
+    const l = loadBaseline(ctx.root);
+    safeClose(l.rootFd);
+    const kind = path ? (l.state.entry(path)?.kind ?? l.pset.kindOf(path) ?? 'text') : undefined;
+    const entries = await readHistory(ctx.root, path, kind);
+    if (ctx.json) { ctx.out.json(entries); return 0; }
+    for (const e of entries) {
+      ctx.out.line(`${ctx.out.color.yellow(e.commit.slice(0, 10))} ${e.date}`);
+      for (const line of e.message.split('\n')) ctx.out.line(`    ${line}`);
+    }
+    if (entries.length === 0) ctx.out.line('no history');
+    return 0;
+  },
+};

@@ -1,0 +1,193 @@
+/**
+ * `warden run`: the guard and/or the notifier (SPEC §11). The guard never loads network
+ * code: the notifier is imported dynamically, and only when this process runs it.
+ */
+import { WardenError, formatLocated } from '../common/errors.js';
+import { loadWardenConfig, type WardenConfig } from '../config/warden-config.js';
+import { openRoot, safeClose } from '../fsx/beneath.js';
+import { BaselineState } from '../guard/baseline-state.js';
+import { Guard } from '../guard/guard.js';
+import { startWatcher, type WatchHandle } from '../guard/watcher.js';
+import { appendAlert, newAlertId } from '../store/alerts.js';
+import { readIndex } from '../store/baseline.js';
+import { loadKey } from '../store/keys.js';
+import { applyChanges, reconcileProtectedSet, type ApplyContext, type ChangeRequest } from '../changes/apply.js';
+import { initRoot } from '../changes/init.js';
+import { listenControl, type Request, type Response } from './control.js';
+import { acquireLock, type Lock } from './lock.js';
+import { createSdNotifier } from './sd-notify.js';
+import { adviceFor } from '../guard/classify.js';
+
+export interface RunOptions {
+  root: string;
+  guard: boolean;
+  notifier: boolean;
+  initIfNeeded: boolean;
+  /** Where "ready" and other stdout lines go. */
+  stdout?: (line: string) => void;
+  log?: (line: string) => void;
+}
+
+export interface Daemon {
+  stop(): Promise<void>;
+  guard: Guard | null;
+  /** Resolves when the daemon stops on its own (fatal error) or is stopped. */
+  done: Promise<void>;
+}
+
+export async function runDaemon(opts: RunOptions): Promise<Daemon> {
+  const log = opts.log ?? ((l: string) => process.stderr.write(l + '\n'));
+  const say = opts.stdout ?? ((l: string) => process.stdout.write(l + '\n'));
+  process.umask(0o077);
+  let config = loadWardenConfig(opts.root);
+  const sd = createSdNotifier();
+  const cleanups: (() => Promise<void> | void)[] = [];
+  let guard: Guard | null = null;
+  let watcher: WatchHandle | null = null;
+  let rootFd = -1;
+  let notifier: { stop(): Promise<void>; reload(c: WardenConfig): void; status(): unknown } | null = null;
+  let resolveDone!: () => void;
+  const done = new Promise<void>((r) => { resolveDone = r; });
+
+  if (opts.guard) {
+    rootFd = openRoot(opts.root);
+    cleanups.push(() => safeClose(rootFd));
+    const lock: Lock = await acquireLock(rootFd, 10_000);
+    cleanups.push(() => lock.release());
+    try {
+      const key = loadKey(opts.root, opts.initIfNeeded);
+      const idx = readIndex(rootFd, key);
+      if (!idx.ok && idx.problem === 'missing' && opts.initIfNeeded) {
+        const r = await initRoot(opts.root, { force: false });
+        log(`<5>warden: no baseline yet: recorded ${r.files} file(s) as approved (warden init)`);
+      }
+      let state: BaselineState;
+      try {
+        state = BaselineState.load(rootFd, key);
+      } catch (err) {
+        if (err instanceof WardenError && err.message.startsWith('baseline-tampered')) {
+          // Fail closed, but leave a record the owner will be told about.
+          const id = newAlertId();
+          try {
+            appendAlert(rootFd, { id, time: new Date().toISOString(), path: 'snapshots/baseline/index', action: 'flagged', reason: 'baseline-tampered', before: null, after: null, quarantine: null, detail: err.message, advice: adviceFor('snapshots/baseline/index', 'baseline-tampered', id, null) });
+          } catch { /* the error below still says it */ }
+        }
+        throw err;
+      }
+      const g = new Guard({ root: opts.root, rootFd, config, state, log });
+      guard = g;
+      const onWatchError = (err: Error & { code?: string }) => {
+        log(`<3>warden: watcher error: ${err.code ?? err.message}; rescanning`);
+        g.rescan();
+        if ((err.code === 'ENOSPC' || err.code === 'EMFILE') && watcher && !watcher.polling) {
+          g.raiseTamper(`inotify limit reached (${err.code}); switched to polling, which is slower`, '.');
+          void (async () => {
+            await watcher?.close();
+            watcher = await startWatcher(opts.root, g.pset, { onEvent: (rel, d) => g.onPathEvent(rel, d), onError: onWatchError }, true);
+            g.rescan();
+          })();
+        }
+      };
+      watcher = await startWatcher(opts.root, g.pset, { onEvent: (rel, d) => g.onPathEvent(rel, d), onError: onWatchError }, false);
+      cleanups.push(async () => { await watcher?.close(); });
+      g.startupVerify();
+      g.verifyStore(true);
+      g.lastRescanAt = Date.now();
+
+      const ctx = (): ApplyContext => ({ root: opts.root, rootFd, state: g.state, config: g.config, pset: g.pset });
+      const reload = async (next: WardenConfig) => {
+        config = next;
+        g.setConfig(next);
+        const c = ctx();
+        const extra = reconcileProtectedSet(c, g.pset, next.max_bytes);
+        if (extra.length) g.state.commit(rootFd, extra);
+        await watcher?.close();
+        watcher = await startWatcher(opts.root, g.pset, { onEvent: (rel, d) => g.onPathEvent(rel, d), onError: onWatchError }, false);
+        notifier?.reload(next);
+        g.rescan();
+      };
+      const control = await listenControl(rootFd, async (req: Request): Promise<Response> => handleRequest(req, g, ctx, reload, () => watcher, () => notifier?.status() ?? null));
+      cleanups.push(() => control.close());
+
+      const rescanTimer = setInterval(() => {
+        g.rescan();
+        for (const d of watcher?.rearmChanged() ?? []) log(`<5>warden: re-armed the watch on ${d}`);
+      }, Math.max(100, config.rescan_seconds * 1000));
+      cleanups.push(() => clearInterval(rescanTimer));
+      if (sd.watchdogIntervalMs) {
+        const wd = setInterval(() => {
+          const healthy = watcher?.alive() && Date.now() - g.lastRescanAt < g.config.rescan_seconds * 1000 + (sd.watchdogIntervalMs ?? 0) * 2;
+          if (healthy) sd.watchdog();
+        }, sd.watchdogIntervalMs);
+        cleanups.push(() => clearInterval(wd));
+      }
+      process.on('SIGHUP', () => {
+        try { void reload(loadWardenConfig(opts.root)).then(() => log('<5>warden: reloaded config/warden.toml')); }
+        catch (err) { log(`<3>warden: SIGHUP: config/warden.toml is invalid, keeping the old settings: ${err instanceof WardenError ? [err.message, ...err.details.map(formatLocated)].join('; ') : String(err)}`); }
+      });
+    } catch (err) {
+      for (const c of cleanups.reverse()) await c();
+      throw err;
+    }
+  }
+
+  if (opts.notifier) {
+    // Dynamic import: a guard-only process never loads discord or desktop code.
+    const { startNotifier, defaultNotifierStateDir } = await import('../notifier/index.js');
+    notifier = await startNotifier({ root: opts.root, config, stateDir: defaultNotifierStateDir(opts.root, opts.guard), log });
+    const n = notifier;
+    cleanups.push(() => n.stop());
+    if (!opts.guard) {
+      process.on('SIGHUP', () => { try { n.reload(loadWardenConfig(opts.root)); } catch (err) { log(`<3>warden: SIGHUP: ${String((err as Error).message)}`); } });
+      if (sd.watchdogIntervalMs) {
+        const wd = setInterval(() => sd.watchdog(), sd.watchdogIntervalMs);
+        cleanups.push(() => clearInterval(wd));
+      }
+    }
+  }
+
+  say('ready');
+  sd.ready();
+  sd.status(guard ? `guarding ${guard.state.paths().length} files` : 'notifier running');
+  let stopping = false;
+  const stop = async () => {
+    if (stopping) return done;
+    stopping = true;
+    sd.stopping();
+    guard?.stop();
+    for (const c of cleanups.reverse()) { try { await c(); } catch { /* keep stopping */ } }
+    sd.close();
+    resolveDone();
+    return done;
+  };
+  return { stop, guard, done };
+}
+
+async function handleRequest(req: Request, g: Guard, ctx: () => ApplyContext, reload: (c: WardenConfig) => Promise<void>,
+  watcher: () => WatchHandle | null, notifierStatus: () => unknown): Promise<Response> {
+  switch (req.op) {
+    case 'ping':
+      return {
+        ok: true, pid: process.pid, generation: g.state.index.generation, files: g.state.paths().length,
+        polling: watcher()?.polling ?? false, watcherAlive: watcher()?.alive() ?? false,
+        failing: g.failingPaths(), counters: g.counters, notifier: notifierStatus(),
+      };
+    case 'apply': {
+      const raw = Array.isArray(req.changes) ? req.changes as { path: string; content_b64: string | null }[] : [];
+      const changes: ChangeRequest[] = raw.map((c) => ({ path: String(c.path), content: c.content_b64 === null ? null : Buffer.from(String(c.content_b64), 'base64') }));
+      try {
+        const r = applyChanges(ctx(), changes, String(req.command ?? 'apply'), String(req.user ?? 'unknown'));
+        if (r.newConfig) await reload(r.newConfig);
+        const commit = await r.history;
+        return { ok: true, generation: r.generation, paths: r.paths, commit };
+      } catch (err) {
+        if (err instanceof WardenError) return { ok: false, error: err.message, details: err.details, exitCode: err.exitCode };
+        throw err;
+      }
+    }
+    case 'rescan':
+      return { ok: true, reverted: g.rescan() };
+    default:
+      return { ok: false, error: `unknown request "${req.op}"` };
+  }
+}
