@@ -142,12 +142,12 @@ export function formatAlerts(alerts: Alert[], limit: number): OutgoingMessage {
   const times = alerts.map((a) => clean(a.time, 40)).sort();
   const title = `warden: ${alerts.length} alerts on ${byPath.size} path(s)`;
   const counts = (m: Map<string, number>) => [...m].map(([k, n]) => `${k} ×${n}`).join(', ');
-  const lines = [
-    `From ${times[0]} to ${times[times.length - 1]}:`,
-    ...[...byPath].sort((x, y) => y[1].n - x[1].n).map(([p, e]) => `• \`${p}\`: ${e.n}× ${counts(e.actions)} — why: ${counts(e.reasons)}; last ${e.last}`),
-  ];
-  if (creds.size) lines.push(`Credential keys changed: ${[...creds.values()].map(credLine).join('; ')}`);
-  lines.push(`Do it properly: ${HOWTO}`);
+  // How-to and credential keys first: the per-path list is what gets clipped in a big storm.
+  const lines = [`From ${times[0]} to ${times[times.length - 1]}:`, `Do it properly: ${HOWTO}`];
+  if (creds.size) lines.push(clean(`Credential keys changed: ${[...creds.values()].map(credLine).join('; ')}`, 700));
+  for (const [p, e] of [...byPath].sort((x, y) => y[1].n - x[1].n)) {
+    lines.push(`• \`${p}\`: ${e.n}× ${counts(e.actions)} — why: ${counts(e.reasons)}; last ${e.last}`);
+  }
   // Per-alert advice names one alert id each; in a fold the general rule above says it once.
   const budget = limit - title.length - TITLE_OVERHEAD;
   const core = clipLines(lines, budget - 60);
