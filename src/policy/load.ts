@@ -161,7 +161,7 @@ export function buildPolicy(files: readonly PolicyFileInput[]): PolicyLoadResult
 function health(p: Parsed, policy: PolicySet): FileHealth {
   const base = { path: p.path, kind: p.kind, status: p.status, errors: p.errors };
   const unusable = p.status !== 'ok';
-  const why = unusable ? `${p.status}: grants nothing` : null;
+  const why = unusable ? p.status : null;
   switch (p.kind) {
     case 'conditions':
       return { ...base, grantsNothing: !policy.conditions, reason: policy.conditions ? null : `${p.status}: every /memories/ and /workspace/ path is denied and no block loads` };
@@ -173,7 +173,7 @@ function health(p: Parsed, policy: PolicySet): FileHealth {
     }
     case 'org': {
       const org = policy.orgs.find((o) => o.source.file === p.path);
-      if (!org) return { ...base, grantsNothing: true, reason: why ?? 'invalid: grants nothing' };
+      if (!org) return { ...base, grantsNothing: true, reason: why ?? 'invalid' };
       if (org.folders.length === 0 && org.commands.length === 0) return { ...base, grantsNothing: true, reason: 'folders = [] and commands = []: grants nothing' };
       if (org.folders.length === 0) return { ...base, grantsNothing: false, reason: 'folders = []: grants no folder (commands only)' };
       return { ...base, grantsNothing: false, reason: null };
