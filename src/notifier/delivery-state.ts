@@ -4,7 +4,7 @@
  * module has no network imports, so `warden alerts` / `warden status` and the guard
  * process may load it.
  */
-import { mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
 import { errnoCode } from '../common/errors.js';
@@ -72,6 +72,15 @@ export async function saveStateFile(stateDir: string, state: NotifierStateFile):
   await writeFileAtomic(join(stateDir, STATE_FILE), JSON.stringify(state) + '\n', { mode: 0o600 });
 }
 
+/**
+ * Where a CLI command (no $STATE_DIRECTORY of the notifier's unit) finds the state: the
+ * embedded directory if `warden run` wrote one, else the standalone default.
+ */
+export function findNotifierStateDir(root: string, env: NodeJS.ProcessEnv = process.env): string {
+  const embedded = defaultNotifierStateDir(root, true);
+  return existsSync(join(embedded, STATE_FILE)) ? embedded : defaultNotifierStateDir(root, false, env);
+}
+
 export type ItemDelivery =
   | { state: 'delivered'; at: string }
   | { state: 'pending' }
@@ -103,16 +112,13 @@ function itemState(ch: ChannelState, key: string, expiredAt: string | undefined)
   return { state: 'pending' };
 }
 
-/**
- * Delivery state of every alert and owner message, read-only. `stateDir` defaults to the
- * standalone notifier's directory; pass defaultNotifierStateDir(root, true) for `warden run`.
- */
-export function readDeliveryState(root: string, stateDir: string = defaultNotifierStateDir(root, false)): DeliveryReport {
+/** Delivery state of every alert and owner message, read-only. */
+export function readDeliveryState(root: string, stateDir: string = findNotifierStateDir(root)): DeliveryReport {
   const st = loadStateFile(stateDir);
   const report: DeliveryReport = {
     stateDir, stateFound: st !== null,
     notifier: st ? { ...st.notifier, updated: st.updated } : null,
-    channels: {}, alerts: {}, messages: {}, outboxDepth: 0, lastDeliveryError: null,
+    channels: {}, alerts: Object.create(null) as DeliveryReport['alerts'], messages: Object.create(null) as DeliveryReport['messages'], outboxDepth: 0, lastDeliveryError: null,
   };
   const chans = Object.entries(st?.channels ?? {}) as [ChannelName, ChannelState][];
   for (const [name, ch] of chans) {

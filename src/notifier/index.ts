@@ -19,7 +19,7 @@ import { JsonlTail } from './jsonl.js';
 import type { OutboxMessage } from './outbox-messages.js';
 import { ALERTS_REL, MESSAGES_DIR_REL, MESSAGES_REL } from './paths.js';
 
-export { readDeliveryState, defaultNotifierStateDir } from './delivery-state.js';
+export { readDeliveryState, defaultNotifierStateDir, findNotifierStateDir } from './delivery-state.js';
 export type { DeliveryReport, ItemDelivery, ChannelName, ChannelStatus } from './delivery-state.js';
 export { appendOutboxMessage, type OutboxMessage } from './outbox-messages.js';
 export { channelSpecs } from './channels.js';

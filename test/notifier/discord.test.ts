@@ -162,7 +162,10 @@ test('owner codes go out individually, without waiting for the storm interval', 
     const texts = t.emu.messages.slice(1).map((m) => m.content);
     assert.ok(texts[0]!.includes('111-222') && !texts[0]!.includes('333-444'));
     assert.ok(texts[1]!.includes('333-444'));
-    const st = readDeliveryState(t.fx.root, t.fx.stateDir);
+    const st = await waitFor(() => {
+      const s = readDeliveryState(t.fx.root, t.fx.stateDir);
+      return s.messages.c2?.discord?.state === 'delivered' ? s : null;
+    }, 'state records both codes');
     assert.equal(st.messages.c1?.discord?.state, 'delivered');
     assert.equal(st.outboxDepth, 1, 'the second alert still waits for the interval');
     assert.ok(!JSON.stringify(st).includes('111-222'), 'the report never carries the code');
@@ -220,4 +223,14 @@ test('the notifier writes only in its state directory, and tolerates a missing o
     const { statSync } = await import('node:fs');
     assert.equal(statSync(join(fx.stateDir, 'delivery-state.json')).mode & 0o777, 0o600);
   } finally { await n?.stop(); await emu.stop(); fx.cleanup(); }
+});
+
+test('liveness: a quiet warden still says it is alive every liveness_hours', async () => {
+  const t = await setup({ liveness_hours: 0.0005 }); // 1.8 s
+  try {
+    await waitFor(() => t.emu.messages.length >= 1, 'liveness message', 20_000);
+    assert.match(t.emu.messages[0]!.content, /warden is alive/);
+    assert.ok(t.emu.messages[0]!.time - Date.parse(readDeliveryState(t.fx.root, t.fx.stateDir).notifier!.started) >= 1700);
+    assert.ok(readDeliveryState(t.fx.root, t.fx.stateDir).outboxDepth === 0);
+  } finally { await t.done(); }
 });
