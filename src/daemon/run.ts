@@ -8,6 +8,7 @@ import { openRoot, safeClose } from '../fsx/beneath.js';
 import { BaselineState } from '../guard/baseline-state.js';
 import { Guard } from '../guard/guard.js';
 import { startWatcher, type WatchHandle } from '../guard/watcher.js';
+import { HintQueue } from '../guard/hints.js';
 import { appendAlert, newAlertId } from '../store/alerts.js';
 import { readIndex } from '../store/baseline.js';
 import { loadKey } from '../store/keys.js';
@@ -76,6 +77,8 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
       }
       const g = new Guard({ root: opts.root, rootFd, config, state, log });
       guard = g;
+      const hints = new HintQueue((rel, isDir) => g.onPathEvent(rel, isDir));
+      cleanups.push(() => hints.close());
       const onWatchError = (err: Error & { code?: string }) => {
         log(`<3>warden: watcher error: ${err.code ?? err.message}; rescanning`);
         g.rescan();
@@ -83,12 +86,12 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
           g.raiseTamper(`inotify limit reached (${err.code}); switched to polling, which is slower`, '.');
           void (async () => {
             await watcher?.close();
-            watcher = await startWatcher(opts.root, g.pset, { onEvent: (rel, d) => g.onPathEvent(rel, d), onError: onWatchError }, true);
+            watcher = await startWatcher(opts.root, g.pset, { onEvent: (rel, d) => hints.hint(rel, d), onError: onWatchError }, true);
             g.rescan();
           })();
         }
       };
-      watcher = await startWatcher(opts.root, g.pset, { onEvent: (rel, d) => g.onPathEvent(rel, d), onError: onWatchError }, false);
+      watcher = await startWatcher(opts.root, g.pset, { onEvent: (rel, d) => hints.hint(rel, d), onError: onWatchError }, false);
       cleanups.push(async () => { await watcher?.close(); });
       g.startupVerify();
       g.verifyStore(true);
@@ -102,7 +105,7 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
         const extra = reconcileProtectedSet(c, g.pset, next.max_bytes);
         if (extra.length) g.state.commit(rootFd, extra);
         await watcher?.close();
-        watcher = await startWatcher(opts.root, g.pset, { onEvent: (rel, d) => g.onPathEvent(rel, d), onError: onWatchError }, false);
+        watcher = await startWatcher(opts.root, g.pset, { onEvent: (rel, d) => hints.hint(rel, d), onError: onWatchError }, false);
         notifier?.reload(next);
         g.rescan();
       };

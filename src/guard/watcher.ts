@@ -55,6 +55,15 @@ export async function startWatcher(root: string, pset: ProtectedSet, events: Wat
     if (rel.startsWith('..')) return;
     events.onEvent(rel, event === 'addDir' || event === 'unlinkDir');
   });
+  // Raw inotify events as extra hints: chokidar drops a 'change' when only metadata changed
+  // and atime > mtime (a chmod of a file we just read), which would leave chmod to the rescan.
+  w.on('raw', (event: string, path: string, opts: unknown) => {
+    const details = opts as { watchedPath?: string } | undefined;
+    if (event !== 'change' || !details?.watchedPath) return;
+    const watched = toRel(details.watchedPath);
+    const rel = pset.isProtectedDir(watched) || watched === '' ? (watched === '' ? path : `${watched}/${path}`) : watched;
+    if (!rel.startsWith('..') && relevantPath(rel, pset)) events.onEvent(rel, false);
+  });
   w.on('error', (err) => {
     alive = false;
     events.onError(err as Error & { code?: string });

@@ -1,0 +1,236 @@
+/**
+ * The real daemon on a temp root, attacked with real tools. Each test checks: approved
+ * bytes and mode are back, an alert with the right reason exists, the rejected content is
+ * in quarantine, nothing outside the root changed, and no secret value leaked.
+ */
+import { describe, it, beforeEach, afterEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
+import {
+  appendFileSync, chmodSync, existsSync, linkSync, lstatSync, mkdirSync, readFileSync, renameSync,
+  rmSync, statSync, symlinkSync, truncateSync, writeFileSync, readdirSync, utimesSync,
+} from 'node:fs';
+import { join } from 'node:path';
+import {
+  cli, fileSha, makeRoot, protectedPicture, readAlertsOf, secretValues, startDaemon, treeSnapshot, waitFor,
+  type Daemon, type TestRoot,
+} from '../helpers/root.js';
+import type { Alert } from '../../src/store/alert-types.js';
+
+let t: TestRoot;
+let d: Daemon;
+let approved: Record<string, string>;
+let outsideBefore: Record<string, string>;
+let secrets: string[];
+
+const ORG = 'orgs/bookclub.toml';
+
+function restored(): boolean {
+  return JSON.stringify(protectedPicture(t)) === JSON.stringify(approved);
+}
+
+async function expectRevert(path: string, reason: string, opts: { quarantined?: boolean } = {}): Promise<Alert> {
+  let alert: Alert | undefined;
+  await waitFor(() => {
+    alert = readAlertsOf(t).find((a) => a.path === path && (a.reason === reason || a.also?.includes(reason as never)));
+    return alert !== undefined && restored();
+  }, 10_000, `${reason} revert of ${path}`);
+  assert.ok(alert);
+  assert.deepEqual(protectedPicture(t), approved, 'approved bytes and modes are back');
+  if (opts.quarantined ?? true) {
+    assert.ok(alert.quarantine, 'rejected content kept');
+    assert.ok(existsSync(t.p(alert.quarantine)) || lstatSync(t.p(alert.quarantine)), 'quarantine exists');
+    const qdir = t.p(alert.quarantine.split('/').slice(0, -1).join('/'));
+    assert.equal(statSync(qdir).mode & 0o777, 0o700);
+  }
+  return alert;
+}
+
+beforeEach(async () => {
+  t = makeRoot();
+  const init = cli(t, ['init']);
+  assert.equal(init.code, 0, init.stderr);
+  approved = protectedPicture(t);
+  outsideBefore = treeSnapshot(t.outside);
+  secrets = secretValues(t);
+  d = await startDaemon(t);
+});
+
+afterEach(async () => {
+  await d.stop();
+  assert.deepEqual(treeSnapshot(t.outside), outsideBefore, 'nothing outside the root changed');
+  const everything = [readFileSync(t.p('snapshots/alerts.jsonl'), 'utf8'), d.stdout(), d.stderr()].join('\n');
+  for (const s of secrets) assert.ok(!everything.includes(s), 'no secret value in alerts or output');
+  const gitObjects = spawnSync('git', ['-C', t.p('snapshots/history'), 'log', '-p', '--all'], { encoding: 'utf8' }).stdout;
+  for (const s of secrets) assert.ok(!gitObjects.includes(s), 'no secret value in git');
+  t.cleanup();
+});
+
+describe('direct edits are reverted', () => {
+  it('in-place write', async () => {
+    writeFileSync(t.p(ORG), 'members = ["666"]\n');
+    const a = await expectRevert(ORG, 'content');
+    assert.equal(a.action, 'reverted');
+    assert.equal(readFileSync(t.p(a.quarantine!), 'utf8'), 'members = ["666"]\n');
+    assert.equal(statSync(t.p(a.quarantine!)).mode & 0o777, 0o600);
+  });
+
+  it('append', async () => {
+    appendFileSync(t.p(ORG), 'hourly_cap = 999\n');
+    const a = await expectRevert(ORG, 'content');
+    assert.match(readFileSync(t.p(a.quarantine!), 'utf8'), /hourly_cap = 999\n$/);
+  });
+
+  it('sed -i', async () => {
+    execFileSync('sed', ['-i', 's/hourly_cap = 20/hourly_cap = 5000/', t.p(ORG)]);
+    const a = await expectRevert(ORG, 'content');
+    assert.match(readFileSync(t.p(a.quarantine!), 'utf8'), /hourly_cap = 5000/);
+  });
+
+  it('rename-over save, as vim does it', async () => {
+    writeFileSync(t.p('orgs/.bookclub.toml.swp'), 'members = ["777"]\n');
+    renameSync(t.p('orgs/.bookclub.toml.swp'), t.p(ORG));
+    const a = await expectRevert(ORG, 'content');
+    assert.equal(readFileSync(t.p(a.quarantine!), 'utf8'), 'members = ["777"]\n');
+  });
+
+  it('truncate to zero', async () => {
+    truncateSync(t.p('config/conditions.toml'), 0);
+    await expectRevert('config/conditions.toml', 'emptied');
+  });
+
+  it('delete', async () => {
+    rmSync(t.p('config/guests.toml'));
+    const a = await expectRevert('config/guests.toml', 'deleted', { quarantined: false });
+    assert.equal(a.quarantine, null);
+  });
+
+  it('chmod', async () => {
+    chmodSync(t.p(ORG), 0o666);
+    const a = await expectRevert(ORG, 'mode');
+    assert.equal(a.after?.mode, 0o666);
+  });
+
+  it('a symlink to a file outside the root', async () => {
+    rmSync(t.p(ORG));
+    symlinkSync(join(t.outside, 'target.txt'), t.p(ORG));
+    const a = await expectRevert(ORG, 'symlink');
+    assert.ok(lstatSync(t.p(a.quarantine!)).isSymbolicLink(), 'the link itself is kept');
+    assert.equal(readFileSync(join(t.outside, 'target.txt'), 'utf8'), 'outside content\n');
+  });
+
+  it('a directory at the path', async () => {
+    rmSync(t.p(ORG));
+    mkdirSync(t.p(ORG));
+    writeFileSync(join(t.p(ORG), 'inside'), 'x');
+    const a = await expectRevert(ORG, 'not-regular');
+    assert.equal(readFileSync(join(t.p(a.quarantine!), 'inside'), 'utf8'), 'x');
+  });
+
+  it('a FIFO at the path is never opened', async () => {
+    // Made beside it and renamed over it, so the path is never absent (no race with a 'deleted' revert).
+    execFileSync('mkfifo', [t.p('orgs/.fifo')]);
+    renameSync(t.p('orgs/.fifo'), t.p(ORG));
+    const a = await expectRevert(ORG, 'not-regular');
+    assert.ok(lstatSync(t.p(a.quarantine!)).isFIFO());
+  });
+
+  it('a write through a hard link', async () => {
+    const alias = join(t.base, 'alias.toml');
+    linkSync(t.p(ORG), alias);
+    writeFileSync(alias, 'members = ["via-link"]\n');
+    const a = await expectRevert(ORG, 'content');
+    assert.equal(readFileSync(t.p(a.quarantine!), 'utf8'), 'members = ["via-link"]\n');
+    assert.notEqual(statSync(alias).ino, statSync(t.p(ORG)).ino, 'the restored file is a new inode');
+  });
+
+  it('a new unexpected org file is removed and kept', async () => {
+    writeFileSync(t.p('orgs/evil.toml'), 'members = ["1"]\nchannels = ["2"]\n');
+    await waitFor(() => !existsSync(t.p('orgs/evil.toml')) && readAlertsOf(t).some((x) => x.reason === 'unexpected-file'), 10_000, 'removal');
+    const a = readAlertsOf(t).find((x) => x.path === 'orgs/evil.toml')!;
+    assert.equal(a.action, 'removed');
+    assert.equal(readFileSync(t.p(a.quarantine!), 'utf8'), 'members = ["1"]\nchannels = ["2"]\n');
+    assert.deepEqual(protectedPicture(t), approved);
+  });
+
+  it('a protected file renamed away', async () => {
+    renameSync(t.p(ORG), t.p('orgs/renamed.toml'));
+    await expectRevert(ORG, 'deleted', { quarantined: false });
+    await waitFor(() => !existsSync(t.p('orgs/renamed.toml')), 10_000, 'renamed copy removed');
+    assert.ok(readAlertsOf(t).some((x) => x.path === 'orgs/renamed.toml' && x.reason === 'unexpected-file'));
+  });
+
+  it('a protected directory swapped for a symlink to outside', async () => {
+    mkdirSync(join(t.outside, 'fake-orgs'));
+    writeFileSync(join(t.outside, 'fake-orgs', 'bookclub.toml'), 'members = ["attacker"]\n');
+    outsideBefore = treeSnapshot(t.outside);
+    renameSync(t.p('orgs'), join(t.base, 'orgs.moved'));
+    symlinkSync(join(t.outside, 'fake-orgs'), t.p('orgs'));
+    await waitFor(() => lstatSync(t.p('orgs')).isDirectory() && restored(), 10_000, 'orgs/ restored as a real directory');
+    const a = readAlertsOf(t).find((x) => x.path === 'orgs' && x.reason === 'symlink');
+    assert.ok(a, 'alert for the directory');
+    assert.ok(lstatSync(t.p(a.quarantine!)).isSymbolicLink());
+    assert.equal(readFileSync(join(t.outside, 'fake-orgs', 'bookclub.toml'), 'utf8'), 'members = ["attacker"]\n', 'outside untouched');
+  });
+
+  it('a whole directory deleted', async () => {
+    rmSync(t.p('blocks'), { recursive: true, force: true });
+    await waitFor(() => existsSync(t.p('blocks/conditional/nsfw.md')) && restored(), 10_000, 'blocks/ restored');
+    assert.ok(readAlertsOf(t).some((x) => x.path === 'blocks/conditional/nsfw.md' && x.reason === 'deleted'));
+  });
+
+  it('a credential half-switch names keys and fingerprints, never values', async () => {
+    const text = readFileSync(t.p('config/credentials.toml'), 'utf8');
+    const NEW = 'MjIyMjIyMjIyMjIyMjIyMjIy.NEWTOK.super-secret-new-token';
+    writeFileSync(t.p('config/credentials.toml'), text.replace(/token = "[^"]+"/, `token = "${NEW}"`));
+    const a = await expectRevert('config/credentials.toml', 'half-applied');
+    assert.equal(a.reason, 'half-applied');
+    assert.deepEqual(a.credential_changes?.map((c) => `${c.group}.${c.key}`), ['discord.token']);
+    assert.match(a.credential_changes![0]!.after!, /^[0-9a-f]{12}$/);
+    const all = readFileSync(t.p('snapshots/alerts.jsonl'), 'utf8') + d.stderr();
+    assert.ok(!all.includes(NEW) && !all.includes('super-secret'), 'new value not leaked');
+  });
+
+  it('credentials that no longer parse are half-applied', async () => {
+    writeFileSync(t.p('config/credentials.toml'), '[discord\ntoken = "x');
+    const a = await expectRevert('config/credentials.toml', 'half-applied');
+    assert.equal(a.reason, 'half-applied');
+  });
+
+  it('binary garbage', async () => {
+    writeFileSync(t.p('config/conditions.toml'), Buffer.from([0, 1, 2, 255, 254, 0, 10, 13]));
+    const a = await expectRevert('config/conditions.toml', 'content');
+    assert.deepEqual([...readFileSync(t.p(a.quarantine!))], [0, 1, 2, 255, 254, 0, 10, 13]);
+  });
+
+  it('a 64 MiB file is too large, and kept without being read whole', async () => {
+    execFileSync('dd', ['if=/dev/zero', `of=${t.p(ORG)}`, 'bs=1M', 'count=64', 'status=none']);
+    const a = await expectRevert(ORG, 'too-large');
+    assert.equal(statSync(t.p(a.quarantine!)).size, 64 * 1024 * 1024);
+  });
+
+  it('a storm of writes ends approved, every revert recorded', async () => {
+    for (let i = 0; i < 2000; i++) writeFileSync(t.p(ORG), `members = ["${i}"]\n`);
+    await waitFor(() => restored() && readAlertsOf(t).length > 0, 15_000, 'storm converged');
+    assert.equal(d.proc.exitCode, null, 'daemon still up');
+    const alerts = readAlertsOf(t);
+    assert.ok(alerts.every((a) => a.path === ORG && a.action === 'reverted'));
+    const journal = d.stderr().split('\n').filter((l) => l.startsWith('<4>warden: reverted'));
+    assert.equal(journal.length, alerts.length, 'one journal line per recorded revert');
+    const quarantined = readdirSync(t.p('snapshots/quarantine')).length;
+    assert.equal(quarantined, alerts.length, 'each revert kept its rejected content');
+  });
+});
+
+describe('no false positives', () => {
+  it('touch and an identical rewrite raise no alert', async () => {
+    const now = new Date(Date.now() + 5000);
+    utimesSync(t.p(ORG), now, now);
+    writeFileSync(t.p('config/conditions.toml'), readFileSync(t.p('config/conditions.toml')));
+    execFileSync('touch', [t.p('config/guests.toml')]);
+    // Prove the daemon saw and handled later events: a real edit after them is the only alert.
+    appendFileSync(t.p('blocks/conditional/nsfw.md'), 'x');
+    await expectRevert('blocks/conditional/nsfw.md', 'content');
+    assert.deepEqual(readAlertsOf(t).map((a) => a.path), ['blocks/conditional/nsfw.md']);
+  });
+});

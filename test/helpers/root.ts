@@ -1,0 +1,144 @@
+/**
+ * Test roots and the real CLI/daemon. Every root is a fresh copy of the example root in a
+ * temp directory, with its own state directory (HMAC key) and an "outside" directory that
+ * attacks point at, so tests can prove nothing outside the root was touched.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, readdirSync, lstatSync, readlinkSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { Alert } from '../../src/store/alert-types.js';
+
+export const REPO = resolve(import.meta.dirname, '..', '..', '..');
+export const CLI = join(REPO, 'dist', 'src', 'cli', 'main.js');
+
+export const TEST_WARDEN_TOML = `approval = "none"
+rescan_seconds = 30
+max_bytes = 1048576
+
+[owner]
+discord_id = "123456789012345678"
+
+[credentials]
+files = ["config/credentials.toml"]
+
+[credentials.groups.discord]
+keys = ["token", "application_id"]
+check = "discord-token"
+`;
+
+export interface TestRoot {
+  base: string;
+  root: string;
+  outside: string;
+  env: NodeJS.ProcessEnv;
+  p(rel: string): string;
+  cleanup(): void;
+}
+
+export function makeRoot(opts: { wardenToml?: string; base?: string } = {}): TestRoot {
+  const base = opts.base ?? mkdtempSync(join(tmpdir(), 'warden-test-'));
+  const root = join(base, 'root');
+  const outside = join(base, 'outside');
+  mkdirSync(root, { recursive: true });
+  mkdirSync(outside, { recursive: true });
+  for (const d of ['config', 'orgs', 'blocks']) cpSync(join(REPO, d), join(root, d), { recursive: true });
+  writeFileSync(join(root, 'config', 'warden.toml'), opts.wardenToml ?? TEST_WARDEN_TOML);
+  writeFileSync(join(outside, 'target.txt'), 'outside content\n');
+  const env: NodeJS.ProcessEnv = { ...process.env, XDG_STATE_HOME: join(base, 'state'), NO_COLOR: '1' };
+  delete env.STATE_DIRECTORY;
+  delete env.NOTIFY_SOCKET;
+  delete env.WATCHDOG_USEC;
+  return { base, root, outside, env, p: (rel) => join(root, rel), cleanup: () => rmSync(base, { recursive: true, force: true }) };
+}
+
+export interface CliResult { code: number; stdout: string; stderr: string }
+
+export function cli(t: TestRoot, args: string[], opts: { input?: string | Buffer; env?: NodeJS.ProcessEnv } = {}): CliResult {
+  const r = spawnSync(process.execPath, [CLI, ...args, '--root', t.root], { env: { ...t.env, ...opts.env }, input: opts.input ?? '', encoding: 'utf8', timeout: 60_000 });
+  return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+}
+
+export interface Daemon {
+  proc: ChildProcess;
+  stdout(): string;
+  stderr(): string;
+  stop(): Promise<number | null>;
+  kill9(): Promise<void>;
+}
+
+export async function startDaemon(t: TestRoot, args: string[] = ['--guard'], env: NodeJS.ProcessEnv = {}): Promise<Daemon> {
+  const proc = spawn(process.execPath, [CLI, 'run', ...args, '--root', t.root], { env: { ...t.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  proc.stdout!.on('data', (d) => { out += String(d); });
+  proc.stderr!.on('data', (d) => { err += String(d); });
+  const exited = new Promise<number | null>((res) => proc.once('exit', (code) => res(code)));
+  await waitFor(() => out.includes('ready\n') || proc.exitCode !== null, 20_000, 'daemon ready');
+  if (!out.includes('ready\n')) throw new Error(`daemon did not start: ${err}`);
+  return {
+    proc,
+    stdout: () => out,
+    stderr: () => err,
+    async stop() { if (proc.exitCode === null) proc.kill('SIGTERM'); return exited; },
+    async kill9() { if (proc.exitCode === null) proc.kill('SIGKILL'); await exited; },
+  };
+}
+
+/** Poll a condition with a generous deadline; never a fixed sleep. */
+export async function waitFor(pred: () => boolean, timeoutMs = 10_000, what = 'condition'): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    let ok = false;
+    try { ok = pred(); } catch { ok = false; }
+    if (ok) return;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+export function readAlertsOf(t: TestRoot): Alert[] {
+  try {
+    return readFileSync(t.p('snapshots/alerts.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Alert);
+  } catch { return []; }
+}
+
+export const sha = (b: Buffer | string): string => createHash('sha256').update(b).digest('hex');
+
+export function fileSha(path: string): string | null {
+  try { return sha(readFileSync(path)); } catch { return null; }
+}
+
+/** A picture of a directory tree (type + content hash / link target + mode) to prove it did not change. */
+export function treeSnapshot(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const walk = (d: string, rel: string) => {
+    for (const name of readdirSync(d)) {
+      const p = join(d, name);
+      const r = rel ? `${rel}/${name}` : name;
+      const st = lstatSync(p);
+      if (st.isSymbolicLink()) out[r] = `link:${readlinkSync(p)}`;
+      else if (st.isDirectory()) { out[r] = `dir:${(st.mode & 0o7777).toString(8)}`; walk(p, r); }
+      else if (st.isFile()) out[r] = `file:${(st.mode & 0o7777).toString(8)}:${sha(readFileSync(p))}`;
+      else out[r] = 'other';
+    }
+  };
+  walk(dir, '');
+  return out;
+}
+
+/** Approved state of the protected files right after init (content + mode). */
+export function protectedPicture(t: TestRoot): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const d of ['config', 'orgs', 'blocks/conditional']) {
+    const snap = treeSnapshot(t.p(d));
+    for (const [k, v] of Object.entries(snap)) out[`${d}/${k}`] = v;
+  }
+  return out;
+}
+
+export function secretValues(t: TestRoot): string[] {
+  const text = readFileSync(t.p('config/credentials.toml'), 'utf8');
+  return [...text.matchAll(/=\s*"([^"]+)"/g)].map((m) => m[1] as string);
+}
