@@ -83,7 +83,7 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
         log(`<3>warden: watcher error: ${err.code ?? err.message}; rescanning`);
         g.rescan();
         if ((err.code === 'ENOSPC' || err.code === 'EMFILE') && watcher && !watcher.polling) {
-          g.raiseTamper(`inotify limit reached (${err.code}); switched to polling, which is slower`, '.');
+          g.flag('watch-degraded', '.', `inotify limit reached (${err.code}); switched to polling, which is slower`);
           void (async () => {
             await watcher?.close();
             watcher = await startWatcher(opts.root, g.pset, { onEvent: (rel, d) => hints.hint(rel, d), onError: onWatchError }, true);

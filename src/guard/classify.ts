@@ -48,6 +48,7 @@ export function classify(approved: Approved | undefined, obs: Observation): Verd
 
 /** How to make the change properly — every alert and message carries it (SPEC §6). */
 export function adviceFor(path: string, reason: AlertReason, alertId: string, kind: string | null): string {
+  if (reason === 'watch-degraded') return "warden could not add more inotify watches and now polls, which is slower; raise fs.inotify.max_user_watches and restart warden.";
   if (reason === 'baseline-tampered') return `warden's store was edited outside warden and was put back; check who wrote to snapshots/. See 'warden why ${path}'.`;
   if (kind === 'credentials') return `Credentials change only through 'warden cred set GROUP.KEY' or 'warden cred rotate GROUP'. Your rejected file is kept: 'warden accept ${alertId}' proposes it again.`;
   if (reason === 'unexpected-file') return `New protected files are added with 'warden apply ${path} --from FILE'. The file is kept: 'warden accept ${alertId}' proposes it again.`;

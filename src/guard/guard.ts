@@ -315,10 +315,15 @@ export class Guard {
   }
 
   raiseTamper(detail: string, path = `${BASELINE_DIR}/${INDEX_NAME}`): void {
+    this.flag('baseline-tampered', path, detail);
+  }
+
+  /** An alert that reverts nothing: tamper, a degraded watcher. */
+  flag(reason: AlertReason, path: string, detail: string): void {
     const id = newAlertId();
     this.record({
-      id, time: new Date().toISOString(), path, action: 'flagged', reason: 'baseline-tampered', before: null, after: null,
-      quarantine: null, detail, advice: adviceFor(path, 'baseline-tampered', id, null),
+      id, time: new Date().toISOString(), path, action: 'flagged', reason, before: null, after: null,
+      quarantine: null, detail, advice: adviceFor(path, reason, id, null),
     });
   }
 
