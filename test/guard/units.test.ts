@@ -1,0 +1,130 @@
+/** Table tests of the pure parts of the guard core: classifier, credential rules, protected set. */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { ABSENT, classify, type Approved, type Observation } from '../../src/guard/classify.js';
+import { diffCredentials, discordTokenHolds, fingerprint, credentialFingerprintText } from '../../src/credentials/rules.js';
+import { protectedSet } from '../../src/config/protected-set.js';
+import { parseWardenConfig, wardenConfigSchema } from '../../src/config/warden-config.js';
+import { locateKey } from '../../src/toml/index.js';
+import { HintQueue } from '../../src/guard/hints.js';
+
+const A: Approved = { sha256: 'a'.repeat(64), size: 10, mode: 0o644, uid: 1000, gid: 1000 };
+const file = (o: Partial<Observation> = {}): Observation => ({ type: 'file', size: 10, mode: 0o644, uid: 1000, gid: 1000, ino: 1, sha256: A.sha256, bytes: Buffer.alloc(10), ...o });
+
+describe('classify', () => {
+  const cases: [string, Approved | undefined, Observation, string | null, string[]?][] = [
+    ['identical', A, file(), null],
+    ['new inode, same bytes and metadata (touch, identical rewrite)', A, file({ ino: 99 }), null],
+    ['content', A, file({ sha256: 'b'.repeat(64) }), 'content'],
+    ['emptied', A, file({ sha256: 'e'.repeat(64), size: 0 }), 'emptied'],
+    ['mode', A, file({ mode: 0o666 }), 'mode'],
+    ['owner', A, file({ uid: 0 }), 'owner'],
+    ['group', A, file({ gid: 0 }), 'owner'],
+    ['content and mode', A, file({ sha256: 'b'.repeat(64), mode: 0o600 }), 'content', ['mode']],
+    ['too large (not read)', A, file({ sha256: null, bytes: null, size: 1 << 30 }), 'too-large'],
+    ['deleted', A, ABSENT, 'deleted'],
+    ['symlink', A, file({ type: 'symlink' }), 'symlink'],
+    ['directory', A, file({ type: 'dir' }), 'not-regular'],
+    ['fifo', A, file({ type: 'fifo' }), 'not-regular'],
+    ['socket', A, file({ type: 'socket' }), 'not-regular'],
+    ['unexpected', undefined, file(), 'unexpected-file'],
+    ['absent and not approved', undefined, ABSENT, null],
+  ];
+  for (const [name, approved, obs, reason, also] of cases) {
+    it(name, () => {
+      const v = classify(approved, obs);
+      assert.equal(v?.reason ?? null, reason);
+      if (also) assert.deepEqual(v?.also, also);
+      if (reason === 'unexpected-file') assert.equal(v?.action, 'removed');
+    });
+  }
+});
+
+describe('credential rules', () => {
+  const config = wardenConfigSchema.parse({ credentials: { files: ['config/credentials.toml'], groups: { discord: { keys: ['token', 'application_id'], check: 'discord-token' } } } });
+  const tok = (app: string, rest = 'x.y') => `${Buffer.from(app).toString('base64')}.${rest}`;
+  const text = (t: string, app: string, key = 'k1') => `[discord]\ntoken = "${t}"\napplication_id = "${app}"\n\n[anthropic]\napi_key = "${key}"\n`;
+  const OLD = text(tok('111'), '111');
+
+  it('discord-token check', () => {
+    assert.equal(discordTokenHolds({ token: tok('42'), application_id: '42' }), true);
+    assert.equal(discordTokenHolds({ token: tok('42'), application_id: '43' }), false);
+    assert.equal(discordTokenHolds({ application_id: '43' }), false);
+  });
+  it('the whole group switched is not half-applied', () => {
+    const d = diffCredentials(OLD, text(tok('222'), '222'), config, 'c');
+    assert.equal(d.halfApplied, false);
+    assert.deepEqual(d.changes.map((c) => c.key), ['application_id', 'token']);
+  });
+  it('one key of a group is half-applied and named', () => {
+    const d = diffCredentials(OLD, text(tok('222'), '111'), config, 'c');
+    assert.equal(d.halfApplied, true);
+    assert.deepEqual(d.halfGroups, [{ group: 'discord', changed: ['token'], unchanged: ['application_id'] }]);
+  });
+  it('a failing check is half-applied even when both keys changed', () => {
+    const d = diffCredentials(OLD, text(tok('333'), '222'), config, 'c');
+    assert.equal(d.halfApplied, true);
+    assert.deepEqual(d.failedChecks, [{ group: 'discord', check: 'discord-token' }]);
+  });
+  it('a single-key group changes alone', () => {
+    assert.equal(diffCredentials(OLD, text(tok('111'), '111', 'k2'), config, 'c').halfApplied, false);
+  });
+  it('unparsable is half-applied, and no error text carries a value', () => {
+    const d = diffCredentials(OLD, '[discord]\ntoken = "SECRET-VALUE', config, 'c');
+    assert.equal(d.halfApplied, true);
+    assert.ok(!JSON.stringify(d).includes('SECRET-VALUE'));
+  });
+  it('fingerprints are 12 hex digits and the mirror text has no value', () => {
+    assert.match(fingerprint('abc'), /^[0-9a-f]{12}$/);
+    const mirror = credentialFingerprintText(Buffer.from(OLD));
+    assert.ok(!mirror.includes(tok('111')) && mirror.includes(`discord.token = ${fingerprint(tok('111'))}`));
+  });
+});
+
+describe('protected set', () => {
+  const r = parseWardenConfig('[[protect]]\npath = "data/**/*.json"\nkind = "text"\n');
+  assert.ok(r.ok);
+  const p = protectedSet(r.ok ? r.config : wardenConfigSchema.parse({}));
+  it('kinds by path', () => {
+    assert.equal(p.kindOf('config/warden.toml'), 'warden');
+    assert.equal(p.kindOf('config/credentials.toml'), 'credentials');
+    assert.equal(p.kindOf('orgs/a.toml'), 'org');
+    assert.equal(p.kindOf('orgs/a.txt'), null);
+    assert.equal(p.kindOf('orgs/sub/a.toml'), null);
+    assert.equal(p.kindOf('blocks/conditional/x.md'), 'block');
+    assert.equal(p.kindOf('data/x/y/z.json'), 'text');
+  });
+  it('warden temp files and the store are never protected paths', () => {
+    assert.equal(p.kindOf('orgs/.a.toml.warden-1-abcd.tmp'), null);
+    assert.equal(p.kindOf('orgs/.hidden.toml'), null);
+    assert.equal(p.kindOf('snapshots/alerts.jsonl'), null);
+  });
+  it('directories, parents first', () => {
+    assert.deepEqual(p.dirs, ['blocks', 'config', 'data', 'orgs', 'blocks/conditional']);
+  });
+});
+
+describe('locateKey', () => {
+  const src = '# c\napproval = "tty"\n\n[notify]\nmin_interval_seconds = 1\n\n[notify.discord]\napi = "x"\n[[protect]]\npath = "a"\n[[protect]]\npath = "b"\n';
+  it('finds keys, tables and array-of-table items', () => {
+    assert.deepEqual(locateKey(src, ['approval']), { line: 2, column: 1 });
+    assert.deepEqual(locateKey(src, ['notify', 'min_interval_seconds']), { line: 5, column: 1 });
+    assert.deepEqual(locateKey(src, ['notify', 'discord', 'api']), { line: 8, column: 1 });
+    assert.deepEqual(locateKey(src, ['protect', 1, 'path']), { line: 12, column: 1 });
+  });
+});
+
+describe('hint queue', () => {
+  it('coalesces a burst into one check, then one trailing check', async () => {
+    const seen: string[] = [];
+    const q = new HintQueue((rel) => seen.push(rel), 20);
+    for (let i = 0; i < 100; i++) q.hint('a', false);
+    q.hint('b', false);
+    await new Promise((r) => setImmediate(r));
+    assert.deepEqual(seen, ['a', 'b']);
+    const deadline = Date.now() + 5000;
+    while (seen.length < 4 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    assert.deepEqual(seen.sort(), ['a', 'a', 'b', 'b']);
+    q.close();
+  });
+});
