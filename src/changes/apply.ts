@@ -1,10 +1,19 @@
 /**
  * Install accepted changes: validate → baseline (blobs, then the authenticated index) →
- * the files themselves (atomic, confined) → history. The baseline is updated first, so
+ * the files themselves (atomic, confined) → history. Several files at once go through
+ * the intent journal instead (journal.ts): journal → files → baseline → journal removed. The baseline is updated first, so
  * the guard recognises the new files by their hash and never reverts its own write; a
  * crash in between leaves a baseline the next start rolls the files forward to.
  */
-import { WardenError, type Located } from '../common/errors.js';
+import { randomBytes } from 'node:crypto';
+import { EXIT, WardenError, type Located } from '../common/errors.js';
+import { CONDITIONS_TOML, GUESTS_TOML, policyKindOf, type PolicyFileInput } from '../policy/index.js';
+import { WARDEN_TOML } from '../config/warden-config.js';
+import { diffCredentialSet, mergeCredentialSet } from '../credentials/rules.js';
+import { sha256Hex } from '../store/baseline.js';
+import { loadKey } from '../store/keys.js';
+import { removeIntent, writeIntent, type JournalFile } from './journal.js';
+import { step, type CrashStep } from './seam.js';
 import { parseWardenConfig, type WardenConfig } from '../config/warden-config.js';
 import { ensureDirBeneath, replaceFileAt, safeClose, unlinkAt, walkDir, lstatAt, readRegularAt } from '../fsx/beneath.js';
 import type { BaselineChange, BaselineState } from '../guard/baseline-state.js';
@@ -15,6 +24,9 @@ import { tomlSyntax, validateProposal } from './validate.js';
 import { candidatePathsFor } from './init.js';
 
 export interface ChangeRequest { path: string; content: Buffer | null }
+
+/** path → sha256 of the approved content the proposal was made against (null = absent). */
+export type BaseHashes = Record<string, string | null>;
 
 export interface ApplyContext {
   root: string;
@@ -33,6 +45,13 @@ export interface ApplyResult {
   history: Promise<string | null>;
 }
 
+/** The approved state moved on since the proposal was made: nothing applied, ask again. */
+export class StaleError extends WardenError {
+  constructor(readonly stalePaths: string[]) {
+    super(`${stalePaths.join(', ')} changed since this change was proposed; nothing was applied`, EXIT.finding);
+  }
+}
+
 export function normalizeRelPath(path: string): string {
   const p = path.replace(/^\.\//, '').replace(/\/+/g, '/');
   if (p === '' || p.startsWith('/') || p.split('/').some((s) => s === '..' || s === '.' || s === '')) {
@@ -41,36 +60,103 @@ export function normalizeRelPath(path: string): string {
   return p;
 }
 
+/** The approved hashes of these paths now. */
+export function currentBase(ctx: ApplyContext, paths: readonly string[]): BaseHashes {
+  const out: BaseHashes = {};
+  for (const p of paths) out[p] = ctx.state.entry(p)?.sha256 ?? null;
+  return out;
+}
+
+/** Throws StaleError when any path's approved content is not what `base` says. */
+export function checkBase(ctx: ApplyContext, base: BaseHashes): void {
+  const stale = Object.entries(base).filter(([p, sha]) => (ctx.state.entry(p)?.sha256 ?? null) !== sha).map(([p]) => p);
+  if (stale.length) throw new StaleError(stale);
+}
+
+/** The approved policy files, as the policy validators want them (SPEC §9 cross-file rules). */
+function approvedPolicyFiles(ctx: ApplyContext): PolicyFileInput[] {
+  const out = new Map<string, PolicyFileInput>();
+  for (const p of [CONDITIONS_TOML, GUESTS_TOML, WARDEN_TOML]) out.set(p, { path: p, text: null });
+  for (const p of ctx.state.paths()) {
+    if (!policyKindOf(p)) continue;
+    const b = ctx.state.bytesOf(ctx.rootFd, p);
+    out.set(p, b ? { path: p, text: b.toString('utf8') } : { path: p, text: null, unreadable: 'approved content unavailable' });
+  }
+  return [...out.values()];
+}
+
+export interface CheckedChange { path: string; kind: FileKind; content: Buffer | null }
+
 /** Validate every change; throws WardenError (exit 1) with located errors, changing nothing. */
-export function checkChanges(ctx: ApplyContext, reqs: ChangeRequest[]): { path: string; kind: FileKind; content: Buffer | null }[] {
-  const out: { path: string; kind: FileKind; content: Buffer | null }[] = [];
+export function checkChanges(ctx: ApplyContext, reqs: ChangeRequest[], base?: BaseHashes): CheckedChange[] {
+  const out: CheckedChange[] = [];
   const errors: Located[] = [];
+  const seen = new Set<string>();
   for (const r of reqs) {
     const path = normalizeRelPath(r.path);
+    if (seen.has(path)) throw new WardenError(`${path} appears twice in one change`);
+    seen.add(path);
     const kind = ctx.state.entry(path)?.kind ?? ctx.pset.kindOf(path);
     if (!kind) throw new WardenError(`${path} is not a protected path (see SPEC §2 and [[protect]] in config/warden.toml)`);
     if (r.content === null && !ctx.state.entry(path)) throw new WardenError(`${path} is not in the baseline; nothing to remove`);
     if (r.content && r.content.length > ctx.config.max_bytes) throw new WardenError(`${path}: proposed content is ${r.content.length} bytes, over max_bytes (${ctx.config.max_bytes})`);
-    const approved = ctx.state.bytesOf(ctx.rootFd, path);
-    const text = r.content === null ? null : r.content.toString('utf8');
-    const errs = text === null ? [] : tomlSyntax(path, text);
-    errors.push(...(errs.length ? errs : validateProposal({ path, kind, text, approvedText: approved ? approved.toString('utf8') : null }, ctx.config)));
     out.push({ path, kind, content: r.content });
   }
-  if (errors.length) throw new WardenError(`refused: the proposed content is invalid; nothing was changed`, 1, errors);
+  if (base) checkBase(ctx, base);
+  let policy = approvedPolicyFiles(ctx);
+  for (const c of out) {
+    const approved = ctx.state.bytesOf(ctx.rootFd, c.path);
+    const text = c.content === null ? null : c.content.toString('utf8');
+    if (c.kind === 'credentials') {
+      if (text === null) errors.push({ file: c.path, message: 'a credential file is edited, never removed' });
+      continue; // checked as a set below
+    }
+    const syn = text === null ? [] : tomlSyntax(c.path, text);
+    if (syn.length) { errors.push(...syn); continue; }
+    errors.push(...validateProposal({ path: c.path, kind: c.kind, text, approvedText: approved ? approved.toString('utf8') : null }, ctx.config, policy));
+    if (policyKindOf(c.path)) policy = [...policy.filter((f) => f.path !== c.path), ...(text === null ? [] : [{ path: c.path, text }])];
+  }
+  errors.push(...checkCredentialSet(ctx, out));
+  if (errors.length) throw new WardenError(`refused: the proposed content is invalid; nothing was changed`, EXIT.finding, errors);
   return out;
 }
 
-export function applyChanges(ctx: ApplyContext, reqs: ChangeRequest[], command: string, user = osUser()): ApplyResult {
-  const checked = checkChanges(ctx, reqs);
+/** Group rules over the whole credential set, across every file of it (SPEC §7). */
+function checkCredentialSet(ctx: ApplyContext, changes: CheckedChange[]): Located[] {
+  const credChanges = changes.filter((c) => c.kind === 'credentials' && c.content !== null);
+  if (!credChanges.length) return [];
+  const files = [...new Set([...ctx.config.credentials.files, ...ctx.state.paths().filter((p) => ctx.state.entry(p)?.kind === 'credentials'), ...credChanges.map((c) => c.path)])];
+  const oldFiles = files.map((p) => ({ path: p, text: ctx.state.bytesOf(ctx.rootFd, p)?.toString('utf8') ?? null }));
+  const newFiles = oldFiles.map((f) => { const c = credChanges.find((x) => x.path === f.path); return c ? { path: f.path, text: (c.content as Buffer).toString('utf8') } : f; });
+  const before = mergeCredentialSet(oldFiles);
+  const after = mergeCredentialSet(newFiles);
+  if (after.errors.length) return after.errors;
+  const d = diffCredentialSet(before.tables, after.tables, ctx.config);
+  const errors: Located[] = [];
+  const fileOf = (group: string) => Object.entries(after.where).find(([id]) => id.startsWith(`${group.split(' ')[0]}.`))?.[1] ?? credChanges[0]?.path ?? 'credentials';
+  for (const h of d.halfGroups) {
+    const g = h.group.split(' ')[0] as string;
+    errors.push({ file: fileOf(h.group), key: h.group, message: `half-applied: ${h.changed.map((k) => `${g}.${k}`).join(', ')} would change but ${h.unchanged.map((k) => `${g}.${k}`).join(', ')} would not; keys of a group change together, so these must come along: ${h.unchanged.map((k) => `${g}.${k}`).join(', ')} ('warden cred set ${[...h.changed, ...h.unchanged].map((k) => `${g}.${k}`).join(' ')}' or 'warden cred rotate ${g}')` });
+  }
+  for (const c of d.failedChecks) errors.push({ file: fileOf(c.group), key: c.group, message: `check "${c.check}" fails: the token's first dot-separated segment must base64-decode to application_id` });
+  return errors;
+}
+
+export function applyChanges(ctx: ApplyContext, reqs: ChangeRequest[], command: string, user = osUser(), base?: BaseHashes): ApplyResult {
+  const checked = checkChanges(ctx, reqs, base);
   const uid = process.geteuid?.() ?? 0;
   const gid = process.getegid?.() ?? 0;
   const changes: BaselineChange[] = checked.map((c) => {
     const e = ctx.state.entry(c.path);
     return { path: c.path, kind: c.kind, bytes: c.content, mode: e?.mode ?? (c.kind === 'credentials' ? 0o600 : 0o644), uid: e?.uid ?? uid, gid: e?.gid ?? gid };
   });
-  ctx.state.commit(ctx.rootFd, changes);
-  for (const c of changes) writeLive(ctx.rootFd, c);
+  if (changes.length > 1) applyTransaction(ctx, changes, command, user);
+  else {
+    // One file: the baseline first, so the guard recognises the new file by its hash; a
+    // crash in between leaves a baseline the next start rolls the file forward to.
+    ctx.state.commit(ctx.rootFd, changes);
+    for (const c of changes) writeLive(ctx.rootFd, c);
+  }
   let newConfig: WardenConfig | undefined;
   const wardenChange = changes.find((c) => c.kind === 'warden' && c.bytes);
   const extra: BaselineChange[] = [];
@@ -86,6 +172,28 @@ export function applyChanges(ctx: ApplyContext, reqs: ChangeRequest[], command: 
   const hist: HistoryChange[] = all.map((c) => ({ path: c.path, kind: c.kind, bytes: c.bytes }));
   const history = commitHistory(ctx.root, ctx.rootFd, hist, command, user).catch(() => null);
   return { generation: ctx.state.index.generation, paths: all.map((c) => c.path), ...(newConfig ? { newConfig } : {}), history };
+}
+
+/** Several files: journal → files → baseline → remove the journal (see journal.ts). */
+function applyTransaction(ctx: ApplyContext, changes: BaselineChange[], command: string, user: string): void {
+  step('begin');
+  const key = loadKey(ctx.root, false);
+  const blobs = new Map<string, Buffer>();
+  const files: JournalFile[] = changes.map((c) => {
+    const e = ctx.state.entry(c.path);
+    const old = e ? ctx.state.bytesOf(ctx.rootFd, c.path) : null;
+    if (e && !old) throw new WardenError(`the approved content of ${c.path} is not available; nothing was changed`);
+    if (old) blobs.set(e!.sha256, old);
+    const newSha = c.bytes ? sha256Hex(c.bytes) : null;
+    if (c.bytes && newSha) blobs.set(newSha, c.bytes);
+    return { path: c.path, kind: c.kind, mode: c.mode, uid: c.uid, gid: c.gid, old: e?.sha256 ?? null, new: newSha };
+  });
+  writeIntent(ctx.rootFd, key, { version: 1, id: randomBytes(6).toString('hex'), created: new Date().toISOString(), command, user, files }, blobs);
+  changes.forEach((c, i) => { writeLive(ctx.rootFd, c); step(`file-${Math.min(i + 1, 3)}` as CrashStep); });
+  ctx.state.commit(ctx.rootFd, changes);
+  step('baseline');
+  removeIntent(ctx.rootFd);
+  step('done');
 }
 
 function writeLive(rootFd: number, c: BaselineChange): void {

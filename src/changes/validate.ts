@@ -7,7 +7,7 @@ import { parseWardenConfig, type WardenConfig } from '../config/warden-config.js
 import { parseToml } from '../toml/index.js';
 import { diffCredentials } from '../credentials/rules.js';
 import type { FileKind } from '../config/protected-set.js';
-import { validatePolicyFile } from '../policy/index.js';
+import { validatePolicyChange, validatePolicyFile, type PolicyFileInput } from '../policy/index.js';
 
 export interface Proposal {
   path: string;
@@ -18,15 +18,20 @@ export interface Proposal {
   approvedText: string | null;
 }
 
-export function validateProposal(p: Proposal, config: WardenConfig): Located[] {
+/**
+ * `policy`, when given, is the approved set of policy files: errors the change would add
+ * elsewhere in the set (a channel bound to two orgs…) are reported too.
+ */
+export function validateProposal(p: Proposal, config: WardenConfig, policy?: readonly PolicyFileInput[]): Located[] {
   if (p.text === null) {
     if (p.kind !== 'org' && p.kind !== 'block' && p.kind !== 'text') return [{ file: p.path, message: `only org, block and extra protected files can be removed; ${p.kind} files are edited instead` }];
-    return [];
+    return policy && (p.kind === 'org' || p.kind === 'block') ? validatePolicyChange(policy, p.path, null) : [];
   }
   switch (p.kind) {
     case 'warden': {
       const r = parseWardenConfig(p.text, p.path);
-      return r.ok ? [] : r.errors;
+      if (!r.ok) return r.errors;
+      return policy ? validatePolicyChange(policy, p.path, p.text) : [];
     }
     case 'credentials': {
       const d = diffCredentials(p.approvedText, p.text, config, p.path);
@@ -36,7 +41,7 @@ export function validateProposal(p: Proposal, config: WardenConfig): Located[] {
       return errors;
     }
     case 'conditions': case 'guests': case 'org': case 'block':
-      return validatePolicyFile(p.kind, p.path, p.text);
+      return policy ? validatePolicyChange(policy, p.path, p.text) : validatePolicyFile(p.kind, p.path, p.text);
     case 'text':
       return [];
   }

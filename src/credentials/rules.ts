@@ -123,3 +123,62 @@ export function credentialFingerprintText(bytes: Uint8Array): string {
   for (const g of Object.keys(p.tables).sort()) for (const k of Object.keys(p.tables[g] ?? {}).sort()) lines.push(`${g}.${k} = ${fingerprint(p.tables[g]?.[k] ?? '')}`);
   return lines.join('\n') + '\n';
 }
+
+/** One credential file of the set, by path, with its text (null = absent). */
+export interface CredentialFileText { path: string; text: string | null }
+
+export interface CredentialSet {
+  /** Tables merged over every file of the set. */
+  tables: CredentialTables;
+  /** Where each group.key lives. */
+  where: Record<string, string>;
+  errors: Located[];
+}
+
+/** Merge the files of a credential set (SPEC §7: a set may be kept in several files). */
+export function mergeCredentialSet(files: readonly CredentialFileText[]): CredentialSet {
+  const tables: CredentialTables = {};
+  const where: Record<string, string> = {};
+  const errors: Located[] = [];
+  for (const f of files) {
+    if (f.text === null) continue;
+    const p = parseCredentials(f.text, f.path);
+    if (!p.ok) { errors.push(...p.errors); continue; }
+    for (const [g, t] of Object.entries(p.tables)) {
+      const dst = (tables[g] ??= {});
+      for (const [k, v] of Object.entries(t)) {
+        const id = `${g}.${k}`;
+        if (Object.hasOwn(where, id)) { errors.push({ file: f.path, key: id, message: `${id} is also defined in ${where[id]}; a key lives in one file of the set` }); continue; }
+        where[id] = f.path;
+        dst[k] = v;
+      }
+    }
+  }
+  return { tables, where, errors };
+}
+
+/** Group rules over a whole credential set: which keys changed, half-applied units, failed checks. */
+export function diffCredentialSet(before: CredentialTables, after: CredentialTables, config: WardenConfig): Omit<CredentialDiff, 'parseErrors' | 'halfApplied'> {
+  const changes: CredentialKeyChange[] = [];
+  for (const g of [...new Set([...Object.keys(before), ...Object.keys(after)])].sort()) {
+    for (const k of [...new Set([...Object.keys(before[g] ?? {}), ...Object.keys(after[g] ?? {})])].sort()) {
+      const b = before[g]?.[k];
+      const a = after[g]?.[k];
+      if (b !== a) changes.push({ group: g, key: k, before: b === undefined ? null : fingerprint(b), after: a === undefined ? null : fingerprint(a) });
+    }
+  }
+  const halfGroups: CredentialDiff['halfGroups'] = [];
+  const failedChecks: CredentialDiff['failedChecks'] = [];
+  for (const u of groupUnits({ ...before, ...after }, config)) {
+    const changed = u.keys.filter((k) => changes.some((c) => c.group === u.table && c.key === k));
+    if (changed.length > 0 && changed.length < u.keys.length) halfGroups.push({ group: u.name, changed, unchanged: u.keys.filter((k) => !changed.includes(k)) });
+    if (u.check === 'discord-token' && changed.length > 0 && !discordTokenHolds(after[u.table])) failedChecks.push({ group: u.name, check: u.check });
+  }
+  return { changes, halfGroups, failedChecks };
+}
+
+/** The unit (keys that change together) a group.key belongs to. */
+export function unitOf(tables: CredentialTables, config: WardenConfig, group: string, key: string): GroupUnit | undefined {
+  const withKey: CredentialTables = { ...tables, [group]: { ...(tables[group] ?? {}), [key]: tables[group]?.[key] ?? '' } };
+  return groupUnits(withKey, config).find((u) => u.table === group && u.keys.includes(key));
+}

@@ -12,7 +12,8 @@ import { HintQueue } from '../guard/hints.js';
 import { appendAlert, newAlertId } from '../store/alerts.js';
 import { readIndex } from '../store/baseline.js';
 import { loadKey } from '../store/keys.js';
-import { applyChanges, reconcileProtectedSet, type ApplyContext, type ChangeRequest } from '../changes/apply.js';
+import { reconcileProtectedSet, type ApplyContext } from '../changes/apply.js';
+import { attachChangeService, handleChangeRequest } from '../approvals/daemon.js';
 import { initRoot } from '../changes/init.js';
 import { listenControl, type Request, type Response } from './control.js';
 import { acquireLock, type Lock } from './lock.js';
@@ -93,6 +94,9 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
       };
       watcher = await startWatcher(opts.root, g.pset, { onEvent: (rel, d) => hints.hint(rel, d), onError: onWatchError }, false);
       cleanups.push(async () => { await watcher?.close(); });
+      // Sanctioned changes: finish or undo an interrupted transaction, report expired approvals (before verifying).
+      const changeService = attachChangeService(g, log);
+      cleanups.push(() => changeService.stop());
       g.startupVerify();
       g.verifyStore(true);
       g.lastRescanAt = Date.now();
@@ -175,18 +179,15 @@ async function handleRequest(req: Request, g: Guard, ctx: () => ApplyContext, re
         polling: watcher()?.polling ?? false, watcherAlive: watcher()?.alive() ?? false,
         failing: g.failingPaths(), counters: g.counters, notifier: notifierStatus(),
       };
+    case 'change':
+      // Sanctioned changes and approvals (src/approvals/service.ts).
+      return handleChangeRequest(req, g, ctx(), reload);
     case 'apply': {
-      const raw = Array.isArray(req.changes) ? req.changes as { path: string; content_b64: string | null }[] : [];
-      const changes: ChangeRequest[] = raw.map((c) => ({ path: String(c.path), content: c.content_b64 === null ? null : Buffer.from(String(c.content_b64), 'base64') }));
-      try {
-        const r = applyChanges(ctx(), changes, String(req.command ?? 'apply'), String(req.user ?? 'unknown'));
-        if (r.newConfig) await reload(r.newConfig);
-        const commit = await r.history;
-        return { ok: true, generation: r.generation, paths: r.paths, commit };
-      } catch (err) {
-        if (err instanceof WardenError) return { ok: false, error: err.message, details: err.details, exitCode: err.exitCode };
-        throw err;
-      }
+      // Older request shape: a proposal that respects approval (applied now only when approval = "none").
+      const r = await handleChangeRequest({ ...req, action: 'propose' }, g, ctx(), reload);
+      const applied = r.applied as Record<string, unknown> | undefined;
+      if (applied) return { ok: true, ...applied };
+      return r.ok ? { ok: false, error: `approval needed: request ${String((r.pending as { id?: string })?.id)}; answer with 'warden approve ID'`, pending: r.pending, exitCode: 1 } : r;
     }
     case 'rescan':
       return { ok: true, reverted: g.rescan() };

@@ -6,6 +6,11 @@ import { verifyCommand } from './verify.js';
 import { alertsCommand, whyCommand } from './alerts.js';
 import { historyCommand } from './history.js';
 import { applyCommand } from './apply.js';
+import { editCommand } from './edit.js';
+import { rmCommand } from './rm.js';
+import { credCommand } from './cred.js';
+import { approveCommand, denyCommand } from './approve.js';
+import { acceptCommand } from './accept.js';
 import { notifyTestCommand } from './notify-test.js';
 import { installUnitsCommand } from './install-units.js';
 import { checkCommand } from './check.js';
@@ -20,7 +25,13 @@ export const commands: CommandSpec[] = [
   alertsCommand,
   whyCommand,
   historyCommand,
+  editCommand,
   applyCommand,
+  rmCommand,
+  credCommand,
+  approveCommand,
+  denyCommand,
+  acceptCommand,
   checkCommand,
   explainCommand,
   notifyTestCommand,

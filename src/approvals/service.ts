@@ -1,0 +1,233 @@
+/**
+ * The sanctioned-change service: what the daemon runs for op "change" on its control
+ * socket, and what a command runs itself under the one-writer lock when no daemon is up.
+ *
+ *   propose → validate → approval "none": apply now; else a pending record (+ owner code)
+ *   answer  → expired? (never applied; approval-expired alert) → deny? → code / tty check
+ *           → recompute: approved hashes and proposal still as bound? else nothing applied,
+ *             a fresh request is made against the new state and the person is asked again
+ *           → apply (one file atomically, several through the intent journal)
+ */
+import { randomInt } from 'node:crypto';
+import { EXIT, WardenError } from '../common/errors.js';
+import type { WardenConfig } from '../config/warden-config.js';
+import { applyChanges, checkChanges, currentBase, StaleError, type ApplyContext, type BaseHashes, type ChangeRequest } from '../changes/apply.js';
+import { describeChanges } from '../changes/diff.js';
+import { appendOutboxMessage } from '../notifier/outbox-messages.js';
+import type { Alert, AlertReason } from '../store/alert-types.js';
+import { newAlertId } from '../store/alerts.js';
+import { hmacEqual } from '../store/keys.js';
+import { codeHmac, listPendingIds, newPendingId, proposalSha, readPending, removePending, writePending, type PendingChange, type PendingRecord } from './pending.js';
+import { recoverJournal } from '../changes/journal.js';
+
+export const MAX_CODE_ATTEMPTS = 3;
+
+export interface ChangeEnv {
+  ctx: ApplyContext;
+  key: Buffer;
+  /** Record an alert durably (the guard's record() in the daemon, appendAlert otherwise). */
+  raise(a: Alert): void;
+  /** The daemon reloads warden.toml live after a sanctioned change of it. */
+  reload?(c: WardenConfig): Promise<void>;
+  now?(): number;
+}
+
+export type Reply = { ok: boolean; error?: string; details?: unknown; exitCode?: number; [k: string]: unknown };
+
+export interface PendingView {
+  id: string; approval: string; paths: string[]; command: string; user: string; created: string; expires: string;
+  proposal_sha: string; summary: string; attempts_left: number; supersedes: string | null;
+}
+
+const enc = (cs: ChangeRequest[]): PendingChange[] => cs.map((c) => ({ path: c.path, content_b64: c.content === null ? null : c.content.toString('base64') }));
+const dec = (cs: PendingChange[]): ChangeRequest[] => cs.map((c) => ({ path: String(c.path), content: c.content_b64 === null ? null : Buffer.from(String(c.content_b64), 'base64') }));
+
+function fail(err: unknown): Reply {
+  if (err instanceof StaleError) return { ok: false, stale: true, error: err.message, exitCode: err.exitCode, paths: err.stalePaths };
+  if (err instanceof WardenError) return { ok: false, error: err.message, details: err.details, exitCode: err.exitCode };
+  throw err;
+}
+
+export function viewOf(env: ChangeEnv, rec: PendingRecord): PendingView {
+  const items = dec(rec.changes).map((c) => {
+    const e = env.ctx.state.entry(c.path);
+    return { path: c.path, kind: e?.kind ?? env.ctx.pset.kindOf(c.path) ?? 'text' as const, before: env.ctx.state.bytesOf(env.ctx.rootFd, c.path), after: c.content };
+  });
+  return {
+    id: rec.id, approval: rec.approval, paths: rec.changes.map((c) => c.path), command: rec.command, user: rec.user, created: rec.created,
+    expires: new Date(rec.expires_at).toISOString(), proposal_sha: rec.proposal_sha, summary: describeChanges(items, env.ctx.config),
+    attempts_left: MAX_CODE_ATTEMPTS - rec.attempts, supersedes: rec.supersedes ?? null,
+  };
+}
+
+async function applyNow(env: ChangeEnv, changes: ChangeRequest[], command: string, user: string, base: BaseHashes | undefined): Promise<Reply> {
+  const r = applyChanges(env.ctx, changes, command, user, base);
+  if (r.newConfig && env.reload) await env.reload(r.newConfig);
+  const commit = await r.history;
+  return { ok: true, applied: { generation: r.generation, paths: r.paths, commit } };
+}
+
+function createPending(env: ChangeEnv, changes: ChangeRequest[], command: string, user: string, supersedes?: string): PendingRecord {
+  const now = env.now?.() ?? Date.now();
+  const cfg = env.ctx.config;
+  const approval = cfg.approval === 'owner-code' ? 'owner-code' : 'tty';
+  const pc = enc(changes);
+  const id = newPendingId();
+  const rec: PendingRecord = {
+    version: 1, id, created: new Date(now).toISOString(), expires_at: now + cfg.approval_ttl_seconds * 1000, approval, command, user,
+    base: currentBase(env.ctx, changes.map((c) => c.path)), changes: pc, proposal_sha: proposalSha(pc), attempts: 0,
+    ...(supersedes ? { supersedes } : {}),
+  };
+  let code: string | null = null;
+  if (approval === 'owner-code') {
+    code = String(randomInt(0, 100_000_000)).padStart(8, '0');
+    rec.code_hmac = codeHmac(env.key, id, code);
+  }
+  writePending(env.ctx.rootFd, env.key, rec);
+  if (code) {
+    const paths = rec.changes.map((c) => c.path).join(', ');
+    appendOutboxMessage(env.ctx.root, {
+      id: `approval-${id}`, time: rec.created, kind: 'owner-code',
+      text: `warden: one-time code ${code} approves request ${id}: 'warden ${command}' by ${user} (${paths}). It expires ${new Date(rec.expires_at).toISOString()}. If you did not ask for this, do nothing: 'warden deny ${id}'.`,
+    });
+  }
+  return rec;
+}
+
+function alertFor(rec: PendingRecord, reason: AlertReason, detail: string, advice: string): Alert {
+  return {
+    id: newAlertId(), time: new Date().toISOString(), path: rec.changes[0]?.path ?? 'snapshots/pending', action: 'flagged', reason,
+    before: null, after: null, quarantine: null, detail, advice,
+  };
+}
+
+function expire(env: ChangeEnv, rec: PendingRecord): void {
+  removePending(env.ctx.rootFd, rec.id);
+  const paths = rec.changes.map((c) => c.path).join(', ');
+  env.raise(alertFor(rec, 'approval-expired',
+    `approval ${rec.id} for 'warden ${rec.command}' by ${rec.user} (${paths}), requested ${rec.created}, expired unanswered at ${new Date(rec.expires_at).toISOString()}; nothing was applied`,
+    `If the change is still wanted, propose it again (e.g. 'warden ${rec.command}').`));
+}
+
+/** Report and remove every pending approval past its ttl; set aside forged ones. */
+export function sweepPending(env: ChangeEnv): number {
+  const now = env.now?.() ?? Date.now();
+  let n = 0;
+  for (const id of listPendingIds(env.ctx.rootFd)) {
+    const r = readPending(env.ctx.rootFd, env.key, id);
+    if (!r.ok) {
+      if (r.problem === 'tampered') {
+        removePending(env.ctx.rootFd, id);
+        env.raise({ id: newAlertId(), time: new Date().toISOString(), path: `snapshots/pending/${id}.json`, action: 'flagged', reason: 'baseline-tampered', before: null, after: null, quarantine: null, detail: `${r.detail}; removed, never applied`, advice: `warden's store was edited outside warden; check who wrote to snapshots/.` });
+      }
+      continue;
+    }
+    if (now > r.rec.expires_at) { expire(env, r.rec); n++; }
+  }
+  return n;
+}
+
+/** Before a writer starts work: finish or undo an interrupted transaction, report expired approvals. */
+export function prepareWriter(env: ChangeEnv): void {
+  const rec = recoverJournal(env.ctx.rootFd, env.ctx.state, env.ctx.config, env.key, env.raise);
+  if (rec && rec.changes.length) {
+    void import('../store/history.js').then(({ commitHistory }) => commitHistory(env.ctx.root, env.ctx.rootFd, rec.changes.map((c) => ({ path: c.path, kind: c.kind, bytes: c.bytes })), `recover ${rec.outcome} ${rec.paths.join(' ')}`, 'warden')).catch(() => null);
+  }
+  sweepPending(env);
+}
+
+export async function changeOp(req: Record<string, unknown>, env: ChangeEnv): Promise<Reply> {
+  try {
+    switch (req.action) {
+      case 'propose': return await propose(req, env);
+      case 'answer': return await answer(req, env);
+      case 'show': {
+        const r = readPending(env.ctx.rootFd, env.key, String(req.id));
+        if (!r.ok) return { ok: false, error: r.detail, exitCode: EXIT.finding };
+        if ((env.now?.() ?? Date.now()) > r.rec.expires_at) { expire(env, r.rec); return { ok: false, expired: true, error: `approval ${r.rec.id} has expired; nothing was applied (reported as an approval-expired alert)`, exitCode: EXIT.finding }; }
+        return { ok: true, pending: viewOf(env, r.rec) };
+      }
+      case 'list': {
+        sweepPending(env);
+        const out: PendingView[] = [];
+        for (const id of listPendingIds(env.ctx.rootFd)) { const r = readPending(env.ctx.rootFd, env.key, id); if (r.ok) out.push(viewOf(env, r.rec)); }
+        return { ok: true, pending: out };
+      }
+      default: return { ok: false, error: `unknown change action "${String(req.action)}"`, exitCode: EXIT.usage };
+    }
+  } catch (err) {
+    return fail(err);
+  }
+}
+
+function requests(req: Record<string, unknown>): ChangeRequest[] {
+  const raw = Array.isArray(req.changes) ? (req.changes as PendingChange[]) : [];
+  if (!raw.length) throw new WardenError('no change given');
+  return dec(raw);
+}
+
+async function propose(req: Record<string, unknown>, env: ChangeEnv): Promise<Reply> {
+  const changes = requests(req);
+  const base = req.base && typeof req.base === 'object' ? (req.base as BaseHashes) : undefined;
+  const command = String(req.command ?? 'apply');
+  const user = String(req.user ?? 'unknown');
+  const checked = checkChanges(env.ctx, changes, base);
+  const normalized = checked.map((c) => ({ path: c.path, content: c.content }));
+  if (env.ctx.config.approval === 'none') return await applyNow(env, normalized, command, user, base);
+  const rec = createPending(env, normalized, command, user);
+  return { ok: true, pending: viewOf(env, rec) };
+}
+
+async function answer(req: Record<string, unknown>, env: ChangeEnv): Promise<Reply> {
+  const id = String(req.id ?? '');
+  const r = readPending(env.ctx.rootFd, env.key, id);
+  if (!r.ok) {
+    if (r.problem === 'tampered') sweepPending(env);
+    return { ok: false, error: r.detail, exitCode: EXIT.finding };
+  }
+  const rec = r.rec;
+  if ((env.now?.() ?? Date.now()) > rec.expires_at) {
+    expire(env, rec);
+    return { ok: false, expired: true, error: `approval ${id} expired at ${new Date(rec.expires_at).toISOString()}; nothing was applied (reported as an approval-expired alert)`, exitCode: EXIT.finding };
+  }
+  if (req.answer === 'deny') {
+    removePending(env.ctx.rootFd, id);
+    return { ok: true, denied: true };
+  }
+  if (rec.approval === 'owner-code') {
+    const code = typeof req.code === 'string' ? req.code.trim() : '';
+    if (!code) return { ok: false, needCode: true, error: `request ${id} needs the one-time code sent to the owner's channels: 'warden approve ${id} --code CODE'`, exitCode: EXIT.usage };
+    if (!rec.code_hmac || !hmacEqual(rec.code_hmac, codeHmac(env.key, id, code))) {
+      rec.attempts += 1;
+      if (rec.attempts >= MAX_CODE_ATTEMPTS) {
+        removePending(env.ctx.rootFd, id);
+        env.raise(alertFor(rec, 'approval-refused',
+          `a wrong one-time code was given ${MAX_CODE_ATTEMPTS} times for approval ${id} ('warden ${rec.command}' by ${rec.user}); the change was cancelled, nothing was applied`,
+          `If you did not try to approve this, someone else did: check who ran 'warden ${rec.command}'. Otherwise propose the change again.`));
+        return { ok: false, refused: true, error: `wrong code ${MAX_CODE_ATTEMPTS} times: request ${id} is cancelled and the owner was alerted; nothing was changed`, exitCode: EXIT.finding };
+      }
+      writePending(env.ctx.rootFd, env.key, rec);
+      return { ok: false, wrongCode: true, attempts_left: MAX_CODE_ATTEMPTS - rec.attempts, error: `wrong code for request ${id}; ${MAX_CODE_ATTEMPTS - rec.attempts} attempt(s) left`, exitCode: EXIT.finding };
+    }
+  } else if (req.via !== 'tty') {
+    return { ok: false, error: `request ${id} must be confirmed on a terminal: run 'warden approve ${id}' there`, exitCode: EXIT.usage };
+  }
+  // Recompute what was asked, and compare with what was bound at request time.
+  const changes = dec(rec.changes);
+  const seenSha = typeof req.proposal_sha === 'string' ? req.proposal_sha : rec.proposal_sha;
+  const now = currentBase(env.ctx, changes.map((c) => c.path));
+  const staleFiles = Object.keys(rec.base).filter((p) => rec.base[p] !== now[p]);
+  const proposalChanged = proposalSha(rec.changes) !== rec.proposal_sha || seenSha !== rec.proposal_sha;
+  removePending(env.ctx.rootFd, id);
+  if (staleFiles.length || proposalChanged) {
+    const why = staleFiles.length ? `${staleFiles.join(', ')} changed since request ${id} was made` : `the proposal of request ${id} is not the one you were shown`;
+    let next: PendingRecord;
+    try { checkChanges(env.ctx, changes); next = createPending(env, changes, rec.command, rec.user, id); }
+    catch (err) {
+      const f = fail(err);
+      return { ...f, ok: false, stale: true, error: `${why}; nothing was applied, and the change is no longer valid against the new state: ${String(f.error)}` };
+    }
+    return { ok: false, stale: true, error: `${why}; nothing was applied. Asking again: request ${next.id}`, pending: viewOf(env, next), exitCode: EXIT.finding };
+  }
+  return await applyNow(env, changes, rec.command, rec.user, rec.base);
+}

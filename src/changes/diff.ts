@@ -1,0 +1,60 @@
+/**
+ * What a change does, for a person to approve: a line diff for ordinary files, and for
+ * credential files only the keys with their fingerprints (SPEC §3: no value on screen).
+ */
+import { diffCredentials } from '../credentials/rules.js';
+import type { WardenConfig } from '../config/warden-config.js';
+import type { FileKind } from '../config/protected-set.js';
+
+export interface DiffInput { path: string; kind: FileKind; before: Buffer | null; after: Buffer | null }
+
+export function describeChanges(items: readonly DiffInput[], config: WardenConfig): string {
+  return items.map((i) => describeOne(i, config)).join('\n');
+}
+
+function describeOne(i: DiffInput, config: WardenConfig): string {
+  const head = i.after === null ? `--- remove ${i.path}` : i.before === null ? `+++ new file ${i.path} (${i.after.length} bytes)` : `--- ${i.path} (approved)\n+++ ${i.path} (proposed)`;
+  if (i.after === null) return head;
+  if (i.kind === 'credentials') {
+    const d = diffCredentials(i.before?.toString('utf8') ?? null, i.after.toString('utf8'), config, i.path);
+    const lines = d.changes.map((c) => {
+      const id = `${c.group}.${c.key}`;
+      if (c.before === null) return `  + ${id}  (new) ${c.after}`;
+      if (c.after === null) return `  - ${id}  ${c.before} (removed)`;
+      return `  ~ ${id}  ${c.before} → ${c.after}`;
+    });
+    if (!lines.length) lines.push('  (no value changes; comments or layout only)');
+    return `${head}\n  credential values are shown as fingerprints (first 12 hex digits of sha256)\n${lines.join('\n')}`;
+  }
+  return `${head}\n${lineDiff(i.before?.toString('utf8') ?? '', i.after.toString('utf8'))}`;
+}
+
+/** A compact line diff (LCS), one line of context around each change. */
+export function lineDiff(a: string, b: string): string {
+  const x = a.split('\n');
+  const y = b.split('\n');
+  if (x.length * y.length > 4_000_000) return `  (${x.length} → ${y.length} lines; too large to diff line by line)`;
+  const n = x.length, m = y.length;
+  const dp: Uint32Array[] = Array.from({ length: n + 1 }, () => new Uint32Array(m + 1));
+  for (let i = n - 1; i >= 0; i--) for (let j = m - 1; j >= 0; j--) {
+    dp[i]![j] = x[i] === y[j] ? dp[i + 1]![j + 1]! + 1 : Math.max(dp[i + 1]![j]!, dp[i]![j + 1]!);
+  }
+  const ops: { t: ' ' | '-' | '+'; s: string; ln: number }[] = [];
+  let i = 0, j = 0;
+  while (i < n || j < m) {
+    if (i < n && j < m && x[i] === y[j]) { ops.push({ t: ' ', s: x[i]!, ln: j + 1 }); i++; j++; }
+    else if (j < m && (i >= n || dp[i]![j + 1]! >= dp[i + 1]![j]!)) { ops.push({ t: '+', s: y[j]!, ln: j + 1 }); j++; }
+    else { ops.push({ t: '-', s: x[i]!, ln: i + 1 }); i++; }
+  }
+  const keep = new Set<number>();
+  ops.forEach((o, k) => { if (o.t !== ' ') for (let d = -1; d <= 1; d++) keep.add(k + d); });
+  const out: string[] = [];
+  let last = -2;
+  ops.forEach((o, k) => {
+    if (!keep.has(k)) return;
+    if (k !== last + 1) out.push(`  @@ line ${o.ln}`);
+    out.push(`  ${o.t} ${o.s}`);
+    last = k;
+  });
+  return out.length ? out.join('\n') : '  (no changes)';
+}

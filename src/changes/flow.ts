@@ -1,0 +1,104 @@
+/**
+ * The command side of a sanctioned change: propose it to the writer (daemon or lock),
+ * then get it approved — on the terminal, or with the owner's one-time code — looping
+ * when the writer says the request went stale and asks again.
+ */
+import { EXIT, WardenError, formatLocated } from '../common/errors.js';
+import type { CommandContext } from '../cli/types.js';
+import { osUser } from '../store/history.js';
+import type { BaseHashes, ChangeRequest } from './apply.js';
+import { askTty } from './prompt.js';
+import { runChangeOp } from './writer.js';
+import type { PendingView, Reply } from '../approvals/service.js';
+
+const MAX_ROUNDS = 5;
+
+export function encodeChanges(changes: ChangeRequest[]): { path: string; content_b64: string | null }[] {
+  return changes.map((c) => ({ path: c.path, content_b64: c.content === null ? null : c.content.toString('base64') }));
+}
+
+function raise(r: Reply): never {
+  throw new WardenError(String(r.error ?? 'refused'), Number(r.exitCode ?? EXIT.finding), (r.details as never) ?? []);
+}
+
+function reportApplied(ctx: CommandContext, r: Reply, extra: Record<string, unknown> = {}): number {
+  const a = r.applied as { generation: number; paths: string[]; commit: string | null };
+  if (ctx.json) ctx.out.json({ ok: true, applied: a, ...extra });
+  else ctx.out.line(`applied ${a.paths.join(', ')} (baseline generation ${a.generation}${a.commit ? `, history ${a.commit.slice(0, 10)}` : ''})`);
+  return EXIT.ok;
+}
+
+function showPending(ctx: CommandContext, p: PendingView): void {
+  if (ctx.json) return;
+  ctx.out.line(p.summary);
+  ctx.out.line(`request ${p.id}: 'warden ${p.command}' by ${p.user}; approval: ${p.approval}; expires ${p.expires}`);
+}
+
+/** Propose a change and see it through approval. Returns the exit code. */
+export async function proposeAndApprove(ctx: CommandContext, changes: ChangeRequest[], command: string, opts: { base?: BaseHashes; code?: string } = {}): Promise<number> {
+  const r = await runChangeOp(ctx.root, { action: 'propose', command, user: osUser(), changes: encodeChanges(changes), ...(opts.base ? { base: opts.base } : {}) });
+  if (!r.ok) {
+    if (r.stale) raise({ ...r, error: `${String(r.error)}; run the command again to see the new state` });
+    raise(r);
+  }
+  if (r.applied) return reportApplied(ctx, r);
+  return approveLoop(ctx, r.pending as PendingView, opts.code);
+}
+
+/** Ask for approval of a pending request (again after each stale answer). */
+export async function approveLoop(ctx: CommandContext, first: PendingView, code?: string): Promise<number> {
+  let p = first;
+  let givenCode = code;
+  for (let round = 0; round < MAX_ROUNDS; round++) {
+    showPending(ctx, p);
+    let answer: Record<string, unknown>;
+    if (p.approval === 'tty') {
+      const a = await askTty(`${ctx.json ? `${p.summary}\n` : ''}Apply request ${p.id}? [y/N] `);
+      if (a === null) return leavePending(ctx, p, `confirm it on a terminal: 'warden approve ${p.id}' (or 'warden deny ${p.id}')`);
+      if (!/^y(es)?$/i.test(a.trim())) {
+        await runChangeOp(ctx.root, { action: 'answer', id: p.id, answer: 'deny' });
+        throw new WardenError(`not approved; request ${p.id} withdrawn, nothing was changed`, EXIT.finding);
+      }
+      answer = { action: 'answer', id: p.id, answer: 'approve', via: 'tty', proposal_sha: p.proposal_sha };
+    } else {
+      let c = givenCode;
+      givenCode = undefined;
+      if (c === undefined) {
+        const a = await askTty(`one-time code for request ${p.id} (sent to the owner's channels): `);
+        if (a === null) return leavePending(ctx, p, `a one-time code went to the owner's channels; approve with 'warden approve ${p.id} --code CODE' (or 'warden deny ${p.id}')`);
+        c = a;
+      }
+      answer = { action: 'answer', id: p.id, answer: 'approve', code: c, proposal_sha: p.proposal_sha };
+    }
+    const r = await runChangeOp(ctx.root, answer);
+    if (r.ok && r.applied) return reportApplied(ctx, r, { request: p.id });
+    if (r.stale && r.pending) {
+      if (!ctx.json) ctx.out.err(`warden: ${String(r.error)}`);
+      p = r.pending as PendingView;
+      continue;
+    }
+    if (r.wrongCode) {
+      if (!ctx.json) ctx.out.err(`warden: ${String(r.error)}`);
+      if (code !== undefined) raise(r); // the code came from argv: do not prompt
+      continue;
+    }
+    raise(r);
+  }
+  throw new WardenError(`gave up after ${MAX_ROUNDS} rounds; nothing more was applied`, EXIT.finding);
+}
+
+function leavePending(ctx: CommandContext, p: PendingView, how: string): number {
+  if (ctx.json) ctx.out.json({ ok: true, pending: { ...p, summary: undefined } });
+  else ctx.out.line(`pending: request ${p.id} awaits approval; ${how}. Nothing is changed until then.`);
+  return EXIT.ok;
+}
+
+/** Print a WardenError's located details the way the other commands do. */
+export function printRefusal(ctx: CommandContext, name: string, err: WardenError): number {
+  if (ctx.json) ctx.out.json({ error: err.message, details: err.details });
+  else {
+    ctx.out.err(`warden ${name}: ${err.message}`);
+    for (const d of err.details) ctx.out.err(`  ${formatLocated(d)}`);
+  }
+  return err.exitCode;
+}

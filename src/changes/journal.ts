@@ -1,0 +1,191 @@
+/**
+ * The intent journal for changes that span several files (SPEC §7):
+ *
+ *   1. old and new blobs → snapshots/journal/<sha>.blob (0600, exclusive create, fsynced)
+ *   2. the intent manifest → snapshots/journal/intent (HMAC'd with the baseline key,
+ *      temp + fsync + rename + directory fsync): from here on the change "exists"
+ *   3. each live file replaced atomically
+ *   4. the baseline committed (blobs, then the authenticated index)
+ *   5. the journal removed (manifest first, then its blobs)
+ *
+ * A manifest found at start (or by a command that takes the lock) means the change was
+ * interrupted. Recovery rolls every file forward when every file already holds its new
+ * content, else back to the old; puts the baseline in the same state; raises one
+ * `half-applied` alert per file; and removes the journal. It is idempotent: a crash during
+ * recovery is recovered again the next time. A manifest whose HMAC does not verify was
+ * not written by warden: it is set aside and reported as `baseline-tampered`, never obeyed.
+ */
+import { readdirSync } from 'node:fs';
+import { errnoCode } from '../common/errors.js';
+import {
+  at, createFileAt, ensureDirBeneath, lstatAt, readRegularAt, readSmallAt, replaceFileAt, safeClose, unlinkAt, walkDir,
+} from '../fsx/beneath.js';
+import { fsyncSync } from 'node:fs';
+import type { BaselineChange, BaselineState } from '../guard/baseline-state.js';
+import { baseOf, dirOf } from '../guard/inspect.js';
+import type { FileKind } from '../config/protected-set.js';
+import { sha256Hex } from '../store/baseline.js';
+import { hmacEqual, hmacHex } from '../store/keys.js';
+import { JOURNAL_DIR } from '../store/layout.js';
+import type { Alert } from '../store/alert-types.js';
+import { newAlertId } from '../store/alerts.js';
+import { diffCredentials } from '../credentials/rules.js';
+import type { WardenConfig } from '../config/warden-config.js';
+import { step } from './seam.js';
+
+export interface JournalFile { path: string; kind: FileKind; mode: number; uid: number; gid: number; old: string | null; new: string | null }
+export interface Intent { version: 1; id: string; created: string; command: string; user: string; files: JournalFile[] }
+
+const MANIFEST = 'intent';
+const HEADER = 'warden-intent 1 hmac-sha256=';
+
+export function writeIntent(rootFd: number, key: Buffer, intent: Intent, blobs: Map<string, Buffer>): void {
+  const fd = ensureDirBeneath(rootFd, JOURNAL_DIR, 0o700);
+  try {
+    for (const [sha, bytes] of blobs) {
+      const name = `${sha}.blob`;
+      const st = lstatAt(fd, name);
+      if (st) {
+        let ok = false;
+        try { const b = readSmallAt(fd, name); ok = b !== null && sha256Hex(b) === sha; } catch { ok = false; }
+        if (ok) continue;
+        unlinkAt(fd, name);
+      }
+      createFileAt(fd, name, bytes, 0o600, true);
+    }
+    fsyncSync(fd);
+    step('journal-blobs');
+    const body = Buffer.from(JSON.stringify(intent));
+    replaceFileAt(fd, MANIFEST, Buffer.concat([Buffer.from(`${HEADER}${hmacHex(key, body)}\n`), body]), { mode: 0o600 });
+  } finally {
+    safeClose(fd);
+  }
+  step('journal');
+}
+
+/** Remove the manifest (the commit point of "done"), then the blobs and any stray temp files. */
+export function removeIntent(rootFd: number): void {
+  const w = walkDir(rootFd, JOURNAL_DIR);
+  if (!w.ok) { safeClose(w.parentFd); return; }
+  try {
+    try { unlinkAt(w.fd, MANIFEST); fsyncSync(w.fd); } catch (err) { if (errnoCode(err) !== 'ENOENT') throw err; }
+    clearDir(w.fd);
+  } finally { safeClose(w.fd); }
+}
+
+function clearDir(fd: number): void {
+  for (const name of readdirSync(at(fd, '.'))) {
+    const st = lstatAt(fd, name);
+    if (st && !st.isDirectory()) { try { unlinkAt(fd, name); } catch { /* raced */ } }
+  }
+}
+
+type Read = { ok: true; intent: Intent; blobs: Map<string, Buffer> } | { ok: false; problem: string } | null;
+
+function readIntent(rootFd: number, key: Buffer): Read {
+  const w = walkDir(rootFd, JOURNAL_DIR);
+  if (!w.ok) { safeClose(w.parentFd); return null; }
+  try {
+    let raw: Buffer | null;
+    try { raw = readSmallAt(w.fd, MANIFEST, 16 * 1024 * 1024); } catch (err) { return { ok: false, problem: `the manifest is not a regular file (${errnoCode(err)})` }; }
+    if (!raw) { clearDir(w.fd); return null; }
+    const nl = raw.indexOf(0x0a);
+    const head = raw.subarray(0, nl < 0 ? raw.length : nl).toString('utf8');
+    const body = raw.subarray(nl + 1);
+    if (nl < 0 || !head.startsWith(HEADER) || !hmacEqual(head.slice(HEADER.length), hmacHex(key, body))) return { ok: false, problem: 'its HMAC does not verify' };
+    let intent: Intent;
+    try { intent = JSON.parse(body.toString('utf8')) as Intent; } catch { return { ok: false, problem: 'its body is malformed' }; }
+    const blobs = new Map<string, Buffer>();
+    for (const f of intent.files) {
+      for (const sha of [f.old, f.new]) {
+        if (sha === null || blobs.has(sha)) continue;
+        let b: Buffer | null = null;
+        try { b = readSmallAt(w.fd, `${sha}.blob`); } catch { b = null; }
+        if (!b || sha256Hex(b) !== sha) return { ok: false, problem: `the blob for ${f.path} is missing or altered` };
+        blobs.set(sha, b);
+      }
+    }
+    return { ok: true, intent, blobs };
+  } finally { safeClose(w.fd); }
+}
+
+function liveSha(rootFd: number, path: string, maxBytes: number): string | null | 'other' {
+  const w = walkDir(rootFd, dirOf(path));
+  if (!w.ok) { safeClose(w.parentFd); return null; }
+  try {
+    const st = lstatAt(w.fd, baseOf(path));
+    if (!st) return null;
+    if (!st.isFile()) return 'other';
+    const r = readRegularAt(w.fd, baseOf(path), Math.max(maxBytes, st.size));
+    return r?.bytes ? sha256Hex(r.bytes) : 'other';
+  } finally { safeClose(w.fd); }
+}
+
+export interface Recovery {
+  outcome: 'rolled-back' | 'rolled-forward' | 'tampered';
+  id: string | null;
+  paths: string[];
+  /** Baseline changes made (for history). */
+  changes: BaselineChange[];
+}
+
+/**
+ * Finish or undo an interrupted multi-file change. Call before the guard verifies
+ * anything, with the one-writer lock held. Returns null when there was no journal.
+ */
+export function recoverJournal(rootFd: number, state: BaselineState, config: WardenConfig, key: Buffer, raise: (a: Alert) => void): Recovery | null {
+  const r = readIntent(rootFd, key);
+  if (r === null) return null;
+  if (!r.ok) {
+    const id = newAlertId();
+    raise({
+      id, time: new Date().toISOString(), path: `${JOURNAL_DIR}/${MANIFEST}`, action: 'flagged', reason: 'baseline-tampered', before: null, after: null, quarantine: null,
+      detail: `an intent journal was found that warden did not write (${r.problem}); it was removed and not obeyed`,
+      advice: `warden's store was edited outside warden; check who wrote to snapshots/. The protected files are kept as last approved.`,
+    });
+    removeIntent(rootFd);
+    return { outcome: 'tampered', id: null, paths: [], changes: [] };
+  }
+  const { intent, blobs } = r;
+  const current = intent.files.map((f) => liveSha(rootFd, f.path, config.max_bytes));
+  const forward = intent.files.every((f, i) => current[i] === f.new);
+  const changes: BaselineChange[] = [];
+  for (const [i, f] of intent.files.entries()) {
+    const target = forward ? f.new : f.old;
+    if (current[i] !== target) {
+      if (target === null) {
+        const w = walkDir(rootFd, dirOf(f.path));
+        if (w.ok) { try { if (lstatAt(w.fd, baseOf(f.path))) unlinkAt(w.fd, baseOf(f.path)); fsyncSync(w.fd); } finally { safeClose(w.fd); } } else safeClose(w.parentFd);
+      } else {
+        const fd = ensureDirBeneath(rootFd, dirOf(f.path), 0o755);
+        try { replaceFileAt(fd, baseOf(f.path), blobs.get(target) as Buffer, { mode: f.mode, uid: f.uid, gid: f.gid }); } finally { safeClose(fd); }
+      }
+    }
+    const e = state.entry(f.path);
+    if ((e?.sha256 ?? null) !== target || (e && (e.mode !== f.mode || e.uid !== f.uid || e.gid !== f.gid))) {
+      changes.push({ path: f.path, kind: f.kind, bytes: target === null ? null : (blobs.get(target) as Buffer), mode: f.mode, uid: f.uid, gid: f.gid });
+    }
+  }
+  if (changes.length) state.commit(rootFd, changes);
+  const outcome = forward ? 'rolled-forward' : 'rolled-back';
+  const paths = intent.files.map((f) => f.path);
+  for (const f of intent.files) {
+    const id = newAlertId();
+    const target = forward ? f.new : f.old;
+    const tb = target === null ? null : (blobs.get(target) as Buffer);
+    const oldT = f.old === null ? null : (blobs.get(f.old) as Buffer).toString('utf8');
+    const newT = f.new === null ? null : (blobs.get(f.new) as Buffer).toString('utf8');
+    const credential_changes = f.kind === 'credentials' ? diffCredentials(oldT, newT, config, f.path).changes : undefined;
+    raise({
+      id, time: new Date().toISOString(), path: f.path, action: forward ? 'flagged' : 'reverted', reason: 'half-applied',
+      before: tb ? { sha256: target as string, size: tb.length, mode: f.mode } : null, after: null, quarantine: null,
+      detail: `an interrupted change of ${paths.join(', ')} ('warden ${intent.command}' by ${intent.user}, ${intent.created}) was found; ${forward ? 'every file already held the new content: completed (rolled forward)' : 'rolled back to the content approved before it'}`,
+      ...(credential_changes ? { credential_changes } : {}),
+      advice: forward
+        ? `Nothing to do: the change is complete. Check it with 'warden history ${f.path}'.`
+        : `Nothing was changed. Run the change again (e.g. 'warden cred rotate GROUP') once the cause of the interruption is gone.`,
+    });
+  }
+  removeIntent(rootFd);
+  return { outcome, id: intent.id, paths, changes };
+}

@@ -1,0 +1,100 @@
+/**
+ * Asking a person. Approval questions go to the controlling terminal (/dev/tty) only, so
+ * that a script feeding stdin cannot answer them. Credential values come from a hidden
+ * prompt on the terminal, or from stdin one per line when stdin is not a terminal — never
+ * from argv. Other questions (re-edit or abandon) use the terminal, else a stdin line.
+ */
+import { closeSync, openSync } from 'node:fs';
+import { ReadStream, WriteStream } from 'node:tty';
+import { EXIT, WardenError } from '../common/errors.js';
+import { readProposal } from '../cli/commands/apply-input.js';
+
+export function hasTty(): boolean {
+  try { closeSync(openSync('/dev/tty', 'r+')); return true; } catch { return false; }
+}
+
+/** Ask on the controlling terminal; null when there is none, or it was closed (Ctrl-D). */
+export async function askTty(question: string, opts: { hidden?: boolean } = {}): Promise<string | null> {
+  let rfd: number, wfd: number;
+  try { rfd = openSync('/dev/tty', 'r'); } catch { return null; }
+  try { wfd = openSync('/dev/tty', 'w'); } catch { closeSync(rfd); return null; }
+  const input = new ReadStream(rfd);
+  const output = new WriteStream(wfd);
+  try {
+    output.write(question);
+    input.setRawMode(true);
+    return await new Promise<string | null>((resolve, reject) => {
+      let acc = '';
+      input.setEncoding('utf8');
+      input.on('data', (chunk: string) => {
+        for (const ch of chunk) {
+          if (ch === '\r' || ch === '\n') { output.write('\n'); resolve(acc); return; }
+          if (ch === '\u0003') { output.write('\n'); reject(new WardenError('interrupted; nothing was changed', EXIT.finding)); return; }
+          if (ch === '\u0004') { if (!acc) { output.write('\n'); resolve(null); return; } continue; }
+          if (ch === '\u007f' || ch === '\b') { if (acc) { acc = acc.slice(0, -1); if (!opts.hidden) output.write('\b \b'); } continue; }
+          acc += ch;
+          if (!opts.hidden) output.write(ch);
+        }
+      });
+      input.on('end', () => resolve(null));
+      input.on('error', () => resolve(null));
+    });
+  } finally {
+    try { input.setRawMode(false); } catch { /* gone */ }
+    input.destroy();
+    output.destroy();
+  }
+}
+
+let stdinLines: string[] | null = null;
+let stdinComplete: boolean[] = [];
+
+/** stdin, read once, split into lines; `complete[i]` says whether line i ended with a newline. */
+function stdinBuffer(maxBytes: number): { lines: string[]; complete: boolean[] } {
+  if (stdinLines === null) {
+    const text = readProposal('-', maxBytes).toString('utf8');
+    const parts = text.split('\n');
+    stdinLines = parts.map((l) => l.replace(/\r$/, ''));
+    stdinComplete = parts.map((_, i) => i < parts.length - 1);
+    if (stdinLines.length && stdinLines[stdinLines.length - 1] === '') { stdinLines.pop(); stdinComplete.pop(); }
+  }
+  return { lines: stdinLines, complete: stdinComplete };
+}
+
+/** Next stdin line (non-tty use only); null at end of input. */
+export function nextStdinLine(maxBytes = 1024 * 1024): string | null {
+  const b = stdinBuffer(maxBytes);
+  const l = b.lines.shift();
+  b.complete.shift();
+  return l ?? null;
+}
+
+/**
+ * Read `names.length` secret values: hidden prompts when stdin is a terminal, else one per
+ * line from stdin, every one ended by a newline. Fewer values than keys → refused, nothing
+ * changed. Messages name keys, never values.
+ */
+export async function readSecretValues(names: readonly string[], maxBytes: number): Promise<string[]> {
+  const values: string[] = [];
+  if (process.stdin.isTTY) {
+    for (const n of names) {
+      const v = await askTty(`new value for ${n} (hidden): `, { hidden: true });
+      if (v === null) throw new WardenError(`no value given for ${n}; nothing was changed`, EXIT.usage);
+      const again = await askTty(`again, to confirm ${n} (hidden): `, { hidden: true });
+      if (again !== v) throw new WardenError(`the two entries for ${n} differ; nothing was changed`, EXIT.usage);
+      values.push(v);
+    }
+    return values;
+  }
+  const b = stdinBuffer(maxBytes);
+  for (const [i, n] of names.entries()) {
+    const v = b.lines[i];
+    if (v === undefined || !b.complete[i]) {
+      throw new WardenError(`stdin ended before the value for ${n} (got ${Math.min(i, b.lines.filter((_, k) => b.complete[k]).length)} of ${names.length}; each value is one line ending with a newline); nothing was changed`, EXIT.usage);
+    }
+    values.push(v);
+  }
+  const extra = b.lines.slice(names.length).filter((l) => l.trim() !== '');
+  if (extra.length) throw new WardenError(`stdin holds more lines than the ${names.length} value(s) asked for (${names.join(', ')}); nothing was changed`, EXIT.usage);
+  return values;
+}

@@ -1,0 +1,90 @@
+import { spawnSync } from 'node:child_process';
+import { chmodSync, closeSync, constants, fstatSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
+import type { CommandSpec } from '../types.js';
+import { EXIT, WardenError, errnoCode, formatLocated } from '../../common/errors.js';
+import { checkChanges, normalizeRelPath } from '../../changes/apply.js';
+import { proposeAndApprove } from '../../changes/flow.js';
+import { askTty, nextStdinLine } from '../../changes/prompt.js';
+import { safeClose } from '../../fsx/beneath.js';
+import { sha256Hex } from '../../store/baseline.js';
+import { loadBaseline } from '../baseline.js';
+import { refusing } from './apply.js';
+
+/** Read the private copy back: a regular file (the editor may have replaced it), bounded. */
+function readCopy(file: string, maxBytes: number): Buffer {
+  let fd: number;
+  try { fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK); }
+  catch (err) { throw new WardenError(`the edited copy is gone or not a regular file (${errnoCode(err)}); nothing was changed`, EXIT.finding); }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw new WardenError('the edited copy is not a regular file; nothing was changed', EXIT.finding);
+    if (st.size > maxBytes) throw new WardenError(`the edited copy is over max_bytes (${maxBytes}); nothing was changed`, EXIT.finding);
+    const buf = Buffer.alloc(st.size + 1);
+    let n = 0;
+    for (;;) { const r = readSync(fd, buf, n, buf.length - n, null); if (r === 0) break; n += r; if (n === buf.length) break; }
+    if (n > maxBytes) throw new WardenError(`the edited copy is over max_bytes (${maxBytes}); nothing was changed`, EXIT.finding);
+    return buf.subarray(0, n);
+  } finally { closeSync(fd); }
+}
+
+export const editCommand: CommandSpec = {
+  name: 'edit',
+  summary: 'Edit a protected file in $VISUAL/$EDITOR on a private copy; validate, show the diff, ask approval, install.',
+  usage: 'edit PATH [--root DIR] [--json]',
+  allowPositionals: true,
+  async run(ctx) {
+    const [given, ...extra] = ctx.positionals;
+    if (!given || extra.length) throw new WardenError('usage: warden edit PATH');
+    const path = normalizeRelPath(given);
+    const editor = process.env.VISUAL || process.env.EDITOR || 'vi';
+    const first = loadBaseline(ctx.root, { blobs: true });
+    let approved: Buffer | null;
+    let maxBytes: number;
+    try {
+      const kind = first.state.entry(path)?.kind ?? first.pset.kindOf(path);
+      if (!kind) throw new WardenError(`${path} is not a protected path (see SPEC §2 and [[protect]] in config/warden.toml)`);
+      approved = first.state.bytesOf(first.rootFd, path);
+      if (first.state.entry(path) && !approved) throw new WardenError(`the approved content of ${path} is not available`);
+      maxBytes = first.config.max_bytes;
+    } finally { safeClose(first.rootFd); }
+    const base = { [path]: approved ? sha256Hex(approved) : null };
+    // The private copy: a fresh 0700 directory outside the root, a 0600 file created exclusively.
+    const dir = mkdtempSync(join(tmpdir(), 'warden-edit-'));
+    chmodSync(dir, 0o700);
+    const file = join(dir, basename(path));
+    try {
+      const fd = openSync(file, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+      try { const b = approved ?? Buffer.alloc(0); let off = 0; while (off < b.length) off += writeSync(fd, b, off, b.length - off); } finally { closeSync(fd); }
+      return await refusing(ctx, 'edit', async () => {
+        for (;;) {
+          const r = spawnSync('/bin/sh', ['-c', `${editor} "$1"`, 'warden-editor', file], { stdio: 'inherit' });
+          if (r.error || r.status !== 0) {
+            throw new WardenError(`the editor (${editor}) ${r.signal ? `was killed by ${r.signal}` : `exited with status ${String(r.status)}`}; nothing was changed`, EXIT.finding);
+          }
+          const content = readCopy(file, maxBytes);
+          if (approved && content.equals(approved)) {
+            if (ctx.json) ctx.out.json({ ok: true, unchanged: true }); else ctx.out.line(`no changes to ${path}; nothing to do`);
+            return EXIT.ok;
+          }
+          const l = loadBaseline(ctx.root, { blobs: true });
+          let problem: WardenError | null = null;
+          try { checkChanges({ root: ctx.root, rootFd: l.rootFd, state: l.state, config: l.config, pset: l.pset }, [{ path, content }], base); }
+          catch (err) { if (err instanceof WardenError) problem = err; else throw err; }
+          finally { safeClose(l.rootFd); }
+          if (!problem) return proposeAndApprove(ctx, [{ path, content }], `edit ${path}`, { base });
+          if (problem.details.length === 0) throw problem;
+          ctx.out.err(`warden edit: ${problem.message}`);
+          for (const d of problem.details) ctx.out.err(`  ${formatLocated(d)}`);
+          const q = '(e)dit again, or (a)bandon? [e/A] ';
+          let a = await askTty(q);
+          if (a === null) { ctx.out.err(q); a = nextStdinLine(); }
+          if (!a || !/^e(dit)?$/i.test(a.trim())) throw new WardenError(`abandoned; ${path} was not changed`, EXIT.finding);
+        }
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+};
