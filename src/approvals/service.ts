@@ -48,14 +48,18 @@ function fail(err: unknown): Reply {
   throw err;
 }
 
-export function viewOf(env: ChangeEnv, rec: PendingRecord): PendingView {
-  const items = dec(rec.changes).map((c) => {
+function summaryOf(env: ChangeEnv, changes: ChangeRequest[]): string {
+  const items = changes.map((c) => {
     const e = env.ctx.state.entry(c.path);
     return { path: c.path, kind: e?.kind ?? env.ctx.pset.kindOf(c.path) ?? 'text' as const, before: env.ctx.state.bytesOf(env.ctx.rootFd, c.path), after: c.content };
   });
+  return describeChanges(items, env.ctx.config);
+}
+
+export function viewOf(env: ChangeEnv, rec: PendingRecord): PendingView {
   return {
     id: rec.id, approval: rec.approval, paths: rec.changes.map((c) => c.path), command: rec.command, user: rec.user, created: rec.created,
-    expires: new Date(rec.expires_at).toISOString(), proposal_sha: rec.proposal_sha, summary: describeChanges(items, env.ctx.config),
+    expires: new Date(rec.expires_at).toISOString(), proposal_sha: rec.proposal_sha, summary: summaryOf(env, dec(rec.changes)),
     attempts_left: MAX_CODE_ATTEMPTS - rec.attempts, supersedes: rec.supersedes ?? null,
   };
 }
@@ -173,7 +177,10 @@ async function propose(req: Record<string, unknown>, env: ChangeEnv): Promise<Re
   const user = String(req.user ?? 'unknown');
   const checked = checkChanges(env.ctx, changes, base);
   const normalized = checked.map((c) => ({ path: c.path, content: c.content }));
-  if (env.ctx.config.approval === 'none') return await applyNow(env, normalized, command, user, base);
+  if (env.ctx.config.approval === 'none') {
+    const summary = summaryOf(env, normalized);
+    return { ...(await applyNow(env, normalized, command, user, base)), summary };
+  }
   const rec = createPending(env, normalized, command, user);
   return { ok: true, pending: viewOf(env, rec) };
 }

@@ -41,7 +41,10 @@ export async function proposeAndApprove(ctx: CommandContext, changes: ChangeRequ
     if (r.stale) raise({ ...r, error: `${String(r.error)}; run the command again to see the new state` });
     raise(r);
   }
-  if (r.applied) return reportApplied(ctx, r);
+  if (r.applied) {
+    if (!ctx.json && r.summary) ctx.out.line(String(r.summary));
+    return reportApplied(ctx, r);
+  }
   return approveLoop(ctx, r.pending as PendingView, opts.code);
 }
 
