@@ -385,6 +385,26 @@ function table(): string {
   return [line(rows[0]!), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.slice(1).map(line)].join('\n');
 }
 
+/** BENCH_UPDATE_DOCS=1: put the table and the machine into docs/BENCHMARKS.md between its markers. */
+function updateDocs(): void {
+  const doc = join(REPO, 'docs', 'BENCHMARKS.md');
+  const text = readFileSync(doc, 'utf8');
+  const m = results.machine as Json;
+  const block = [
+    '<!-- results:begin -->',
+    `Run ${String(results.started).slice(0, 16).replace('T', ' ')} UTC at commit ${m.commit}, ${(results.totalSeconds as number).toFixed(0)} s in all.`,
+    '',
+    `Machine: ${m.nproc} cores (\`nproc\`), ${m.cpu}, ${m.memGB} GB RAM, ${m.os}, Linux ${m.kernel}, Node ${m.node};`,
+    `disk: ${m.disk} (temp roots under ${m.tmpdir}).`,
+    '',
+    results.table as string,
+    '<!-- results:end -->',
+  ].join('\n');
+  const next = text.replace(/<!-- results:begin -->[\s\S]*<!-- results:end -->/, block);
+  writeFileSync(doc, next);
+  log('docs/BENCHMARKS.md updated');
+}
+
 // ---------------------------------------------------------------- main
 
 async function phase(name: string, fn: () => Promise<Json>): Promise<void> {
@@ -429,6 +449,7 @@ async function main(): Promise<void> {
   results.totalSeconds = (performance.now() - t0) / 1000;
   results.table = table();
   save();
+  if (process.env.BENCH_UPDATE_DOCS === '1') updateDocs();
   const m = results.machine as Json;
   process.stdout.write(`\nwarden bench — ${m.nproc} × ${m.cpu}, ${m.node}, ${m.disk}; ${(results.totalSeconds as number).toFixed(0)} s\n\n${results.table as string}\n\nresults: bench/results.json\n`);
 }
