@@ -1,0 +1,188 @@
+/**
+ * Approvals (SPEC §8) through the real CLI and daemon: tty (on a pseudo-terminal made by
+ * python3's pty module), owner-code (the code is read from snapshots/outbox/messages.jsonl),
+ * three wrong codes, deny, a stale request recomputed and asked again, an expired request
+ * reported after a daemon restart, and the pending state surviving restarts.
+ */
+import { describe, it, afterEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { CLI, cli, makeRoot, readAlertsOf, startDaemon, waitFor, fileSha, type Daemon, type TestRoot } from '../helpers/root.js';
+import { REPO, discordPair, gitLog, outboxCodes, run, wardenToml } from './helpers.js';
+
+const ORG = 'orgs/bookclub.toml';
+let t: TestRoot;
+let d: Daemon | null = null;
+const secrets: string[] = [];
+
+function setup(approval: string, ttl?: number): void {
+  t = makeRoot({ wardenToml: wardenToml({ approval, ...(ttl ? { ttl } : {}) }) });
+  const init = cli(t, ['init']);
+  assert.equal(init.code, 0, init.stderr);
+}
+
+function proposal(cap: number): string {
+  const p = join(t.base, `org-${cap}.toml`);
+  writeFileSync(p, readFileSync(t.p(ORG), 'utf8').replace(/hourly_cap = \d+/, `hourly_cap = ${cap}`));
+  return p;
+}
+
+function pty(answers: [string, string][], args: string[], env: NodeJS.ProcessEnv = {}): { code: number; out: string } {
+  const r = spawnSync('python3', [join(REPO, 'test/changes/pty_run.py'), JSON.stringify(answers), '--', process.execPath, CLI, ...args, '--root', t.root],
+    { env: { ...t.env, ...env }, encoding: 'utf8', timeout: 60_000 });
+  return { code: r.status ?? -1, out: r.stdout + r.stderr };
+}
+
+const pendingId = (stdout: string): string => /request ([a-z0-9]+)/.exec(stdout)?.[1] ?? '';
+
+afterEach(async () => {
+  if (d) await d.stop();
+  d = null;
+  const everything = [readAlertsOf(t).map((a) => JSON.stringify(a)).join('\n'), gitLog(t)].join('\n');
+  for (const s of secrets) assert.ok(!everything.includes(s), 'no credential value leaked');
+  secrets.length = 0;
+  t.cleanup();
+});
+
+describe('tty approval (pseudo-terminal)', () => {
+  it('yes applies, no withdraws, no terminal leaves it pending', async () => {
+    setup('tty');
+    d = await startDaemon(t);
+    let r = pty([['Apply request [a-z0-9]+\\? \\[y/N\\] ', 'y\r']], ['apply', ORG, '--from', proposal(31)]);
+    assert.equal(r.code, 0, r.out);
+    assert.match(r.out, /\+ hourly_cap = 31/);
+    assert.match(readFileSync(t.p(ORG), 'utf8'), /hourly_cap = 31/);
+    const before = fileSha(t.p(ORG));
+    r = pty([['\\[y/N\\] ', 'n\r']], ['apply', ORG, '--from', proposal(32)]);
+    assert.equal(r.code, 1, r.out);
+    assert.match(r.out, /not approved/);
+    assert.equal(fileSha(t.p(ORG)), before);
+    assert.deepEqual(readdirSync(t.p('snapshots/pending')), [], 'a refused request is withdrawn');
+    // Without a terminal (a script, the agent) nothing is applied: the request waits on disk.
+    const s = await run(t, ['apply', ORG, '--from', proposal(33)]);
+    assert.equal(s.code, 0, s.stderr);
+    assert.match(s.stdout, /pending: request/);
+    assert.equal(fileSha(t.p(ORG)), before);
+    const id = pendingId(s.stdout);
+    assert.equal(statSync(t.p(`snapshots/pending/${id}.json`)).mode & 0o777, 0o600);
+    // `approve` without a terminal cannot confirm it…
+    const a = await run(t, ['approve', id]);
+    assert.equal(fileSha(t.p(ORG)), before, a.stdout);
+    // …on a terminal it can.
+    r = pty([['\\[y/N\\] ', 'y\r']], ['approve', id]);
+    assert.equal(r.code, 0, r.out);
+    assert.match(readFileSync(t.p(ORG), 'utf8'), /hourly_cap = 33/);
+  });
+
+  it('cred set on a terminal: hidden prompts, the value is never echoed', async () => {
+    setup('tty');
+    const v = discordPair('4711');
+    secrets.push(v.token, v.application_id);
+    const r = pty([
+      ['new value for discord\\.token \\(hidden\\): ', `${v.token}\r`], ['again, to confirm discord\\.token \\(hidden\\): ', `${v.token}\r`],
+      ['new value for discord\\.application_id \\(hidden\\): ', `${v.application_id}\r`], ['again, to confirm discord\\.application_id \\(hidden\\): ', `${v.application_id}\r`],
+      ['\\[y/N\\] ', 'y\r'],
+    ], ['cred', 'set', 'discord.token', 'discord.application_id']);
+    assert.equal(r.code, 0, r.out);
+    assert.ok(!r.out.includes(v.token) && !r.out.includes(v.application_id), 'nothing echoed on the terminal');
+    assert.match(r.out, /~ discord\.token {2}[0-9a-f]{12} → [0-9a-f]{12}/);
+    assert.ok(readFileSync(t.p('config/credentials.toml'), 'utf8').includes(v.token));
+  });
+});
+
+describe('owner-code approval', () => {
+  it('the code reaches the outbox; a wrong code is refused; the right one applies', async () => {
+    setup('owner-code');
+    d = await startDaemon(t);
+    const before = fileSha(t.p(ORG));
+    const s = await run(t, ['apply', ORG, '--from', proposal(41)]);
+    assert.equal(s.code, 0, s.stderr);
+    const id = pendingId(s.stdout);
+    assert.ok(id);
+    const msg = outboxCodes(t).find((m) => m.request === id);
+    assert.ok(msg?.code, 'a one-time code was queued for the owner');
+    assert.ok(!s.stdout.includes(msg.code) && !s.stderr.includes(msg.code), 'the code is not shown to the proposer');
+    const wrong = await run(t, ['approve', id, '--code', '00000000'.replace(/0$/, msg.code.endsWith('1') ? '2' : '1')]);
+    assert.equal(wrong.code, 1);
+    assert.match(wrong.stderr, /wrong code .* 2 attempt\(s\) left/);
+    assert.equal(fileSha(t.p(ORG)), before);
+    const ok = await run(t, ['approve', id, '--code', msg.code]);
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.match(readFileSync(t.p(ORG), 'utf8'), /hourly_cap = 41/);
+    assert.match(gitLog(t), /command: warden apply orgs\/bookclub\.toml/);
+    const again = await run(t, ['approve', id, '--code', msg.code]);
+    assert.equal(again.code, 1, 'a request is applied once');
+  });
+
+  it('three wrong codes cancel the request and raise approval-refused (daemon stopped: under the lock)', async () => {
+    setup('owner-code');
+    const before = fileSha(t.p(ORG));
+    const s = await run(t, ['apply', ORG, '--from', proposal(42)]);
+    const id = pendingId(s.stdout);
+    const code = outboxCodes(t).find((m) => m.request === id)!.code;
+    const bad = code === '11111111' ? '22222222' : '11111111';
+    for (let i = 0; i < 3; i++) assert.equal((await run(t, ['approve', id, '--code', bad])).code, 1);
+    const a = readAlertsOf(t).find((x) => x.reason === 'approval-refused');
+    assert.ok(a, 'approval-refused alert');
+    assert.equal(a.path, ORG);
+    const late = await run(t, ['approve', id, '--code', code]);
+    assert.equal(late.code, 1, 'cancelled: even the right code does nothing now');
+    assert.equal(fileSha(t.p(ORG)), before);
+  });
+
+  it('deny drops the request', async () => {
+    setup('owner-code');
+    const before = fileSha(t.p(ORG));
+    const id = pendingId((await run(t, ['apply', ORG, '--from', proposal(43)])).stdout);
+    assert.equal((await run(t, ['deny', id])).code, 0);
+    const code = outboxCodes(t).find((m) => m.request === id)!.code;
+    assert.equal((await run(t, ['approve', id, '--code', code])).code, 1);
+    assert.equal(fileSha(t.p(ORG)), before);
+  });
+
+  it('a stale request is recomputed: nothing applied, asked again against the new state', async () => {
+    setup('owner-code');
+    d = await startDaemon(t);
+    const first = pendingId((await run(t, ['apply', ORG, '--from', proposal(51)])).stdout);
+    const second = pendingId((await run(t, ['apply', ORG, '--from', proposal(52)])).stdout);
+    const code2 = outboxCodes(t).find((m) => m.request === second)!.code;
+    assert.equal((await run(t, ['approve', second, '--code', code2])).code, 0);
+    assert.match(readFileSync(t.p(ORG), 'utf8'), /hourly_cap = 52/);
+    // The first request was made against the old file: answering it applies nothing and asks again.
+    const code1 = outboxCodes(t).find((m) => m.request === first)!.code;
+    const r = await run(t, ['approve', first, '--code', code1]);
+    assert.match(r.stderr, /changed since request .* nothing was applied/);
+    assert.match(readFileSync(t.p(ORG), 'utf8'), /hourly_cap = 52/);
+    const third = /Asking again: request ([a-z0-9]+)/.exec(r.stderr)?.[1];
+    assert.ok(third && third !== first);
+    assert.match(r.stdout, /- hourly_cap = 52/, 'the new question shows the diff against the new state');
+    const code3 = outboxCodes(t).find((m) => m.request === third)!.code;
+    assert.equal((await run(t, ['approve', third, '--code', code3])).code, 0);
+    assert.match(readFileSync(t.p(ORG), 'utf8'), /hourly_cap = 51/);
+  });
+
+  it('pending survives a restart; an expired one is reported after a restart and never applied', async () => {
+    setup('owner-code', 3);
+    d = await startDaemon(t);
+    const before = fileSha(t.p(ORG));
+    const s = await run(t, ['apply', ORG, '--from', proposal(61)]);
+    const id = pendingId(s.stdout);
+    const expires = Date.parse(/expires (\S+)/.exec(s.stdout)![1]!);
+    await d.stop();
+    d = null;
+    const listed = await run(t, ['approve', '--json']);
+    assert.ok((JSON.parse(listed.stdout) as { id: string }[]).some((p) => p.id === id), 'still pending on disk');
+    await waitFor(() => Date.now() > expires + 50, 20_000, 'the ttl to pass');
+    d = await startDaemon(t);
+    await waitFor(() => readAlertsOf(t).some((a) => a.reason === 'approval-expired'), 10_000, 'approval-expired alert');
+    const a = readAlertsOf(t).find((x) => x.reason === 'approval-expired')!;
+    assert.equal(a.path, ORG);
+    assert.match(a.detail ?? '', new RegExp(id));
+    const code = outboxCodes(t).find((m) => m.request === id)!.code;
+    const late = await run(t, ['approve', id, '--code', code]);
+    assert.equal(late.code, 1);
+    assert.equal(fileSha(t.p(ORG)), before);
+  });
+});
