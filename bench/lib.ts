@@ -19,7 +19,23 @@ export const log = (msg: string): void => { process.stderr.write(`[bench ${new D
 const children = new Set<ChildProcess>();
 const tempDirs = new Set<string>();
 
+const groups = new Set<number>();
+
+/** A child started with `detached: true` leads its own process group: killed as a group. */
+export function trackGroup(c: ChildProcess): ChildProcess {
+  track(c);
+  if (c.pid) groups.add(c.pid);
+  c.once('exit', () => { if (c.pid) groups.delete(c.pid); });
+  return c;
+}
+
+export function killGroup(pid: number): void {
+  try { process.kill(-pid, 'SIGKILL'); } catch { /* gone */ }
+  groups.delete(pid);
+}
+
 function killAll(): void {
+  for (const g of groups) killGroup(g);
   for (const c of children) {
     if (c.exitCode === null && c.signalCode === null) { try { c.kill('SIGKILL'); } catch { /* gone */ } }
   }
