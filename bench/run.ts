@@ -24,7 +24,7 @@ const STORM_RATE = 1000;
 const STORM_S = Number(process.env.BENCH_STORM_SECONDS ?? 10);
 const CRASH_TRIALS = Number(process.env.BENCH_CRASH_TRIALS ?? 1000);
 /** The crash trials are stopped this long after the bench started (the storm, ~15 s, comes after). */
-const CRASH_BUDGET_S = Number(process.env.BENCH_CRASH_BUDGET_SECONDS ?? 245);
+const CRASH_BUDGET_S = Number(process.env.BENCH_CRASH_BUDGET_SECONDS ?? 225);
 
 type Json = Record<string, unknown>;
 const results: Json = { started: new Date().toISOString() };
