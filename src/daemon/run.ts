@@ -76,7 +76,7 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
         }
         throw err;
       }
-      const g = new Guard({ root: opts.root, rootFd, config, state, log });
+      const g = new Guard({ root: opts.root, rootFd, config, state, log, onDirRepaired: () => { for (const d of watcher?.rearmChanged() ?? []) log(`<6>warden: re-armed the watch on ${d}`); } });
       guard = g;
       const hints = new HintQueue((rel, isDir) => g.onPathEvent(rel, isDir));
       cleanups.push(() => hints.close());

@@ -7,12 +7,12 @@
  * Everything on that path is synchronous: a check never interleaves with another check
  * or with a sanctioned change, so "one writer" holds inside the process by construction.
  */
-import { fsyncSync } from 'node:fs';
+import { fsyncSync, readdirSync } from 'node:fs';
 import { errnoCode } from '../common/errors.js';
 import type { WardenConfig } from '../config/warden-config.js';
 import {
   ensureDirBeneath, fixDirAt, linkAt, lstatAt, makeDirAt, moveAt, readSmallAt, replaceFileAt,
-  safeClose, walkDir, createFileAt,
+  safeClose, walkDir, createFileAt, at, unlinkAt,
 } from '../fsx/beneath.js';
 import type { Alert, AlertReason, FileFacts } from '../store/alert-types.js';
 import { appendAlert, newAlertId } from '../store/alerts.js';
@@ -34,11 +34,15 @@ export interface GuardOptions {
   onAlert?: (alert: Alert) => void;
   /** Diagnostics that are not alerts. */
   log?: (line: string) => void;
+  /** After a protected directory was recreated: the watcher re-arms it. */
+  onDirRepaired?: () => void;
 }
 
 interface Failure { attempts: number; timer: NodeJS.Timeout | null; alerted: boolean }
 
 const RETRY_MIN_MS = 250;
+/** The temp names replaceFileAt creates (".<name>.warden-<pid>-<hex>.tmp"). */
+const TEMP_NAME = /^\..+\.warden-\d+-[0-9a-f]{8}\.tmp$/;
 const RETRY_MAX_MS = 60_000;
 
 export class Guard {
@@ -49,6 +53,7 @@ export class Guard {
   readonly state: BaselineState;
   private readonly onAlert: (a: Alert) => void;
   private readonly log: (line: string) => void;
+  private readonly onDirRepaired: () => void;
   private readonly failures = new Map<string, Failure>();
   /** Alerts not yet durable (alerts.jsonl unwritable): retried, never dropped. */
   private readonly unwritten: Alert[] = [];
@@ -66,17 +71,38 @@ export class Guard {
     this.state = opts.state;
     this.onAlert = opts.onAlert ?? (() => {});
     this.log = opts.log ?? ((l) => process.stderr.write(l + '\n'));
+    this.onDirRepaired = opts.onDirRepaired ?? (() => {});
   }
 
   get maxBytes(): number { return this.config.max_bytes; }
 
   /** Verify everything; what changed while warden was not running is reverted with that reason. */
   startupVerify(): number {
+    this.sweepTemps();
     return this.sweep('startup', true);
+  }
+
+  /**
+   * Remove our own temp files left behind when a restore failed and its cleanup failed
+   * too (e.g. the directory became immutable between create and rename). Everything runs
+   * synchronously, so no restore is in flight while this runs.
+   */
+  sweepTemps(): void {
+    for (const dir of Object.keys(this.state.index.dirs)) {
+      const w = walkDir(this.rootFd, dir);
+      if (!w.ok) { safeClose(w.parentFd); continue; }
+      try {
+        for (const name of readdirSync(at(w.fd, '.'))) {
+          if (!TEMP_NAME.test(name)) continue;
+          try { unlinkAt(w.fd, name); } catch { /* still stuck: next time */ }
+        }
+      } catch { /* unreadable: next time */ } finally { safeClose(w.fd); }
+    }
   }
 
   /** The backstop rescan: directories, every candidate path, and the store. */
   rescan(): number {
+    this.sweepTemps();
     const n = this.sweep('rescan', false);
     this.verifyStore(false);
     this.lastRescanAt = Date.now();
@@ -154,6 +180,7 @@ export class Guard {
       if (findings.length === 0) break;
       for (const f of findings) { this.actDir(f, whileStopped); n++; }
     }
+    if (n) this.onDirRepaired();
     return n;
   }
 
@@ -217,7 +244,7 @@ export class Guard {
         if (d.halfApplied) v = { ...verdict, reason: 'half-applied', also: [verdict.reason, ...verdict.also] };
       }
       const failure = this.failures.get(f.path);
-      if (failure) { if (failure.timer) clearTimeout(failure.timer); this.failures.delete(f.path); }
+      if (failure) { if (failure.timer) clearTimeout(failure.timer); this.failures.delete(f.path); this.sweepTemps(); }
       this.raise(id, f.path, whileStopped, v, 'reverted', quarantine, { sha256: entry.sha256, size: entry.size, mode: entry.mode }, facts(obs), changes);
       this.markClean(f.path);
     } catch (err) {
@@ -232,6 +259,9 @@ export class Guard {
     const code = errnoCode(err) ?? 'EIO';
     let f = this.failures.get(path);
     if (!f) { f = { attempts: 0, timer: null, alerted: false }; this.failures.set(path, f); }
+    // Only the retry timer escalates the backoff: events arriving meanwhile (our own failed
+    // attempt makes some) must not push the next retry further away.
+    if (f.timer && f.alerted) return;
     f.attempts++;
     if (!f.alerted) {
       f.alerted = true;

@@ -261,7 +261,7 @@ describe('restore failures', () => {
       execFileSync('chattr', ['-i', t.p('orgs')]);
     }
     await waitFor(() => JSON.stringify(protectedPicture(t)) === JSON.stringify(approved), 15_000, 'retry succeeded');
-    assert.ok(readAlertsOf(t).some((a) => a.action === 'reverted' && a.path === ORG));
+    await waitFor(() => readAlertsOf(t).some((a) => a.action === 'reverted' && a.path === ORG), 10_000, 'the reverted alert follows the restore');
   });
 
   it('disk full: revert-failed, nothing truncated, recovered once space returns', async (ctx) => {
