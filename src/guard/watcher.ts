@@ -59,7 +59,7 @@ export async function startWatcher(root: string, pset: ProtectedSet, events: Wat
   // and atime > mtime (a chmod of a file we just read), which would leave chmod to the rescan.
   w.on('raw', (event: string, path: string, opts: unknown) => {
     const details = opts as { watchedPath?: string } | undefined;
-    if (event !== 'change' || !details?.watchedPath) return;
+    if ((event !== 'change' && event !== 'rename') || !details?.watchedPath) return;
     const watched = toRel(details.watchedPath);
     const rel = pset.isProtectedDir(watched) || watched === '' ? (watched === '' ? path : `${watched}/${path}`) : watched;
     if (!rel.startsWith('..') && relevantPath(rel, pset)) events.onEvent(rel, false);
