@@ -1,7 +1,7 @@
 /** `warden init`: record the first baseline of every protected file (SPEC §3). */
 import { readdirSync } from 'node:fs';
 import { WardenError } from '../common/errors.js';
-import { loadWardenConfig } from '../config/warden-config.js';
+import { loadWardenConfigFromDisk } from '../config/warden-config.js';
 import { at, lstatAt, openRoot, readRegularAt, safeClose, typeOf, walkDir } from '../fsx/beneath.js';
 import { BaselineState } from '../guard/baseline-state.js';
 import { baseOf, dirOf } from '../guard/inspect.js';
@@ -32,7 +32,7 @@ export function candidatePathsFor(rootFd: number, pset: ProtectedSet): string[] 
 export interface InitResult { files: number; dirs: number; state: BaselineState }
 
 export async function initRoot(root: string, opts: { force: boolean }): Promise<InitResult> {
-  const config = loadWardenConfig(root);
+  const config = loadWardenConfigFromDisk(root);
   const pset = protectedSet(config);
   const rootFd = openRoot(root);
   try {

@@ -3,7 +3,7 @@
  * code: the notifier is imported dynamically, and only when this process runs it.
  */
 import { WardenError, formatLocated } from '../common/errors.js';
-import { loadWardenConfig, type WardenConfig } from '../config/warden-config.js';
+import { WARDEN_TOML, configFromBytes, loadWardenConfig, type WardenConfig } from '../config/warden-config.js';
 import { openRoot, safeClose } from '../fsx/beneath.js';
 import { BaselineState } from '../guard/baseline-state.js';
 import { Guard } from '../guard/guard.js';
@@ -76,9 +76,12 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
         }
         throw err;
       }
+      // Run on the approved settings, never on whatever is on disk now (it may be an edit
+      // made while warden was stopped, which startup verification is about to revert).
+      config = configFromBytes(state.bytesOf(rootFd, WARDEN_TOML));
       const g = new Guard({ root: opts.root, rootFd, config, state, log, onDirRepaired: () => { for (const d of watcher?.rearmChanged() ?? []) log(`<6>warden: re-armed the watch on ${d}`); } });
       guard = g;
-      const hints = new HintQueue((rel, isDir) => g.onPathEvent(rel, isDir));
+      const hints = new HintQueue((rel, isDir) => { g.onPathEvent(rel, isDir); watcher?.refreshFile(rel); });
       cleanups.push(() => hints.close());
       const onWatchError = (err: Error & { code?: string }) => {
         log(`<3>warden: watcher error: ${err.code ?? err.message}; rescanning`);
@@ -89,7 +92,7 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
             await watcher?.close();
             watcher = await startWatcher(opts.root, g.pset, { onEvent: (rel, d) => hints.hint(rel, d), onError: onWatchError }, true);
             g.rescan();
-          })();
+          })().catch((e: unknown) => log(`<2>warden: cannot start the polling watcher: ${String((e as Error)?.message ?? e)}; the backstop rescan continues`));
         }
       };
       watcher = await startWatcher(opts.root, g.pset, { onEvent: (rel, d) => hints.hint(rel, d), onError: onWatchError }, false);
@@ -98,8 +101,10 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
       const changeService = attachChangeService(g, log);
       cleanups.push(() => changeService.stop());
       g.startupVerify();
-      g.verifyStore(true);
+      // load() already checked every blob's hash; compare the index bytes only.
+      g.verifyStore(false, '-');
       g.lastRescanAt = Date.now();
+      watcher.syncFiles(g.state.paths());
 
       const ctx = (): ApplyContext => ({ root: opts.root, rootFd, state: g.state, config: g.config, pset: g.pset });
       const reload = async (next: WardenConfig) => {
@@ -110,6 +115,7 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
         if (extra.length) g.state.commit(rootFd, extra);
         await watcher?.close();
         watcher = await startWatcher(opts.root, g.pset, { onEvent: (rel, d) => hints.hint(rel, d), onError: onWatchError }, false);
+        watcher.syncFiles(g.state.paths());
         notifier?.reload(next);
         g.rescan();
       };
@@ -129,7 +135,7 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
         cleanups.push(() => clearInterval(wd));
       }
       process.on('SIGHUP', () => {
-        try { void reload(loadWardenConfig(opts.root)).then(() => log('<5>warden: reloaded config/warden.toml')); }
+        try { reload(configFromBytes(g.state.bytesOf(rootFd, WARDEN_TOML))).then(() => log('<5>warden: reloaded the approved config/warden.toml'), (err) => log(`<3>warden: SIGHUP reload failed: ${String((err as Error)?.message ?? err)}`)); }
         catch (err) { log(`<3>warden: SIGHUP: config/warden.toml is invalid, keeping the old settings: ${err instanceof WardenError ? [err.message, ...err.details.map(formatLocated)].join('; ') : String(err)}`); }
       });
     } catch (err) {

@@ -29,9 +29,18 @@ export type WalkResult =
   /** `depth` is the index of the segment that failed; `parentFd` is open (caller closes it). */
   | { ok: false; code: string; depth: number; segment: string; parentFd: number };
 
+/** Split a relative directory path; '..', '.' and empty segments would leave the root. */
+function segmentsOf(relDir: string): string[] {
+  const segments = relDir === '' || relDir === '.' ? [] : relDir.split('/');
+  if (segments.some((s) => s === '' || s === '.' || s === '..')) {
+    throw Object.assign(new Error(`"${relDir}" is not a plain path below the root`), { code: 'EINVAL' });
+  }
+  return segments;
+}
+
 /** Open `relDir` (slash-separated, '' = the root itself) beneath rootFd without following links. */
 export function walkDir(rootFd: number, relDir: string): WalkResult {
-  const segments = relDir === '' || relDir === '.' ? [] : relDir.split('/');
+  const segments = segmentsOf(relDir);
   let fd = openSync(at(rootFd, '.'), O_RDONLY | O_DIRECTORY);
   for (let i = 0; i < segments.length; i++) {
     const seg = segments[i] as string;
@@ -58,7 +67,7 @@ export function openDirBeneath(rootFd: number, relDir: string): number {
 
 /** Open `relDir` beneath rootFd, creating missing directories (mode) on the way; never follows links. */
 export function ensureDirBeneath(rootFd: number, relDir: string, mode = 0o700): number {
-  const segments = relDir === '' ? [] : relDir.split('/');
+  const segments = segmentsOf(relDir);
   let fd = openSync(at(rootFd, '.'), O_RDONLY | O_DIRECTORY);
   for (const seg of segments) {
     let next: number;
@@ -97,8 +106,10 @@ export function lstatAt(dirFd: number, name: string): Stats | null {
 
 export interface ReadResult {
   stats: Stats;
-  /** The content, or null when the file is larger than maxBytes (never read whole). */
+  /** The content, or null when the file is larger than maxBytes (never read whole) or unreadable. */
   bytes: Buffer | null;
+  /** Permission denied on open: someone made it unreadable (chmod 000). */
+  unreadable?: boolean;
 }
 
 /**
@@ -113,16 +124,27 @@ export function readRegularAt(dirFd: number, name: string, maxBytes: number): Re
   } catch (err) {
     const code = errnoCode(err);
     if (code === 'ENOENT' || code === 'ELOOP' || code === 'ENXIO') return null;
+    if (code === 'EACCES' || code === 'EPERM') {
+      const st = lstatAt(dirFd, name);
+      return st?.isFile() ? { stats: st, bytes: null, unreadable: true } : null;
+    }
     throw err;
   }
   try {
     const stats = fstatSync(fd);
     if (!stats.isFile()) return null;
     if (stats.size > maxBytes) return { stats, bytes: null };
-    const buf = Buffer.allocUnsafe(Math.min(maxBytes + 1, Math.max(stats.size + 1, 4096)));
+    // Sized to the file (one spare byte to notice growth): a held Buffer pins its whole
+    // allocation. If it grew meanwhile, grow the buffer, up to maxBytes + 1.
+    let buf = Buffer.allocUnsafeSlow(Math.min(maxBytes + 1, stats.size + 1));
     let n = 0;
     for (;;) {
-      if (n === buf.length) break;
+      if (n === buf.length) {
+        if (buf.length > maxBytes) break;
+        const bigger = Buffer.allocUnsafeSlow(Math.min(maxBytes + 1, buf.length * 2));
+        buf.copy(bigger, 0, 0, n);
+        buf = bigger;
+      }
       const r = readSync(fd, buf, n, buf.length - n, null);
       if (r === 0) break;
       n += r;
@@ -192,7 +214,8 @@ export function createFileAt(dirFd: number, name: string, bytes: Uint8Array, mod
 
 /** Append one record to a file (created 0600), fsynced before returning. */
 export function appendFileAt(dirFd: number, name: string, bytes: Uint8Array): void {
-  const fd = openSync(at(dirFd, name), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0o600);
+  // O_NONBLOCK: a FIFO planted at the name must fail the isFile() check, not block us forever.
+  const fd = openSync(at(dirFd, name), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK, 0o600);
   try {
     if (!fstatSync(fd).isFile()) throw Object.assign(new Error(`${name} is not a regular file`), { code: 'EINVAL' });
     let off = 0;

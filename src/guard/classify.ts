@@ -18,6 +18,8 @@ export interface Observation {
   /** Set for a regular file read whole; null when not regular or larger than max_bytes. */
   sha256: string | null;
   bytes: Buffer | null;
+  /** A regular file we were not allowed to open (its mode shuts us out). */
+  unreadable?: boolean;
 }
 
 export interface Verdict {
@@ -38,9 +40,10 @@ export function classify(approved: Approved | undefined, obs: Observation): Verd
     case 'file': break;
   }
   const reasons: AlertReason[] = [];
-  if (obs.sha256 === null) reasons.push('too-large');
+  if (obs.unreadable) reasons.push('mode');
+  else if (obs.sha256 === null) reasons.push('too-large');
   else if (obs.sha256 !== approved.sha256) reasons.push(obs.size === 0 ? 'emptied' : 'content');
-  if (obs.mode !== approved.mode) reasons.push('mode');
+  if (obs.mode !== approved.mode && !reasons.includes('mode')) reasons.push('mode');
   if (obs.uid !== approved.uid || obs.gid !== approved.gid) reasons.push('owner');
   const [reason, ...also] = reasons;
   return reason ? { reason, also, action: 'reverted' } : null;

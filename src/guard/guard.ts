@@ -102,18 +102,18 @@ export class Guard {
 
   /** The backstop rescan: directories, every candidate path, and the store. */
   rescan(): number {
-    this.sweepTemps();
+    this.safely('flushing alerts', () => this.flushUnwritten());
+    this.safely('sweeping temp files', () => this.sweepTemps());
     const n = this.sweep('rescan', false);
-    this.verifyStore(false);
+    this.safely('verifying the store', () => this.verifyStore(false));
     this.lastRescanAt = Date.now();
     return n;
   }
 
   private sweep(cause: 'startup' | 'rescan', full: boolean): number {
-    let n = this.fixDirs(cause === 'startup');
-    for (const rel of candidatePaths(this.rootFd, this.state, this.pset)) {
-      if (!full && this.unchangedSinceClean(rel)) continue;
-      if (this.check(rel, cause === 'startup')) n++;
+    let n = this.safely('repairing directories', () => this.fixDirs(cause === 'startup')) ?? 0;
+    for (const rel of this.safely('listing protected paths', () => candidatePaths(this.rootFd, this.state, this.pset)) ?? []) {
+      if (this.safely(`checking ${rel}`, () => (!full && this.unchangedSinceClean(rel)) ? false : this.check(rel, cause === 'startup'))) n++;
     }
     return n;
   }
@@ -129,9 +129,26 @@ export class Guard {
     } finally { safeClose(w.fd); }
   }
 
+  /**
+   * Run a check from an event, timer or rescan without ever letting an exception escape:
+   * an unexpected error is logged and the backstop rescan looks again later.
+   */
+  safely<T>(what: string, fn: () => T): T | undefined {
+    try {
+      return fn();
+    } catch (err) {
+      this.log(`<3>warden: ${what}: unexpected ${errnoCode(err) ?? (err as Error)?.message ?? String(err)}; will look again at the next rescan`);
+      return undefined;
+    }
+  }
+
   /** A hint that something at `rel` (relative to the root) may have changed. */
   onPathEvent(rel: string, isDirEvent: boolean): void {
     if (this.stopped) return;
+    this.safely(`checking ${rel}`, () => this.onPathEventUnsafe(rel, isDirEvent));
+  }
+
+  private onPathEventUnsafe(rel: string, isDirEvent: boolean): void {
     if (rel === 'snapshots' || rel.startsWith('snapshots/')) { this.onStoreEvent(rel); return; }
     if (isDirEvent || rel === '' || Object.hasOwn(this.state.index.dirs, rel) || this.pset.isProtectedDir(rel)) {
       this.fixDirs(false);
@@ -273,7 +290,7 @@ export class Guard {
     f.timer = setTimeout(() => {
       const cur = this.failures.get(path);
       if (cur) cur.timer = null;
-      if (Object.hasOwn(this.state.index.dirs, path)) this.fixDirs(false); else this.check(path, false);
+      this.safely(`retrying ${path}`, () => { if (Object.hasOwn(this.state.index.dirs, path)) this.fixDirs(false); else this.check(path, false); });
     }, delay);
     f.timer.unref?.();
   }
@@ -335,6 +352,11 @@ export class Guard {
     }
     this.log(journalLine(alert));
     this.onAlert(alert);
+  }
+
+  /** Alerts that could not be appended yet; retried before every new alert and on each rescan. */
+  pendingAlerts(): number {
+    return this.unwritten.length;
   }
 
   private flushUnwritten(): void {
@@ -405,6 +427,8 @@ export class Guard {
 
   stop(): void {
     this.stopped = true;
+    this.safely('flushing alerts', () => this.flushUnwritten());
+    if (this.unwritten.length) this.log(`<2>warden: ${this.unwritten.length} alert(s) could not be written to snapshots/alerts.jsonl: ${this.unwritten.map((a) => a.id).join(', ')}`);
     for (const f of this.failures.values()) if (f.timer) clearTimeout(f.timer);
     this.failures.clear();
   }

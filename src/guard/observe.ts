@@ -15,6 +15,7 @@ export function observe(dirFd: number, name: string, maxBytes: number, tries = 3
   // Swapped between lstat and open: look again (bounded, in case it keeps flipping).
   if (!r) return tries > 1 ? observe(dirFd, name, maxBytes, tries - 1) : { ...base, type: 'device' } /* keeps flipping: treat as not regular, moved aside */;
   const b = fromStats(r.stats, 'file');
+  if (r.unreadable) return { ...b, unreadable: true };
   if (!r.bytes) return b;
   return { ...b, size: r.bytes.length, sha256: createHash('sha256').update(r.bytes).digest('hex'), bytes: r.bytes };
 }

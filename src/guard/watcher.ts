@@ -4,9 +4,17 @@
  * directory is recreated, and an exhausted inotify limit arrives only as an `error`
  * event. So we watch from the root down (the root itself is never recreated), re-arm a
  * directory whose inode changed, and fall back to polling on ENOSPC/EMFILE.
+ *
+ * Memory: chokidar keeps two watchers and a Stats object per file it tracks, which is
+ * ~25 MB per 10,000 files. With inotify we let chokidar track directories only and take
+ * every child event from its raw directory events; a directory watch sees every create,
+ * delete, rename, write and chmod made through that directory. A write through a hard
+ * link elsewhere is seen only by a watch on the file's inode, so the first
+ * FILE_WATCH_LIMIT approved files also get a plain per-file fs.watch (re-armed when the
+ * inode changes); beyond that, the backstop rescan finds such a write.
  */
 import { watch, type FSWatcher } from 'chokidar';
-import { lstatSync } from 'node:fs';
+import { lstatSync, watch as fsWatch, type FSWatcher as NodeWatcher, type Stats } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import type { ProtectedSet } from '../config/protected-set.js';
 
@@ -22,18 +30,34 @@ export interface WatchHandle {
   alive(): boolean;
   /** Re-add directories whose inode changed since they were armed. */
   rearmChanged(): string[];
+  /** Keep per-file inode watches on these approved files (up to the limit). */
+  syncFiles(paths: string[]): void;
+  /** After a check: re-arm the file's inode watch if the inode changed. */
+  refreshFile(rel: string): void;
   close(): Promise<void>;
 }
 
-const STORE_WATCHED = /^snapshots(\/(baseline(\/index)?|blobs(\/[0-9a-f]{64})?|secrets(\/[0-9a-f]{64})?))?$/;
+export const FILE_WATCH_LIMIT = 1000;
+
+const STORE_DIRS = /^snapshots(\/(baseline|blobs|secrets))?$/;
+const STORE_FILES = /^snapshots\/(baseline\/index|(blobs|secrets)\/[0-9a-f]{64})$/;
+
+function inRecursiveGlob(rel: string, pset: ProtectedSet): boolean {
+  return pset.patterns.some((p) => p.glob && p.pattern.includes('**') && (rel === p.base || rel.startsWith(p.base + '/')));
+}
 
 /** Is this path (relative to the root) worth an event? Everything else is not even descended into. */
 export function relevantPath(rel: string, pset: ProtectedSet): boolean {
   if (rel === '') return true;
   if (pset.isProtectedDir(rel) || pset.kindOf(rel) !== null) return true;
-  if (STORE_WATCHED.test(rel)) return true;
-  // Inside a recursive glob's base, descend into subdirectories.
-  return pset.patterns.some((p) => p.glob && p.pattern.includes('**') && (rel === p.base || rel.startsWith(p.base + '/')));
+  if (STORE_DIRS.test(rel) || STORE_FILES.test(rel)) return true;
+  return inRecursiveGlob(rel, pset);
+}
+
+/** With inotify, chokidar tracks directories only; files come through raw events. */
+function relevantDir(rel: string, pset: ProtectedSet, stats?: Stats): boolean {
+  if (rel === '' || pset.isProtectedDir(rel) || STORE_DIRS.test(rel)) return true;
+  return inRecursiveGlob(rel, pset) && !(stats && !stats.isDirectory());
 }
 
 export async function startWatcher(root: string, pset: ProtectedSet, events: WatchEvents, polling: boolean): Promise<WatchHandle> {
@@ -48,21 +72,31 @@ export async function startWatcher(root: string, pset: ProtectedSet, events: Wat
     usePolling: polling,
     interval: 100,
     binaryInterval: 100,
-    ignored: (abs: string) => !relevantPath(toRel(abs), pset),
+    // Polling cannot see inside a file through its directory: then track files too.
+    ignored: polling
+      ? (abs: string) => !relevantPath(toRel(abs), pset)
+      : (abs: string, stats?: Stats) => !relevantDir(toRel(abs), pset, stats),
   });
   w.on('all', (event, abs) => {
     const rel = toRel(abs);
     if (rel.startsWith('..')) return;
     events.onEvent(rel, event === 'addDir' || event === 'unlinkDir');
   });
-  // Raw inotify events as extra hints: chokidar drops a 'change' when only metadata changed
-  // and atime > mtime (a chmod of a file we just read), which would leave chmod to the rescan.
+  // Raw inotify events of the watched directories name the child that changed: create,
+  // delete, rename, write, chmod. They also cover what chokidar filters out (a chmod of a
+  // file whose atime > mtime).
   w.on('raw', (event: string, path: string, opts: unknown) => {
     const details = opts as { watchedPath?: string } | undefined;
     if ((event !== 'change' && event !== 'rename') || !details?.watchedPath) return;
     const watched = toRel(details.watchedPath);
-    const rel = pset.isProtectedDir(watched) || watched === '' ? (watched === '' ? path : `${watched}/${path}`) : watched;
-    if (!rel.startsWith('..') && relevantPath(rel, pset)) events.onEvent(rel, false);
+    if (watched.startsWith('..')) return;
+    if (!relevantDir(watched, pset)) {
+      if (relevantPath(watched, pset)) events.onEvent(watched, false); // a file's own watcher (polling)
+      return;
+    }
+    if (!path) { events.onEvent(watched, true); return; } // no name: the directory itself, or an overflow
+    const rel = watched === '' ? path : `${watched}/${path}`;
+    if (relevantPath(rel, pset)) events.onEvent(rel, false);
   });
   w.on('error', (err) => {
     alive = false;
@@ -73,6 +107,27 @@ export async function startWatcher(root: string, pset: ProtectedSet, events: Wat
   const armed = new Map<string, number>();
   const inode = (rel: string) => { try { return lstatSync(join(root, rel)).ino; } catch { return -1; } };
   for (const d of pset.dirs) armed.set(d, inode(d));
+
+  const fileWatches = new Map<string, { ino: number; watcher: NodeWatcher }>();
+  const unwatchFile = (rel: string) => {
+    const fw = fileWatches.get(rel);
+    if (fw) { fw.watcher.close(); fileWatches.delete(rel); }
+  };
+  const refreshFile = (rel: string) => {
+    if (polling || !alive) return;
+    const known = fileWatches.get(rel);
+    if (!known && fileWatches.size >= FILE_WATCH_LIMIT) return;
+    let st: Stats | null = null;
+    try { st = lstatSync(join(root, rel)); } catch { st = null; }
+    if (!st || !st.isFile()) { if (known) unwatchFile(rel); return; }
+    if (known?.ino === st.ino) return;
+    unwatchFile(rel);
+    try {
+      const watcher = fsWatch(join(root, rel), { persistent: false }, () => events.onEvent(rel, false));
+      watcher.on('error', () => unwatchFile(rel));
+      fileWatches.set(rel, { ino: st.ino, watcher });
+    } catch { /* vanished or limit: the directory watch and the rescan remain */ }
+  };
 
   // Test seam: simulate the inotify limit being hit after the watcher is armed.
   const fault = process.env.WARDEN_TEST_WATCH_FAULT;
@@ -92,6 +147,18 @@ export async function startWatcher(root: string, pset: ProtectedSet, events: Wat
       }
       return changed;
     },
-    async close() { alive = false; await w.close(); },
+    syncFiles(paths) {
+      const want = new Set(paths.slice(0, FILE_WATCH_LIMIT));
+      for (const rel of [...fileWatches.keys()]) if (!want.has(rel)) unwatchFile(rel);
+      for (const rel of want) refreshFile(rel);
+    },
+    refreshFile(rel) {
+      if (fileWatches.has(rel) || fileWatches.size < FILE_WATCH_LIMIT) refreshFile(rel);
+    },
+    async close() {
+      alive = false;
+      for (const rel of [...fileWatches.keys()]) unwatchFile(rel);
+      await w.close();
+    },
   };
 }

@@ -2,7 +2,7 @@
 import { describe, it, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   cli, makeRoot, protectedPicture, readAlertsOf, startDaemon, treeSnapshot, waitFor, TEST_WARDEN_TOML,
@@ -251,9 +251,9 @@ describe('restore failures', () => {
     catch { ctx.skip('chattr +i is not available here'); return; }
     await daemon(t);
     const approved = protectedPicture(t);
-    // In-place edit (no new directory entry needed), then lock the directory.
-    writeFileSync(t.p(ORG), 'members = ["stuck"]\n');
+    // Lock the directory (no entry can be created, so no temp file), then edit in place.
     execFileSync('chattr', ['+i', t.p('orgs')]);
+    writeFileSync(t.p(ORG), 'members = ["stuck"]\n');
     try {
       await waitFor(() => readAlertsOf(t).some((a) => a.action === 'revert-failed'), 10_000, 'revert-failed');
       assert.equal(readFileSync(t.p(ORG), 'utf8'), 'members = ["stuck"]\n', 'never truncated or half-written');
@@ -277,9 +277,11 @@ describe('restore failures', () => {
       const approved = protectedPicture(t);
       await daemon(t);
       const size = statSync(t.p(ORG)).size;
-      writeFileSync(t.p(ORG), 'x'.repeat(size));
       try { execFileSync('dd', ['if=/dev/zero', `of=${join(mnt, 'filler')}`, 'bs=4k', 'status=none'], { stdio: 'ignore' }); } catch { /* ENOSPC expected */ }
-      writeFileSync(t.p(ORG), 'y'.repeat(size));
+      // Overwrite in place (no truncation, no new blocks): the edit lands, the restore cannot.
+      const fd = openSync(t.p(ORG), 'r+');
+      writeSync(fd, 'y'.repeat(size), 0);
+      closeSync(fd);
       await waitFor(() => /revert-failed|cannot append/.test(daemons.at(-1)!.stderr()), 10_000, 'revert-failed');
       assert.equal(readFileSync(t.p(ORG), 'utf8'), 'y'.repeat(size), 'left as it was');
       rmSync(join(mnt, 'filler'));
