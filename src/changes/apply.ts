@@ -188,7 +188,7 @@ function applyTransaction(ctx: ApplyContext, changes: BaselineChange[], command:
     if (c.bytes && newSha) blobs.set(newSha, c.bytes);
     return { path: c.path, kind: c.kind, mode: c.mode, uid: c.uid, gid: c.gid, old: e?.sha256 ?? null, new: newSha };
   });
-  writeIntent(ctx.rootFd, key, { version: 1, id: randomBytes(6).toString('hex'), created: new Date().toISOString(), command, user, files }, blobs);
+  writeIntent(ctx.rootFd, key, { version: 2, id: randomBytes(6).toString('hex'), created: new Date().toISOString(), command, user, generation: ctx.state.index.generation, files }, blobs);
   changes.forEach((c, i) => { writeLive(ctx.rootFd, c); step(`file-${Math.min(i + 1, 3)}` as CrashStep); });
   ctx.state.commit(ctx.rootFd, changes);
   step('baseline');

@@ -12,13 +12,21 @@
  * interrupted. Recovery rolls every file forward when every file already holds its new
  * content, else back to the old; puts the baseline in the same state; raises one
  * `half-applied` alert per file; and removes the journal. It is idempotent: a crash during
- * recovery is recovered again the next time. A manifest whose HMAC does not verify was
- * not written by warden: it is set aside and reported as `baseline-tampered`, never obeyed.
+ * recovery is recovered again the next time.
+ *
+ * A manifest is obeyed only if it belongs to the baseline as it is now: the manifest names
+ * the baseline generation it was written at, and the baseline must still be at that
+ * generation or one more (the transaction's own commit, or recovery's), and every path's
+ * approved hash must be the transaction's old or new hash. A manifest whose HMAC does not
+ * verify was not written by warden; one that fails those checks is a replay of an earlier
+ * transaction (a genuine manifest copied and planted again). Either way it is moved into
+ * snapshots/quarantine/<alert-id>/journal, reported as `baseline-tampered`, and never
+ * obeyed: nothing else is changed.
  */
 import { readdirSync } from 'node:fs';
 import { errnoCode } from '../common/errors.js';
 import {
-  at, createFileAt, ensureDirBeneath, lstatAt, readRegularAt, readSmallAt, replaceFileAt, safeClose, unlinkAt, walkDir,
+  at, createFileAt, ensureDirBeneath, lstatAt, moveAt, readRegularAt, readSmallAt, replaceFileAt, safeClose, unlinkAt, walkDir,
 } from '../fsx/beneath.js';
 import { fsyncSync } from 'node:fs';
 import type { BaselineChange, BaselineState } from '../guard/baseline-state.js';
@@ -26,7 +34,7 @@ import { baseOf, dirOf } from '../guard/inspect.js';
 import type { FileKind } from '../config/protected-set.js';
 import { sha256Hex } from '../store/baseline.js';
 import { hmacEqual, hmacHex } from '../store/keys.js';
-import { JOURNAL_DIR } from '../store/layout.js';
+import { JOURNAL_DIR, QUARANTINE_DIR } from '../store/layout.js';
 import type { Alert } from '../store/alert-types.js';
 import { newAlertId } from '../store/alerts.js';
 import { diffCredentials } from '../credentials/rules.js';
@@ -34,7 +42,8 @@ import type { WardenConfig } from '../config/warden-config.js';
 import { step } from './seam.js';
 
 export interface JournalFile { path: string; kind: FileKind; mode: number; uid: number; gid: number; old: string | null; new: string | null }
-export interface Intent { version: 1; id: string; created: string; command: string; user: string; files: JournalFile[] }
+/** `generation`: the baseline generation when the manifest was written (before the transaction's commit). */
+export interface Intent { version: 2; id: string; created: string; command: string; user: string; generation: number; files: JournalFile[] }
 
 const MANIFEST = 'intent';
 const HEADER = 'warden-intent 1 hmac-sha256=';
@@ -121,6 +130,44 @@ function liveSha(rootFd: number, path: string, maxBytes: number): string | null 
   } finally { safeClose(w.fd); }
 }
 
+/** Why a manifest with a valid HMAC must not be obeyed now, or null when it may be. */
+function staleProblem(intent: Intent, state: BaselineState): string | null {
+  if (intent.version !== 2 || !Number.isSafeInteger(intent.generation) || !Array.isArray(intent.files)) return 'it names no baseline generation';
+  const g = state.index.generation;
+  if (g !== intent.generation && g !== intent.generation + 1) return `it was written at baseline generation ${intent.generation}, and the baseline is at generation ${g}`;
+  for (const f of intent.files) {
+    const cur = state.entry(f.path)?.sha256 ?? null;
+    if (cur !== f.old && cur !== f.new) return `the approved content of ${f.path} is neither the transaction's old nor its new content`;
+  }
+  return null;
+}
+
+/**
+ * Move the whole journal directory (manifest, blobs, temp files) into
+ * snapshots/quarantine/<id>/journal, so it is never obeyed and nothing is lost. Falls
+ * back to removing it. Returns the quarantine path, or null if it was removed instead.
+ */
+function quarantineJournal(rootFd: number, id: string): string | null {
+  const dest = `${QUARANTINE_DIR}/${id}`;
+  try {
+    const w = walkDir(rootFd, dirOf(JOURNAL_DIR));
+    if (!w.ok) { safeClose(w.parentFd); return null; }
+    try {
+      if (!lstatAt(w.fd, baseOf(JOURNAL_DIR))?.isDirectory()) return null;
+      const q = ensureDirBeneath(rootFd, dest, 0o700);
+      try {
+        moveAt(w.fd, baseOf(JOURNAL_DIR), q, baseOf(JOURNAL_DIR));
+        fsyncSync(q);
+        fsyncSync(w.fd);
+      } finally { safeClose(q); }
+      return `${dest}/${baseOf(JOURNAL_DIR)}`;
+    } finally { safeClose(w.fd); }
+  } catch {
+    removeIntent(rootFd);
+    return null;
+  }
+}
+
 export interface Recovery {
   outcome: 'rolled-back' | 'rolled-forward' | 'tampered';
   id: string | null;
@@ -136,19 +183,27 @@ export interface Recovery {
 export function recoverJournal(rootFd: number, state: BaselineState, config: WardenConfig, key: Buffer, raise: (a: Alert) => void): Recovery | null {
   const r = readIntent(rootFd, key);
   if (r === null) return null;
-  if (!r.ok) {
+  const problem = r.ok ? staleProblem(r.intent, state) : r.problem;
+  if (!r.ok || problem !== null) {
     const id = newAlertId();
+    const quarantine = quarantineJournal(rootFd, id);
     raise({
-      id, time: new Date().toISOString(), path: `${JOURNAL_DIR}/${MANIFEST}`, action: 'flagged', reason: 'baseline-tampered', before: null, after: null, quarantine: null,
-      detail: `an intent journal was found that warden did not write (${r.problem}); it was removed and not obeyed`,
+      id, time: new Date().toISOString(), path: `${JOURNAL_DIR}/${MANIFEST}`, action: 'flagged', reason: 'baseline-tampered', before: null, after: null, quarantine,
+      detail: r.ok
+        ? `an intent journal was found that does not belong to the current baseline (${problem}): a replay of an earlier transaction; it was ${quarantine ? 'moved into quarantine' : 'removed'} and not obeyed`
+        : `an intent journal was found that warden did not write (${problem}); it was ${quarantine ? 'moved into quarantine' : 'removed'} and not obeyed`,
       advice: `warden's store was edited outside warden; check who wrote to snapshots/. The protected files are kept as last approved.`,
     });
-    removeIntent(rootFd);
     return { outcome: 'tampered', id: null, paths: [], changes: [] };
   }
   const { intent, blobs } = r;
   const current = intent.files.map((f) => liveSha(rootFd, f.path, config.max_bytes));
-  const forward = intent.files.every((f, i) => current[i] === f.new);
+  // Forward when every file already holds its new content, or when the transaction's own
+  // baseline commit is durable (the baseline approves the new content): recovery then only
+  // puts the files in line and never commits, so the generation never moves past +1.
+  const committed = state.index.generation === intent.generation + 1 && intent.files.every((f) => (state.entry(f.path)?.sha256 ?? null) === f.new);
+  const allNew = intent.files.every((f, i) => current[i] === f.new);
+  const forward = allNew || committed;
   const changes: BaselineChange[] = [];
   for (const [i, f] of intent.files.entries()) {
     const target = forward ? f.new : f.old;
@@ -179,7 +234,7 @@ export function recoverJournal(rootFd: number, state: BaselineState, config: War
     raise({
       id, time: new Date().toISOString(), path: f.path, action: forward ? 'flagged' : 'reverted', reason: 'half-applied',
       before: tb ? { sha256: target as string, size: tb.length, mode: f.mode } : null, after: null, quarantine: null,
-      detail: `an interrupted change of ${paths.join(', ')} ('warden ${intent.command}' by ${intent.user}, ${intent.created}) was found; ${forward ? 'every file already held the new content: completed (rolled forward)' : 'rolled back to the content approved before it'}`,
+      detail: `an interrupted change of ${paths.join(', ')} ('warden ${intent.command}' by ${intent.user}, ${intent.created}) was found; ${forward ? (allNew ? 'every file already held the new content: completed (rolled forward)' : 'the baseline already approved the new content: completed (rolled forward)') : 'rolled back to the content approved before it'}`,
       ...(credential_changes ? { credential_changes } : {}),
       advice: forward
         ? `Nothing to do: the change is complete. Check it with 'warden history ${f.path}'.`
