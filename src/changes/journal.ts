@@ -118,14 +118,19 @@ function readIntent(rootFd: number, key: Buffer): Read {
   } finally { safeClose(w.fd); }
 }
 
+/**
+ * The hash of what is at `path` now: null when absent, 'other' when it is not a regular
+ * file, is unreadable, or is larger than max_bytes (it cannot be the transaction's
+ * content, which validation kept within max_bytes). Never reads more than max_bytes.
+ */
 function liveSha(rootFd: number, path: string, maxBytes: number): string | null | 'other' {
   const w = walkDir(rootFd, dirOf(path));
   if (!w.ok) { safeClose(w.parentFd); return null; }
   try {
     const st = lstatAt(w.fd, baseOf(path));
     if (!st) return null;
-    if (!st.isFile()) return 'other';
-    const r = readRegularAt(w.fd, baseOf(path), Math.max(maxBytes, st.size));
+    if (!st.isFile() || st.size > maxBytes) return 'other';
+    const r = readRegularAt(w.fd, baseOf(path), maxBytes);
     return r?.bytes ? sha256Hex(r.bytes) : 'other';
   } finally { safeClose(w.fd); }
 }

@@ -126,3 +126,19 @@ it('a genuine crash after the baseline commit, a file edited while stopped: roll
   assert.deepEqual(shas(), v1);
   assert.deepEqual(readdirSync(t.p('snapshots/journal')), []);
 });
+
+it('a huge sparse file at a journalled path does not crash recovery: read at most max_bytes, rolled back', { timeout: 120_000 }, async () => {
+  setup();
+  const v0 = shas();
+  // The intent is durable, no file replaced yet.
+  await rotate('5555', 'journal');
+  // 5 GiB (sparse): more than any Buffer can hold, far more than max_bytes (1 MiB).
+  truncateSync(t.p(CRED), 5 * 1024 ** 3);
+  const n = readAlertsOf(t).length;
+  d = await startDaemon(t);
+  const half = readAlertsOf(t).slice(n).filter((x) => x.reason === 'half-applied');
+  assert.equal(half.length, 2);
+  assert.ok(half.every((x) => x.action === 'reverted'), 'rolled back: the oversized file is not the new content');
+  assert.deepEqual(shas(), v0);
+  assert.deepEqual(readdirSync(t.p('snapshots/journal')), []);
+});
