@@ -6,6 +6,7 @@ import { EXIT, WardenError, formatLocated } from '../common/errors.js';
 import { makeOutput } from './output.js';
 import { commands } from './commands/index.js';
 import type { CommandSpec } from './types.js';
+import type { CommandEntry } from './commands/index.js';
 
 const GLOBAL_OPTIONS = {
   root: { type: 'string' },
@@ -48,12 +49,13 @@ export async function main(argv: string[]): Promise<number> {
   }
   // `notify test` is spelled as two words.
   const joined = rest[0] && !rest[0].startsWith('-') ? `${name} ${rest[0]}` : undefined;
-  let spec = joined ? commands.find((c) => c.name === joined) : undefined;
-  if (spec) rest.shift(); else spec = commands.find((c) => c.name === name);
-  if (!spec) {
+  let entry: CommandEntry | undefined = joined ? commands.find((c) => c.name === joined) : undefined;
+  if (entry) rest.shift(); else entry = commands.find((c) => c.name === name);
+  if (!entry) {
     process.stderr.write(`warden: unknown command "${name}"\n\n${topHelp()}\n`);
     return EXIT.usage;
   }
+  const spec: CommandSpec = await entry.load();
   const wantsJson = rest.includes('--json');
   const out = makeOutput(wantsJson);
   try {

@@ -41,7 +41,8 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
   const log = opts.log ?? ((l: string) => process.stderr.write(l + '\n'));
   const say = opts.stdout ?? ((l: string) => process.stdout.write(l + '\n'));
   process.umask(0o077);
-  let config = loadWardenConfig(opts.root);
+  // The guard takes its settings from the authenticated baseline once loaded (below).
+  let config = opts.guard ? configFromBytes(null) : loadWardenConfig(opts.root);
   const sd = createSdNotifier();
   const cleanups: (() => Promise<void> | void)[] = [];
   let guard: Guard | null = null;

@@ -4,9 +4,10 @@
  */
 import { WardenError } from '../common/errors.js';
 import {
-  readBlob, readIndex, sha256Hex, writeBlob, writeIndex,
+  blobDir, readBlob, readIndex, sha256Hex, writeBlob, writeIndex,
   type BaselineIndex, type FileEntry,
 } from '../store/baseline.js';
+import { readRegularAt, safeClose, walkDir } from '../fsx/beneath.js';
 import type { FileKind } from '../config/protected-set.js';
 
 /** Keep approved bytes in memory up to this much; beyond it they are read (and checked) on demand. */
@@ -20,6 +21,30 @@ export interface BaselineChange {
   mode: number;
   uid: number;
   gid: number;
+}
+
+/** Reads blobs with each store directory opened once (10,000 blobs at start). */
+class BlobReader {
+  private readonly fds = new Map<string, number | null>();
+  constructor(private readonly rootFd: number) {}
+  read(kind: FileKind, sha: string): Buffer | null {
+    const dir = blobDir(kind);
+    let fd = this.fds.get(dir);
+    if (fd === undefined) {
+      const w = walkDir(this.rootFd, dir);
+      if (w.ok) fd = w.fd; else { safeClose(w.parentFd); fd = null; }
+      this.fds.set(dir, fd);
+    }
+    if (fd === null) return null;
+    try {
+      // The store is warden's own: no lstat first; O_NOFOLLOW|O_NONBLOCK and fstat still
+      // refuse a link, and make a planted FIFO or device fail instead of blocking.
+      const r = readRegularAt(fd, sha, 64 * 1024 * 1024);
+      const b = r?.bytes ?? null;
+      return b && sha256Hex(b) === sha ? b : null;
+    } catch { return null; }
+  }
+  close(): void { for (const fd of this.fds.values()) if (fd !== null) safeClose(fd); }
 }
 
 export class BaselineState {
@@ -39,12 +64,17 @@ export class BaselineState {
     }
     const blobs = new Map<string, Buffer>();
     let used = 0;
+    const blobReader = new BlobReader(rootFd);
+    try {
     // Read-only commands (verify, status) compare hashes only and skip the blobs.
     for (const [path, e] of opts.blobs ? Object.entries(r.index.files) : []) {
       if (blobs.has(e.sha256)) continue;
-      const b = readBlob(rootFd, e.kind, e.sha256);
+      const b = blobReader.read(e.kind, e.sha256);
       if (!b) throw new WardenError(`baseline-tampered: the approved content of ${path} is missing from the store or altered; warden will not adopt it. Check the files, then 'warden init --force'.`);
       if (used + b.length <= MEMORY_BUDGET) { blobs.set(e.sha256, b); used += b.length; }
+    }
+    } finally {
+      blobReader.close();
     }
     return new BaselineState(r.index, r.raw, blobs, key);
   }

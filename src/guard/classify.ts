@@ -20,6 +20,8 @@ export interface Observation {
   bytes: Buffer | null;
   /** A regular file we were not allowed to open (its mode shuts us out). */
   unreadable?: boolean;
+  /** statStamp() of the file as read, so a clean file's stamp needs no second stat. */
+  stamp?: string;
 }
 
 export interface Verdict {

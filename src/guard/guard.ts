@@ -21,7 +21,7 @@ import { BASELINE_DIR, INDEX_NAME, QUARANTINE_DIR } from '../store/layout.js';
 import type { BaselineState } from './baseline-state.js';
 import { adviceFor, type Observation, type Verdict } from './classify.js';
 import { diffCredentials } from '../credentials/rules.js';
-import { baseOf, candidatePaths, dirOf, inspectDirs, inspectFile, type Finding } from './inspect.js';
+import { DirCache, baseOf, candidatePaths, dirOf, inspectDirs, inspectFileAt, type Finding } from './inspect.js';
 import { statStamp } from './observe.js';
 import { protectedSet, type ProtectedSet } from '../config/protected-set.js';
 
@@ -59,6 +59,8 @@ export class Guard {
   private readonly unwritten: Alert[] = [];
   /** Stat stamps of files verified clean by hash: lets the backstop rescan skip unchanged files. */
   private readonly cleanStamps = new Map<string, string>();
+  /** Stat stamps of store blobs last verified by hash. */
+  private readonly blobStamps = new Map<string, string>();
   private stopped = false;
   counters = { checks: 0, reverts: 0, alerts: 0 };
   lastRescanAt = 0;
@@ -112,21 +114,24 @@ export class Guard {
 
   private sweep(cause: 'startup' | 'rescan', full: boolean): number {
     let n = this.safely('repairing directories', () => this.fixDirs(cause === 'startup')) ?? 0;
-    for (const rel of this.safely('listing protected paths', () => candidatePaths(this.rootFd, this.state, this.pset)) ?? []) {
-      if (this.safely(`checking ${rel}`, () => (!full && this.unchangedSinceClean(rel)) ? false : this.check(rel, cause === 'startup'))) n++;
+    const dirs = new DirCache(this.rootFd);
+    try {
+      for (const rel of this.safely('listing protected paths', () => candidatePaths(this.rootFd, this.state, this.pset)) ?? []) {
+        if (this.safely(`checking ${rel}`, () => (!full && this.unchangedSinceClean(rel, dirs)) ? false : this.check(rel, cause === 'startup', dirs))) n++;
+      }
+    } finally {
+      dirs.close();
     }
     return n;
   }
 
-  private unchangedSinceClean(rel: string): boolean {
+  private unchangedSinceClean(rel: string, dirs: DirCache): boolean {
     const stamp = this.cleanStamps.get(rel);
     if (!stamp) return false;
-    const w = walkDir(this.rootFd, dirOf(rel));
-    if (!w.ok) { safeClose(w.parentFd); return false; }
-    try {
-      const st = lstatAt(w.fd, baseOf(rel));
-      return st !== null && st.isFile() && statStamp(st) === stamp;
-    } finally { safeClose(w.fd); }
+    const fd = dirs.get(dirOf(rel));
+    if (fd === null) return false;
+    const st = lstatAt(fd, baseOf(rel));
+    return st !== null && st.isFile() && statStamp(st) === stamp;
   }
 
   /**
@@ -160,33 +165,44 @@ export class Guard {
   }
 
   /** Inspect one path and put it right. Returns true when something was done. */
-  check(rel: string, whileStopped: boolean): boolean {
+  check(rel: string, whileStopped: boolean, dirs?: DirCache): boolean {
     this.counters.checks++;
-    let finding = inspectFile(this.rootFd, this.state, this.pset, rel, this.maxBytes);
-    if (!finding && this.state.entry(rel)) {
-      // inspectFile returns null for a broken parent directory too: repair it, then look again.
-      const w = walkDir(this.rootFd, dirOf(rel));
-      if (!w.ok) {
-        safeClose(w.parentFd);
+    const own = dirs ?? new DirCache(this.rootFd);
+    try {
+      let fd = own.get(dirOf(rel));
+      if (fd === null) {
+        if (!this.state.entry(rel)) return false;
+        // The parent directory is broken (gone, a link, a file): repair it, then look again.
         this.fixDirs(whileStopped);
-        finding = inspectFile(this.rootFd, this.state, this.pset, rel, this.maxBytes);
-      } else safeClose(w.fd);
+        own.forget(dirOf(rel));
+        fd = own.get(dirOf(rel));
+        if (fd === null) return false;
+      }
+      let lastStamp: string | undefined;
+      const finding = inspectFileAt(fd, this.state, this.pset, rel, this.maxBytes, (o) => { lastStamp = o.stamp; });
+      if (!finding) { this.markClean(rel, fd, lastStamp); return false; }
+      this.act(finding, whileStopped);
+      return true;
+    } finally {
+      if (!dirs) own.close();
     }
-    if (!finding) { this.markClean(rel); return false; }
-    this.act(finding, whileStopped);
-    return true;
   }
 
-  private markClean(rel: string): void {
+  private markClean(rel: string, dirFd?: number, stamp?: string): void {
     const f = this.failures.get(rel);
     if (f) { if (f.timer) clearTimeout(f.timer); this.failures.delete(rel); }
     if (!this.state.entry(rel)) { this.cleanStamps.delete(rel); return; }
-    const w = walkDir(this.rootFd, dirOf(rel));
-    if (!w.ok) { safeClose(w.parentFd); return; }
+    if (stamp) { this.cleanStamps.set(rel, stamp); return; }
+    let fd = dirFd;
+    if (fd === undefined) {
+      const w = walkDir(this.rootFd, dirOf(rel));
+      if (!w.ok) { safeClose(w.parentFd); return; }
+      fd = w.fd;
+    }
     try {
-      const st = lstatAt(w.fd, baseOf(rel));
+      const st = lstatAt(fd, baseOf(rel));
       if (st?.isFile()) this.cleanStamps.set(rel, statStamp(st));
-    } finally { safeClose(w.fd); }
+    } finally { if (dirFd === undefined) safeClose(fd); }
   }
 
   /** Repair protected directories (missing, replaced by a link or a file, wrong mode/owner). */
@@ -394,20 +410,37 @@ export class Guard {
       this.raiseTamper(`${problem}; the baseline held in memory was written back`);
       try { this.state.rewriteIndex(this.rootFd); } catch (err) { this.log(`<2>warden: cannot rewrite the baseline index: ${errnoCode(err) ?? err}`); }
     }
-    for (const path of this.state.paths()) {
-      const e = this.state.entry(path);
-      if (!e) continue;
-      if (!allBlobs && hint && hint !== e.sha256) continue;
-      const bw = walkDir(this.rootFd, blobDir(e.kind));
-      let ok = false;
-      if (bw.ok) {
-        try { const b = readSmallAt(bw.fd, e.sha256); ok = b !== null && sha256Hex(b) === e.sha256; } catch { ok = false; } finally { safeClose(bw.fd); }
-      } else safeClose(bw.parentFd);
-      if (!ok) {
-        this.raiseTamper(`the stored approved content of ${path} was altered or removed; written back from memory`, `${blobDir(e.kind)}/${e.sha256}`);
-        try { if (!this.state.rewriteBlob(this.rootFd, path)) this.log(`<2>warden: approved content of ${path} is not in memory; cannot repair the store`); }
-        catch (err) { this.log(`<2>warden: cannot rewrite blob: ${errnoCode(err) ?? err}`); }
+    // Blobs: on a hint, that one; on a rescan, only those whose stat stamp changed since they
+    // were last hashed; allBlobs re-hashes everything.
+    const dirs = new DirCache(this.rootFd);
+    const seen = new Set<string>();
+    try {
+      for (const path of this.state.paths()) {
+        const e = this.state.entry(path);
+        if (!e || seen.has(e.sha256)) continue;
+        seen.add(e.sha256);
+        if (!allBlobs && hint && hint !== e.sha256) continue;
+        const fd = dirs.get(blobDir(e.kind));
+        let ok = false;
+        if (fd !== null) {
+          try {
+            const st = lstatAt(fd, e.sha256);
+            const stamp = st ? statStamp(st) : null;
+            if (!allBlobs && !hint && stamp && this.blobStamps.get(e.sha256) === stamp) continue;
+            const b = readSmallAt(fd, e.sha256);
+            ok = b !== null && sha256Hex(b) === e.sha256;
+            if (ok && stamp) this.blobStamps.set(e.sha256, stamp);
+          } catch { ok = false; }
+        }
+        if (!ok) {
+          this.blobStamps.delete(e.sha256);
+          this.raiseTamper(`the stored approved content of ${path} was altered or removed; written back from memory`, `${blobDir(e.kind)}/${e.sha256}`);
+          try { if (!this.state.rewriteBlob(this.rootFd, path)) this.log(`<2>warden: approved content of ${path} is not in memory; cannot repair the store`); }
+          catch (err) { this.log(`<2>warden: cannot rewrite blob: ${errnoCode(err) ?? err}`); }
+        }
       }
+    } finally {
+      dirs.close();
     }
   }
 

@@ -64,7 +64,8 @@ export function candidatePaths(rootFd: number, state: BaselineState, pset: Prote
   for (const p of pset.exactPaths) set.add(p);
   for (const base of pset.globDirs) {
     const deep = pset.patterns.some((p) => p.glob && p.base === base && p.pattern.includes('**'));
-    for (const rel of listDir(rootFd, base, deep ? 8 : 1)) if (pset.kindOf(rel)) set.add(rel);
+    // Baseline paths are protected by definition: skip the glob matcher for them.
+    for (const rel of listDir(rootFd, base, deep ? 8 : 1)) if (!set.has(rel) && pset.kindOf(rel)) set.add(rel);
   }
   return [...set].sort();
 }
@@ -86,30 +87,70 @@ function listDir(rootFd: number, dir: string, depth: number): string[] {
 
 /** Inspect one file. Null when it matches the baseline, or its directory is broken (a dir finding covers it). */
 export function inspectFile(rootFd: number, state: BaselineState, pset: ProtectedSet, rel: string, maxBytes: number): Finding | null {
-  const entry = state.entry(rel);
-  const kind = entry?.kind ?? pset.kindOf(rel);
-  if (!entry && !kind) return null;
   const w = walkDir(rootFd, dirOf(rel));
   if (!w.ok) { safeClose(w.parentFd); return null; }
   try {
-    const obs = observe(w.fd, baseOf(rel), maxBytes);
-    const verdict = classify(entry, obs);
-    return verdict ? { path: rel, isDir: false, kind, verdict, obs } : null;
+    return inspectFileAt(w.fd, state, pset, rel, maxBytes);
   } finally {
     safeClose(w.fd);
+  }
+}
+
+/** inspectFile with the file's directory already open. */
+export function inspectFileAt(dirFd: number, state: BaselineState, pset: ProtectedSet, rel: string, maxBytes: number,
+  seen?: (obs: Observation) => void): Finding | null {
+  const entry = state.entry(rel);
+  const kind = entry?.kind ?? pset.kindOf(rel);
+  if (!entry && !kind) return null;
+  const obs = observe(dirFd, baseOf(rel), maxBytes);
+  seen?.(obs);
+  const verdict = classify(entry, obs);
+  return verdict ? { path: rel, isDir: false, kind, verdict, obs } : null;
+}
+
+/**
+ * Open each directory once for a whole pass (a pass touches thousands of files in a few
+ * directories). A directory that cannot be walked maps to null. close() when done.
+ */
+export class DirCache {
+  private readonly fds = new Map<string, number | null>();
+  constructor(private readonly rootFd: number) {}
+  get(dir: string): number | null {
+    let fd = this.fds.get(dir);
+    if (fd !== undefined) return fd;
+    const w = walkDir(this.rootFd, dir);
+    if (w.ok) fd = w.fd; else { safeClose(w.parentFd); fd = null; }
+    this.fds.set(dir, fd);
+    return fd;
+  }
+  /** Drop a directory (after it was repaired) so the next get() walks to it again. */
+  forget(dir: string): void {
+    const fd = this.fds.get(dir);
+    if (fd !== undefined && fd !== null) safeClose(fd);
+    this.fds.delete(dir);
+  }
+  close(): void {
+    for (const fd of this.fds.values()) if (fd !== null) safeClose(fd);
+    this.fds.clear();
   }
 }
 
 export function inspectAll(rootFd: number, state: BaselineState, pset: ProtectedSet, maxBytes: number): Finding[] {
   const dirFindings = inspectDirs(rootFd, state);
   const files: Finding[] = [];
+  const dirs = new DirCache(rootFd);
+  try {
   for (const rel of candidatePaths(rootFd, state, pset)) {
-    const f = inspectFile(rootFd, state, pset, rel, maxBytes);
+    const fd = dirs.get(dirOf(rel));
+    const f = fd === null ? null : inspectFileAt(fd, state, pset, rel, maxBytes);
     if (f) files.push(f);
     else if (state.entry(rel) && dirFindings.some((d) => rel.startsWith(d.path + '/') && d.verdict.reason !== 'mode' && d.verdict.reason !== 'owner')) {
       // The file's directory is gone or replaced: the file is missing from where it belongs.
       files.push({ path: rel, isDir: false, kind: state.entry(rel)?.kind ?? null, verdict: { reason: 'deleted', also: [], action: 'reverted' }, obs: { type: 'absent', size: 0, mode: 0, uid: -1, gid: -1, ino: 0, sha256: null, bytes: null } });
     }
+  }
+  } finally {
+    dirs.close();
   }
   return [...dirFindings, ...files];
 }

@@ -17,7 +17,7 @@ export function observe(dirFd: number, name: string, maxBytes: number, tries = 3
   const b = fromStats(r.stats, 'file');
   if (r.unreadable) return { ...b, unreadable: true };
   if (!r.bytes) return b;
-  return { ...b, size: r.bytes.length, sha256: createHash('sha256').update(r.bytes).digest('hex'), bytes: r.bytes };
+  return { ...b, size: r.bytes.length, sha256: createHash('sha256').update(r.bytes).digest('hex'), bytes: r.bytes, stamp: statStamp(r.stats) };
 }
 
 function fromStats(st: Stats, type: Observation['type']): Observation {

@@ -4,7 +4,7 @@
  * by "<path>.fingerprints" (keys and the first 12 hex digits of each value's sha256), so
  * no credential value ever enters a git object. Kept off the revert path: git is slow.
  */
-import { simpleGit, type SimpleGit } from 'simple-git';
+import type { SimpleGit } from 'simple-git';
 import { join } from 'node:path';
 import { userInfo } from 'node:os';
 import { ensureDirBeneath, replaceFileAt, safeClose, unlinkAt, walkDir } from '../fsx/beneath.js';
@@ -16,7 +16,9 @@ export function osUser(): string {
   try { return userInfo().username; } catch { return `uid ${process.getuid?.() ?? '?'}`; }
 }
 
-function git(root: string): SimpleGit {
+/** simple-git costs ~11 MB: load it only when history is written or read, never in an idle guard. */
+async function git(root: string): Promise<SimpleGit> {
+  const { simpleGit } = await import('simple-git');
   // simple-git needs an identity per instance (a fresh machine has no global one).
   return simpleGit({
     baseDir: join(root, HISTORY_DIR),
@@ -54,7 +56,7 @@ function writeMirror(rootFd: number, changes: HistoryChange[]): string[] {
 
 export async function initHistory(root: string, rootFd: number, changes: HistoryChange[], user = osUser()): Promise<void> {
   safeClose(ensureDirBeneath(rootFd, HISTORY_DIR));
-  const g = git(root);
+  const g = await git(root);
   await g.init();
   writeMirror(rootFd, changes);
   await g.add(['-A', '.']);
@@ -63,7 +65,7 @@ export async function initHistory(root: string, rootFd: number, changes: History
 
 export async function commitHistory(root: string, rootFd: number, changes: HistoryChange[], command: string, user = osUser()): Promise<string> {
   const touched = writeMirror(rootFd, changes);
-  const g = git(root);
+  const g = await git(root);
   await g.add(['-A', '--', ...touched]);
   const paths = changes.map((c) => c.path).join(', ');
   const r = await g.commit(`${command.split(' ')[0] ?? command}: ${paths}\n\ncommand: warden ${command}\nuser: ${user}\npaths: ${paths}\n`, undefined, { '--allow-empty': null });
@@ -73,7 +75,7 @@ export async function commitHistory(root: string, rootFd: number, changes: Histo
 export interface HistoryEntry { commit: string; date: string; message: string }
 
 export async function readHistory(root: string, path?: string, kind?: FileKind): Promise<HistoryEntry[]> {
-  const g = git(root);
+  const g = await git(root);
   const opts: Record<string, string | null> = {};
   const log = path ? await g.log({ file: mirrorName(path, kind ?? 'text'), ...opts }) : await g.log(opts);
   return log.all.map((e) => ({ commit: e.hash, date: e.date, message: `${e.message}${e.body ? '\n' + e.body : ''}`.trim() }));
