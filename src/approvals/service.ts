@@ -90,10 +90,18 @@ function createPending(env: ChangeEnv, changes: ChangeRequest[], command: string
   writePending(env.ctx.rootFd, env.key, rec);
   if (code) {
     const paths = rec.changes.map((c) => c.path).join(', ');
-    appendOutboxMessage(env.ctx.root, {
-      id: `approval-${id}`, time: rec.created, kind: 'owner-code',
-      text: `warden: one-time code ${code} approves request ${id}: 'warden ${command}' by ${user} (${paths}). It expires ${new Date(rec.expires_at).toISOString()}. If you did not ask for this, do nothing: 'warden deny ${id}'.`,
-    });
+    try {
+      appendOutboxMessage(env.ctx.root, {
+        id: `approval-${id}`, time: rec.created, kind: 'owner-code',
+        text: `warden: one-time code ${code} approves request ${id}: 'warden ${command}' by ${user} (${paths}). It expires ${new Date(rec.expires_at).toISOString()}. If you did not ask for this, do nothing: 'warden deny ${id}'.`,
+      });
+    } catch (err) {
+      // No code reached the owner (say snapshots/outbox was swapped for a link): a request
+      // nobody can answer is withdrawn at once.
+      try { removePending(env.ctx.rootFd, id); } catch { /* it expires */ }
+      const why = (err as NodeJS.ErrnoException)?.code ?? String((err as Error)?.message ?? err);
+      throw new WardenError(`cannot queue the one-time code for the owner in snapshots/outbox (${why}); nothing was requested or changed`, EXIT.finding);
+    }
   }
   return rec;
 }

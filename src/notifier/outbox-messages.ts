@@ -2,10 +2,15 @@
  * Owner messages (one-time approval codes) that must reach the owner's channels. The
  * guard process calls appendOutboxMessage, so this module must never import a network
  * module (enforced by test/notifier/import-graph.test.ts).
+ *
+ * The message is written beneath the root through the confined primitives of
+ * src/fsx/beneath.ts: every directory on the way (snapshots/, snapshots/outbox/) is opened
+ * with O_DIRECTORY|O_NOFOLLOW and the file with O_NOFOLLOW|O_NONBLOCK plus an isFile()
+ * check, so a snapshots/outbox swapped for a symlink fails (ELOOP) instead of sending the
+ * code to a file the attacker reads, or writing outside the root.
  */
-import { closeSync, constants, fstatSync, fsyncSync, mkdirSync, openSync, writeSync } from 'node:fs';
-import { join } from 'node:path';
 import { WardenError } from '../common/errors.js';
+import { appendFileAt, ensureDirBeneath, openRoot, safeClose } from '../fsx/beneath.js';
 import { MESSAGES_DIR_REL, MESSAGES_REL } from './paths.js';
 
 export interface OutboxMessage {
@@ -21,18 +26,14 @@ export function appendOutboxMessage(root: string, msg: OutboxMessage): void {
   if (!msg.id || msg.kind !== 'owner-code' || typeof msg.text !== 'string') {
     throw new WardenError('outbox message needs an id, kind "owner-code" and a text');
   }
-  const dir = join(root, MESSAGES_DIR_REL);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const fd = openSync(join(root, MESSAGES_REL), constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK, 0o600);
+  const line = Buffer.from(JSON.stringify({ id: msg.id, time: msg.time, kind: msg.kind, text: msg.text }) + '\n');
+  const rootFd = openRoot(root);
   try {
-    // Refuse to write into something that is not a plain file (a FIFO would block us).
-    if (!fstatSync(fd).isFile()) throw new WardenError(`${MESSAGES_REL} is not a regular file`);
-    const line = Buffer.from(JSON.stringify({ id: msg.id, time: msg.time, kind: msg.kind, text: msg.text }) + '\n');
-    // One write() of an O_APPEND fd: concurrent appenders never interleave within a line.
-    let off = 0;
-    while (off < line.length) off += writeSync(fd, line, off, line.length - off);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
+    const dirFd = ensureDirBeneath(rootFd, MESSAGES_DIR_REL, 0o700);
+    try {
+      // One write() of an O_APPEND fd: concurrent appenders never interleave within a line.
+      // Refuses (EINVAL) to write into something that is not a plain file.
+      appendFileAt(dirFd, MESSAGES_REL.slice(MESSAGES_DIR_REL.length + 1), line);
+    } finally { safeClose(dirFd); }
+  } finally { safeClose(rootFd); }
 }

@@ -7,9 +7,9 @@
 import { describe, it, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CLI, cli, makeRoot, readAlertsOf, startDaemon, waitFor, fileSha, type Daemon, type TestRoot } from '../helpers/root.js';
+import { CLI, cli, makeRoot, readAlertsOf, startDaemon, waitFor, fileSha, treeSnapshot, type Daemon, type TestRoot } from '../helpers/root.js';
 import { REPO, discordPair, gitLog, outboxCodes, run, wardenToml } from './helpers.js';
 
 const ORG = 'orgs/bookclub.toml';
@@ -129,6 +129,24 @@ describe('owner-code approval', () => {
     assert.equal(a.path, ORG);
     const late = await run(t, ['approve', id, '--code', code]);
     assert.equal(late.code, 1, 'cancelled: even the right code does nothing now');
+    assert.equal(fileSha(t.p(ORG)), before);
+  });
+
+  it('snapshots/outbox swapped for a link outside the root: no code written through it, no request left', async () => {
+    setup('owner-code');
+    d = await startDaemon(t);
+    const before = fileSha(t.p(ORG));
+    mkdirSync(join(t.outside, 'outbox'));
+    writeFileSync(join(t.outside, 'outbox', 'messages.jsonl'), '');
+    rmSync(t.p('snapshots/outbox'), { recursive: true, force: true });
+    symlinkSync(join(t.outside, 'outbox'), t.p('snapshots/outbox'));
+    const outside = treeSnapshot(t.outside);
+    const s = await run(t, ['apply', ORG, '--from', proposal(44)]);
+    assert.equal(s.code, 1, s.stdout + s.stderr);
+    assert.match(s.stderr, /cannot queue the one-time code .*snapshots\/outbox.*nothing was requested/);
+    assert.deepEqual(treeSnapshot(t.outside), outside, 'nothing written outside the root');
+    assert.equal(readFileSync(join(t.outside, 'outbox', 'messages.jsonl'), 'utf8'), '', 'the code did not reach the attacker');
+    assert.deepEqual(readdirSync(t.p('snapshots/pending')).filter((f) => f.endsWith('.json')), [], 'the unanswerable request was withdrawn');
     assert.equal(fileSha(t.p(ORG)), before);
   });
 
