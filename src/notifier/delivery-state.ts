@@ -5,9 +5,10 @@
  * process may load it.
  */
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
 import { errnoCode } from '../common/errors.js';
+import { ensureDirBeneath, openRoot, readSmallAt, replaceFileAt, safeClose, walkDir } from '../fsx/beneath.js';
 import { readJsonl } from './jsonl.js';
 import { ALERTS_REL, MESSAGES_REL, STATE_FILE, defaultNotifierStateDir } from './paths.js';
 
@@ -50,15 +51,19 @@ export function emptyChannelState(): ChannelState {
 
 export function msgKey(id: string): string { return `msg:${id}`; }
 
-/** The state file, or null when there is none (never ran) or it is unreadable. */
-export function loadStateFile(stateDir: string): NotifierStateFile | null {
-  let text: string;
-  try {
-    text = readFileSync(join(stateDir, STATE_FILE), 'utf8');
-  } catch (err) {
-    if (errnoCode(err) === 'ENOENT') return null;
-    throw err;
-  }
+/**
+ * The state directory relative to the root when it lies inside it (embedded mode,
+ * `snapshots/notify`), else null. Inside the root nothing may be written or read through
+ * a link (ARCHITECTURE.md invariant 2), so that case goes through src/fsx/beneath.ts.
+ */
+export function stateDirBeneath(root: string | undefined, stateDir: string): string | null {
+  if (!root) return null;
+  const rel = relative(resolve(root), resolve(stateDir));
+  if (rel === '' || rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel)) return null;
+  return rel.split(sep).join('/');
+}
+
+function parseState(text: string): NotifierStateFile | null {
   try {
     const v = JSON.parse(text) as NotifierStateFile;
     if (v && v.version === 1 && typeof v.channels === 'object') return { ...v, expired: v.expired ?? {}, last_liveness: v.last_liveness ?? null };
@@ -66,10 +71,55 @@ export function loadStateFile(stateDir: string): NotifierStateFile | null {
   return null;
 }
 
-/** Atomic replace (temp + fsync + rename), mode 0600, directory 0700. Own directory only. */
-export async function saveStateFile(stateDir: string, state: NotifierStateFile): Promise<void> {
+/**
+ * The state file, or null when there is none (never ran) or it is unreadable. Pass the
+ * root so that a state directory inside it (embedded) is read without following links:
+ * a linked directory or a state file that is a link or not a regular file reads as "no
+ * state" (the next save replaces a linked file; a linked directory is refused).
+ */
+export function loadStateFile(stateDir: string, root?: string): NotifierStateFile | null {
+  const rel = stateDirBeneath(root, stateDir);
+  if (rel !== null) {
+    const rootFd = openRoot(root as string);
+    try {
+      const w = walkDir(rootFd, rel);
+      if (!w.ok) { safeClose(w.parentFd); return null; }
+      try {
+        let b: Buffer | null;
+        try { b = readSmallAt(w.fd, STATE_FILE); } catch { return null; }
+        return b ? parseState(b.toString('utf8')) : null;
+      } finally { safeClose(w.fd); }
+    } finally { safeClose(rootFd); }
+  }
+  let text: string;
+  try {
+    text = readFileSync(join(stateDir, STATE_FILE), 'utf8');
+  } catch (err) {
+    if (errnoCode(err) === 'ENOENT') return null;
+    throw err;
+  }
+  return parseState(text);
+}
+
+/**
+ * Atomic replace (temp + fsync + rename), mode 0600, directory 0700. Own directory only.
+ * Inside the root (embedded, give `root`): through the fsx primitives, so a directory on
+ * the way that is a link fails (ELOOP) and a linked state file is replaced, not followed.
+ * Outside the root (the standalone state directory): write-file-atomic.
+ */
+export async function saveStateFile(stateDir: string, state: NotifierStateFile, root?: string): Promise<void> {
+  const bytes = Buffer.from(JSON.stringify(state) + '\n');
+  const rel = stateDirBeneath(root, stateDir);
+  if (rel !== null) {
+    const rootFd = openRoot(root as string);
+    try {
+      const dirFd = ensureDirBeneath(rootFd, rel, 0o700);
+      try { replaceFileAt(dirFd, STATE_FILE, bytes, { mode: 0o600 }); } finally { safeClose(dirFd); }
+    } finally { safeClose(rootFd); }
+    return;
+  }
   mkdirSync(stateDir, { recursive: true, mode: 0o700 });
-  await writeFileAtomic(join(stateDir, STATE_FILE), JSON.stringify(state) + '\n', { mode: 0o600 });
+  await writeFileAtomic(join(stateDir, STATE_FILE), bytes, { mode: 0o600 });
 }
 
 /**
@@ -114,7 +164,7 @@ function itemState(ch: ChannelState, key: string, expiredAt: string | undefined)
 
 /** Delivery state of every alert and owner message, read-only. */
 export function readDeliveryState(root: string, stateDir: string = findNotifierStateDir(root)): DeliveryReport {
-  const st = loadStateFile(stateDir);
+  const st = loadStateFile(stateDir, root);
   const report: DeliveryReport = {
     stateDir, stateFound: st !== null,
     notifier: st ? { ...st.notifier, updated: st.updated } : null,

@@ -4,7 +4,7 @@
  * backoff, folds storms, and keeps delivery state in its own directory. This module loads
  * the network clients; the guard must never import it (test/notifier/import-graph.test.ts).
  */
-import { mkdirSync, watch, type FSWatcher } from 'node:fs';
+import { watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
 import type { WardenConfig } from '../config/warden-config.js';
 import type { Alert } from '../store/alert-types.js';
@@ -112,8 +112,8 @@ class Notifier implements NotifierHandle {
   }
 
   async start(): Promise<void> {
-    mkdirSync(this.opts.stateDir, { recursive: true, mode: 0o700 });
-    const prev = loadStateFile(this.opts.stateDir);
+    // The directory is made by the first save (below), beneath the root when embedded.
+    const prev = loadStateFile(this.opts.stateDir, this.opts.root);
     this.state = prev ?? {
       version: 1, root: this.opts.root, updated: iso(), notifier: { pid: process.pid, started: iso() },
       channels: {}, expired: {}, last_liveness: null,
@@ -341,7 +341,7 @@ class Notifier implements NotifierHandle {
         while (this.dirty) {
           this.dirty = false;
           this.state.updated = iso();
-          try { await saveStateFile(this.opts.stateDir, this.state); } catch (err) {
+          try { await saveStateFile(this.opts.stateDir, this.state, this.opts.root); } catch (err) {
             this.note('state', `notify: cannot write delivery state in ${this.opts.stateDir}: ${(err as Error).message}`);
           }
         }
