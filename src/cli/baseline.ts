@@ -3,7 +3,7 @@ import { WARDEN_TOML, configFromBytes, type WardenConfig } from '../config/warde
 import { openRoot, safeClose } from '../fsx/beneath.js';
 import { BaselineState } from '../guard/baseline-state.js';
 import { protectedSet, type ProtectedSet } from '../config/protected-set.js';
-import { loadKey } from '../store/keys.js';
+import { loadKey, sealPath } from '../store/keys.js';
 
 export interface Loaded { rootFd: number; config: WardenConfig; state: BaselineState; pset: ProtectedSet }
 
@@ -12,7 +12,7 @@ export function loadBaseline(root: string, opts: { blobs: boolean } = { blobs: f
   const rootFd = openRoot(root);
   try {
     const key = loadKey(root, false);
-    const state = BaselineState.load(rootFd, key, opts);
+    const state = BaselineState.load(rootFd, key, opts, sealPath(root));
     const config = configFromBytes(state.bytesOf(rootFd, WARDEN_TOML));
     return { rootFd, config, state, pset: protectedSet(config) };
   } catch (err) {

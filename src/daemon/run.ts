@@ -11,7 +11,7 @@ import { startWatcher, type WatchHandle } from '../guard/watcher.js';
 import { HintQueue } from '../guard/hints.js';
 import { appendAlert, newAlertId } from '../store/alerts.js';
 import { readIndex } from '../store/baseline.js';
-import { loadKey } from '../store/keys.js';
+import { loadKey, readSeal, sealPath } from '../store/keys.js';
 import { reconcileProtectedSet, type ApplyContext } from '../changes/apply.js';
 import { attachChangeService, handleChangeRequest } from '../approvals/daemon.js';
 import { initRoot } from '../changes/init.js';
@@ -60,13 +60,14 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
     try {
       const key = loadKey(opts.root, opts.initIfNeeded);
       const idx = readIndex(rootFd, key);
-      if (!idx.ok && idx.problem === 'missing' && opts.initIfNeeded) {
+      // Only a root that never had a baseline is initialised: a sealed one whose index vanished is tampered.
+      if (!idx.ok && idx.problem === 'missing' && opts.initIfNeeded && readSeal(sealPath(opts.root)) === null) {
         const r = await initRoot(opts.root, { force: false });
         log(`<5>warden: no baseline yet: recorded ${r.files} file(s) as approved (warden init)`);
       }
       let state: BaselineState;
       try {
-        state = BaselineState.load(rootFd, key);
+        state = BaselineState.load(rootFd, key, { blobs: true }, sealPath(opts.root));
       } catch (err) {
         if (err instanceof WardenError && err.message.startsWith('baseline-tampered')) {
           // Fail closed, but leave a record the owner will be told about.
@@ -80,7 +81,11 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
       // Run on the approved settings, never on whatever is on disk now (it may be an edit
       // made while warden was stopped, which startup verification is about to revert).
       config = configFromBytes(state.bytesOf(rootFd, WARDEN_TOML));
-      const g = new Guard({ root: opts.root, rootFd, config, state, log, onDirRepaired: () => { for (const d of watcher?.rearmChanged() ?? []) log(`<6>warden: re-armed the watch on ${d}`); } });
+      const g = new Guard({ root: opts.root, rootFd, config, state, log, onDirRepaired: () => {
+        for (const d of watcher?.rearmChanged() ?? []) log(`<6>warden: re-armed the watch on ${d}`);
+        // chokidar re-adds a directory asynchronously; the per-file inode watches re-arm now.
+        watcher?.syncFiles(guard?.state.paths() ?? []);
+      } });
       guard = g;
       const hints = new HintQueue((rel, isDir) => { g.onPathEvent(rel, isDir); watcher?.refreshFile(rel); });
       cleanups.push(() => hints.close());

@@ -8,6 +8,7 @@ import {
   type BaselineIndex, type FileEntry,
 } from '../store/baseline.js';
 import { readRegularAt, safeClose, walkDir } from '../fsx/beneath.js';
+import { readSeal, writeSeal } from '../store/keys.js';
 import type { FileKind } from '../config/protected-set.js';
 
 /** Keep approved bytes in memory up to this much; beyond it they are read (and checked) on demand. */
@@ -22,6 +23,8 @@ export interface BaselineChange {
   uid: number;
   gid: number;
 }
+
+const sealText = (generation: number, indexBytes: Buffer): string => `${generation} ${sha256Hex(indexBytes)}`;
 
 /** Reads blobs with each store directory opened once (10,000 blobs at start). */
 class BlobReader {
@@ -53,14 +56,25 @@ export class BaselineState {
     public indexBytes: Buffer,
     private readonly blobs: Map<string, Buffer>,
     private readonly key: Buffer,
+    /** Where the seal lives (beside the key); null = not checked (tests of pure parts). */
+    private readonly seal: string | null,
   ) {}
 
+  private writeSealNow(): void {
+    if (this.seal) writeSeal(this.seal, sealText(this.index.generation, this.indexBytes));
+  }
+
   /** Authenticate the index and load the blobs. Fails closed: a tampered store is never adopted. */
-  static load(rootFd: number, key: Buffer, opts: { blobs: boolean } = { blobs: true }): BaselineState {
+  static load(rootFd: number, key: Buffer, opts: { blobs: boolean } = { blobs: true }, seal: string | null = null): BaselineState {
     const r = readIndex(rootFd, key);
+    const sealed = seal ? readSeal(seal) : null;
     if (!r.ok) {
+      if (r.problem === 'missing' && sealed) throw new WardenError('baseline-tampered: snapshots/baseline/index was removed (a baseline was sealed for this root); warden will not start from nothing. Check the files, then \'warden init --force\'.');
       if (r.problem === 'missing') throw new WardenError("no baseline yet: run 'warden init' first");
       throw new WardenError(`baseline-tampered: snapshots/baseline/index cannot be trusted (${r.detail}); warden will not adopt it. Check the files, then 'warden init --force'.`);
+    }
+    if (sealed && sealed !== sealText(r.index.generation, r.raw)) {
+      throw new WardenError(`baseline-tampered: snapshots/baseline/index is authentic but not the latest approved one (generation ${r.index.generation}; rolled back?); warden will not adopt it. Check the files, then 'warden init --force'.`);
     }
     const blobs = new Map<string, Buffer>();
     let used = 0;
@@ -76,11 +90,15 @@ export class BaselineState {
     } finally {
       blobReader.close();
     }
-    return new BaselineState(r.index, r.raw, blobs, key);
+    const state = new BaselineState(r.index, r.raw, blobs, key, seal);
+    if (seal && !sealed) state.writeSealNow(); // first start with a seal: adopt the authenticated index
+    return state;
   }
 
-  static fresh(index: BaselineIndex, indexBytes: Buffer, blobs: Map<string, Buffer>, key: Buffer): BaselineState {
-    return new BaselineState(index, indexBytes, blobs, key);
+  static fresh(index: BaselineIndex, indexBytes: Buffer, blobs: Map<string, Buffer>, key: Buffer, seal: string | null = null): BaselineState {
+    const s = new BaselineState(index, indexBytes, blobs, key, seal);
+    s.writeSealNow();
+    return s;
   }
 
   entry(path: string): FileEntry | undefined {
@@ -114,6 +132,7 @@ export class BaselineState {
     const next: BaselineIndex = { ...this.index, generation: this.index.generation + 1, updated: new Date().toISOString(), files };
     this.indexBytes = writeIndex(rootFd, next, this.key);
     this.index = next;
+    this.writeSealNow();
     const live = new Set(Object.values(files).map((f) => f.sha256));
     for (const sha of this.blobs.keys()) if (!live.has(sha)) this.blobs.delete(sha);
   }

@@ -3,7 +3,7 @@
  * that whoever can edit the store cannot forge a matching index (SPEC §3).
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { closeSync, constants, fstatSync, mkdirSync, openSync, readSync, writeSync, fsyncSync } from 'node:fs';
+import { closeSync, constants, fstatSync, mkdirSync, openSync, readSync, renameSync, writeSync, fsyncSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { WardenError, errnoCode } from '../common/errors.js';
@@ -64,4 +64,32 @@ export function hmacEqual(a: string, b: string): boolean {
   const x = Buffer.from(a, 'utf8');
   const y = Buffer.from(b, 'utf8');
   return x.length === y.length && timingSafeEqual(x, y);
+}
+
+/**
+ * The seal: the generation and sha256 of the newest index, kept beside the key (outside
+ * snapshots/). The HMAC proves an index was once approved; the seal proves it is the
+ * latest one, so an old authenticated index copied back is not adopted at the next start.
+ */
+export function sealPath(root: string, env: NodeJS.ProcessEnv = process.env): string {
+  return join(stateBaseDir(env), 'keys', `${rootId(root)}.seal`);
+}
+
+export function readSeal(path: string): string | null {
+  let fd: number;
+  try { fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK); }
+  catch (err) { if (errnoCode(err) === 'ENOENT') return null; throw new WardenError(`cannot read the baseline seal ${path}: ${errnoCode(err)}`); }
+  try {
+    if (!fstatSync(fd).isFile()) throw new WardenError(`baseline seal ${path} is not a regular file`);
+    const buf = Buffer.alloc(256);
+    const n = readSync(fd, buf, 0, buf.length, 0);
+    return buf.subarray(0, n).toString('utf8').trim();
+  } finally { closeSync(fd); }
+}
+
+export function writeSeal(path: string, text: string): void {
+  const tmp = `${path}.${process.pid}.tmp`;
+  const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW, 0o600);
+  try { writeSync(fd, text + '\n'); fsyncSync(fd); } finally { closeSync(fd); }
+  renameSync(tmp, path);
 }

@@ -119,6 +119,31 @@ describe('the store is tamper-evident', () => {
     await waitFor(() => readFileSync(t.p(`snapshots/blobs/${blob}`)).equals(original), 10_000, 'blob repaired');
   });
 
+  it('an older, authentic index copied back is refused at the next start (the seal)', async () => {
+    const t = fresh();
+    assert.equal(cli(t, ['init']).code, 0);
+    const old = readFileSync(t.p('snapshots/baseline/index'));
+    const next = readFileSync(t.p(ORG), 'utf8').replace('hourly_cap = 20', 'hourly_cap = 21');
+    assert.equal(cli(t, ['apply', ORG, '--from', '-'], { input: next }).code, 0);
+    writeFileSync(t.p('snapshots/baseline/index'), old);
+    const run = cli(t, ['run', '--guard']);
+    assert.equal(run.code, 2);
+    assert.match(run.stderr, /baseline-tampered: .*not the latest approved one/);
+    assert.ok(readAlertsOf(t).some((a) => a.reason === 'baseline-tampered'));
+    assert.equal(cli(t, ['verify']).code, 2);
+  });
+
+  it('a deleted index is tampering, not "no baseline yet": npm start does not re-adopt the disk', async () => {
+    const t = fresh();
+    assert.equal(cli(t, ['init']).code, 0);
+    rmSync(t.p('snapshots/baseline'), { recursive: true });
+    appendFileSync(t.p(ORG), 'hourly_cap = 1000\n');
+    const run = cli(t, ['run', '--guard', '--init-if-needed']);
+    assert.equal(run.code, 2);
+    assert.match(run.stderr, /baseline-tampered: .*removed/);
+    assert.ok(!existsSync(t.p('snapshots/baseline/index')), 'did not re-baseline the edited files');
+  });
+
   it('a tampered index at start fails closed (exit 2) and leaves an alert', async () => {
     const t = fresh();
     assert.equal(cli(t, ['init']).code, 0);
@@ -312,7 +337,11 @@ describe('watcher resilience', () => {
     assert.equal(cli(t, ['init']).code, 0);
     const approved = protectedPicture(t);
     await daemon(t);
-    rmSync(t.p('orgs'), { recursive: true, force: true });
+    // warden may put a file back while rm -rf is still deleting (ENOTEMPTY): try until the directory went.
+    for (let k = 0; ; k++) {
+      try { rmSync(t.p('orgs'), { recursive: true, force: true }); break; }
+      catch (err) { if ((err as NodeJS.ErrnoException).code !== 'ENOTEMPTY' || k > 50) throw err; }
+    }
     await waitFor(() => JSON.stringify(protectedPicture(t)) === JSON.stringify(approved), 10_000, 'orgs restored');
     for (let i = 0; i < 3; i++) {
       writeFileSync(t.p(ORG), `members = ["round-${i}"]\n`);
