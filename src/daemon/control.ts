@@ -20,14 +20,24 @@ export async function listenControl(rootFd: number, handle: (req: Request) => Pr
   if (st?.isSocket()) unlinkAt(dirFd, NAME);
   const server: Server = createServer((sock) => {
     let buf = '';
+    // One request per connection: once a line (or an oversized prefix) was seen, later
+    // data is ignored, so a request is never run twice and nothing keeps accumulating.
+    let handled = false;
+    const refuse = (error: string) => { handled = true; buf = ''; sock.end(JSON.stringify({ ok: false, error }) + '\n', () => sock.destroy()); };
     sock.setEncoding('utf8');
     sock.on('data', (chunk: string) => {
+      if (handled) return;
+      // Until now buf held no newline: look in the new chunk only (no quadratic rescans).
+      const inChunk = chunk.indexOf('\n');
+      const nl = inChunk < 0 ? -1 : buf.length + inChunk;
       buf += chunk;
-      if (buf.length > MAX_REQUEST) { sock.end(JSON.stringify({ ok: false, error: 'request too large' }) + '\n'); return; }
-      const nl = buf.indexOf('\n');
+      if (nl < 0 ? buf.length > MAX_REQUEST : nl > MAX_REQUEST) { refuse('request too large'); return; }
       if (nl < 0) return;
+      handled = true;
+      const line = buf.slice(0, nl);
+      buf = '';
       let req: Request;
-      try { req = JSON.parse(buf.slice(0, nl)) as Request; } catch { sock.end(JSON.stringify({ ok: false, error: 'malformed request' }) + '\n'); return; }
+      try { req = JSON.parse(line) as Request; } catch { refuse('malformed request'); return; }
       handle(req).then(
         (res) => sock.end(JSON.stringify(res) + '\n'),
         (err) => sock.end(JSON.stringify({ ok: false, error: String((err as Error)?.message ?? err) }) + '\n'),
