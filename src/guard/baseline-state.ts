@@ -4,7 +4,7 @@
  */
 import { WardenError } from '../common/errors.js';
 import {
-  blobDir, readBlob, readIndex, sha256Hex, writeBlob, writeIndex,
+  blobDir, readBlob, readIndex, serializeIndex, sha256Hex, writeBlob, writeIndex, writeIndexBytes,
   type BaselineIndex, type FileEntry,
 } from '../store/baseline.js';
 import { readRegularAt, safeClose, walkDir } from '../fsx/beneath.js';
@@ -24,7 +24,12 @@ export interface BaselineChange {
   gid: number;
 }
 
-const sealText = (generation: number, indexBytes: Buffer): string => `${generation} ${sha256Hex(indexBytes)}`;
+/**
+ * The seal names the latest index ("<generation> <sha256>"). While a commit is under way it
+ * also names the one before (a second pair), so a crash between the seal and the index
+ * rename leaves a seal that accepts either; the commit then drops the old pair.
+ */
+const sealPair = (generation: number, indexBytes: Buffer): string => `${generation} ${sha256Hex(indexBytes)}`;
 
 /** Reads blobs with each store directory opened once (10,000 blobs at start). */
 class BlobReader {
@@ -61,7 +66,7 @@ export class BaselineState {
   ) {}
 
   private writeSealNow(): void {
-    if (this.seal) writeSeal(this.seal, sealText(this.index.generation, this.indexBytes));
+    if (this.seal) writeSeal(this.seal, sealPair(this.index.generation, this.indexBytes));
   }
 
   /** Authenticate the index and load the blobs. Fails closed: a tampered store is never adopted. */
@@ -73,7 +78,11 @@ export class BaselineState {
       if (r.problem === 'missing') throw new WardenError("no baseline yet: run 'warden init' first");
       throw new WardenError(`baseline-tampered: snapshots/baseline/index cannot be trusted (${r.detail}); warden will not adopt it. Check the files, then 'warden init --force'.`);
     }
-    if (sealed && sealed !== sealText(r.index.generation, r.raw)) {
+    const mine = sealPair(r.index.generation, r.raw);
+    const parts = sealed?.split(' ') ?? [];
+    const current = parts.slice(0, 2).join(' ');
+    const previous = parts.slice(2, 4).join(' ');
+    if (sealed && mine !== current && mine !== previous) {
       throw new WardenError(`baseline-tampered: snapshots/baseline/index is authentic but not the latest approved one (generation ${r.index.generation}; rolled back?); warden will not adopt it. Check the files, then 'warden init --force'.`);
     }
     const blobs = new Map<string, Buffer>();
@@ -91,7 +100,9 @@ export class BaselineState {
       blobReader.close();
     }
     const state = new BaselineState(r.index, r.raw, blobs, key, seal);
-    if (seal && !sealed) state.writeSealNow(); // first start with a seal: adopt the authenticated index
+    // No seal yet (first start with one): adopt the authenticated index. A commit that
+    // crashed before its index rename: the previous index stands; settle the seal on it.
+    if (seal && (!sealed || mine !== current || previous !== '')) state.writeSealNow();
     return state;
   }
 
@@ -130,7 +141,9 @@ export class BaselineState {
       this.blobs.set(sha, c.bytes);
     }
     const next: BaselineIndex = { ...this.index, generation: this.index.generation + 1, updated: new Date().toISOString(), files };
-    this.indexBytes = writeIndex(rootFd, next, this.key);
+    const bytes = serializeIndex(next, this.key);
+    if (this.seal) writeSeal(this.seal, `${sealPair(next.generation, bytes)} ${sealPair(this.index.generation, this.indexBytes)}`);
+    this.indexBytes = writeIndexBytes(rootFd, bytes);
     this.index = next;
     this.writeSealNow();
     const live = new Set(Object.values(files).map((f) => f.sha256));

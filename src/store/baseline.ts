@@ -79,7 +79,10 @@ export function readIndex(rootFd: number, key: Buffer): IndexCheck {
 }
 
 export function writeIndex(rootFd: number, index: BaselineIndex, key: Buffer): Buffer {
-  const bytes = serializeIndex(index, key);
+  return writeIndexBytes(rootFd, serializeIndex(index, key));
+}
+
+export function writeIndexBytes(rootFd: number, bytes: Buffer): Buffer {
   const fd = ensureDirBeneath(rootFd, BASELINE_DIR);
   try {
     replaceFileAt(fd, INDEX_NAME, bytes, { mode: 0o600 });
