@@ -8,6 +8,7 @@ export class HintQueue {
   private readonly pending = new Map<string, boolean>();
   private readonly trailing = new Map<string, NodeJS.Timeout>();
   private scheduled = false;
+  private readonly handledThisTurn = new Set<string>();
   private closed = false;
 
   constructor(
@@ -17,7 +18,14 @@ export class HintQueue {
 
   hint(rel: string, isDirEvent: boolean): void {
     if (this.closed) return;
-    this.pending.set(rel, (this.pending.get(rel) ?? false) || isDirEvent);
+    if (!this.handledThisTurn.has(rel)) {
+      // The first hint for a path is acted on at once (the revert path stays short); later
+      // hints for it in the same turn are folded into one check at the end of the turn.
+      this.handledThisTurn.add(rel);
+      this.handle(rel, isDirEvent);
+    } else {
+      this.pending.set(rel, (this.pending.get(rel) ?? false) || isDirEvent);
+    }
     if (!this.scheduled) {
       this.scheduled = true;
       setImmediate(() => this.flush());
@@ -32,6 +40,7 @@ export class HintQueue {
 
   private flush(): void {
     this.scheduled = false;
+    this.handledThisTurn.clear();
     const batch = [...this.pending];
     this.pending.clear();
     for (const [rel, isDir] of batch) if (!this.closed) this.handle(rel, isDir);
