@@ -186,8 +186,14 @@ describe('direct edits are reverted', () => {
     mkdirSync(join(t.outside, 'fake-orgs'));
     writeFileSync(join(t.outside, 'fake-orgs', 'bookclub.toml'), 'members = ["attacker"]\n');
     outsideBefore = treeSnapshot(t.outside);
-    renameSync(t.p('orgs'), join(t.base, 'orgs.moved'));
-    symlinkSync(join(t.outside, 'fake-orgs'), t.p('orgs'));
+    // Move orgs/ away and rename a prepared link into its place; warden may recreate orgs/
+    // in between (then the rename fails and we move it away again).
+    symlinkSync(join(t.outside, 'fake-orgs'), t.p('.orgs-link'));
+    for (let i = 0; ; i++) {
+      renameSync(t.p('orgs'), join(t.base, `orgs.moved-${i}`));
+      try { renameSync(t.p('.orgs-link'), t.p('orgs')); break; }
+      catch (err) { if (i > 50) throw err; }
+    }
     await waitFor(() => lstatSync(t.p('orgs')).isDirectory() && restored(), 10_000, 'orgs/ restored as a real directory');
     const a = readAlertsOf(t).find((x) => x.path === 'orgs' && x.reason === 'symlink');
     assert.ok(a, 'alert for the directory');
