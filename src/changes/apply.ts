@@ -170,7 +170,12 @@ export function applyChanges(ctx: ApplyContext, reqs: ChangeRequest[], command: 
   }
   const all = [...changes, ...extra];
   const hist: HistoryChange[] = all.map((c) => ({ path: c.path, kind: c.kind, bytes: c.bytes }));
-  const history = commitHistory(ctx.root, ctx.rootFd, hist, command, user).catch(() => null);
+  // History is a record, not the commit point: a failed git commit must not undo an applied
+  // change, but it must not pass silently either.
+  const history = commitHistory(ctx.root, ctx.rootFd, hist, command, user).catch((err: unknown) => {
+    process.stderr.write(`<3>warden: the change is applied, but recording it in snapshots/history failed: ${String((err as Error)?.message ?? err).split('\n')[0]}\n`);
+    return null;
+  });
   return { generation: ctx.state.index.generation, paths: all.map((c) => c.path), ...(newConfig ? { newConfig } : {}), history };
 }
 
