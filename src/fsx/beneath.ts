@@ -176,8 +176,7 @@ export function replaceFileAt(dirFd: number, name: string, bytes: Uint8Array, op
   const fd = openSync(at(dirFd, tmp), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600);
   try {
     try {
-      let off = 0;
-      while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
+      writeAll(fd, bytes);
       setOwnerAndMode(fd, opts);
       if (durable) fsyncSync(fd);
     } finally {
@@ -189,6 +188,11 @@ export function replaceFileAt(dirFd: number, name: string, bytes: Uint8Array, op
     throw err;
   }
   if (durable) fsyncSync(dirFd);
+}
+
+function writeAll(fd: number, bytes: Uint8Array): void {
+  let off = 0;
+  while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
 }
 
 function setOwnerAndMode(fd: number, opts: WriteOptions): void {
@@ -203,8 +207,7 @@ function setOwnerAndMode(fd: number, opts: WriteOptions): void {
 export function createFileAt(dirFd: number, name: string, bytes: Uint8Array, mode = 0o600, durable = true): void {
   const fd = openSync(at(dirFd, name), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode);
   try {
-    let off = 0;
-    while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
+    writeAll(fd, bytes);
     fchmodSync(fd, mode);
     if (durable) fsyncSync(fd);
   } finally {
@@ -218,8 +221,7 @@ export function appendFileAt(dirFd: number, name: string, bytes: Uint8Array): vo
   const fd = openSync(at(dirFd, name), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK, 0o600);
   try {
     if (!fstatSync(fd).isFile()) throw Object.assign(new Error(`${name} is not a regular file`), { code: 'EINVAL' });
-    let off = 0;
-    while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
+    writeAll(fd, bytes);
     fsyncSync(fd);
   } finally {
     closeSync(fd);
@@ -243,12 +245,7 @@ export function unlinkAt(dirFd: number, name: string): void {
 /** Make a directory with exactly `mode` (and owner when given), beneath dirFd. */
 export function makeDirAt(dirFd: number, name: string, opts: WriteOptions): void {
   mkdirSync(at(dirFd, name), 0o700);
-  const fd = openSync(at(dirFd, name), O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
-  try {
-    setOwnerAndMode(fd, opts);
-  } finally {
-    closeSync(fd);
-  }
+  fixDirAt(dirFd, name, opts);
   if (opts.durable ?? true) fsyncSync(dirFd);
 }
 
