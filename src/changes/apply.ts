@@ -16,7 +16,7 @@ import { removeIntent, writeIntent, type JournalFile } from './journal.js';
 import { step, type CrashStep } from './seam.js';
 import { parseWardenConfig, type WardenConfig } from '../config/warden-config.js';
 import { ensureDirBeneath, replaceFileAt, safeClose, unlinkAt, walkDir, lstatAt, readRegularAt } from '../fsx/beneath.js';
-import type { BaselineChange, BaselineState } from '../guard/baseline-state.js';
+import type { BaselineChange, BaselineState } from '../store/baseline-state.js';
 import { baseOf, dirOf } from '../guard/inspect.js';
 import { protectedSet, type FileKind, type ProtectedSet } from '../config/protected-set.js';
 import { commitHistory, osUser, type HistoryChange } from '../store/history.js';

@@ -1,9 +1,9 @@
 /** `warden init`: record the first baseline of every protected file (SPEC §3). */
 import { readdirSync } from 'node:fs';
 import { WardenError } from '../common/errors.js';
-import { loadWardenConfigFromDisk } from '../config/warden-config.js';
+import { loadWardenConfigFromDisk } from '../store/approved-config.js';
 import { at, lstatAt, openRoot, readRegularAt, safeClose, typeOf, walkDir } from '../fsx/beneath.js';
-import { BaselineState } from '../guard/baseline-state.js';
+import { BaselineState } from '../store/baseline-state.js';
 import { baseOf, dirOf } from '../guard/inspect.js';
 import { protectedSet, type ProtectedSet } from '../config/protected-set.js';
 import { readIndex, sha256Hex, writeBlob, writeIndex, type BaselineIndex } from '../store/baseline.js';

@@ -29,7 +29,7 @@ import {
   at, createFileAt, ensureDirBeneath, lstatAt, moveAt, readRegularAt, readSmallAt, replaceFileAt, safeClose, unlinkAt, walkDir,
 } from '../fsx/beneath.js';
 import { fsyncSync } from 'node:fs';
-import type { BaselineChange, BaselineState } from '../guard/baseline-state.js';
+import type { BaselineChange, BaselineState } from '../store/baseline-state.js';
 import { baseOf, dirOf } from '../guard/inspect.js';
 import type { FileKind } from '../config/protected-set.js';
 import { sha256Hex } from '../store/baseline.js';

@@ -1,7 +1,5 @@
 import { z } from 'zod';
-import { createHash } from 'node:crypto';
-import { openRoot, readSmallAt, safeClose, walkDir } from '../fsx/beneath.js';
-import { WardenError, errnoCode, type Located } from '../common/errors.js';
+import { WardenError, type Located } from '../common/errors.js';
 import { parseToml } from '../toml/index.js';
 import { validateToml } from '../toml/schema.js';
 
@@ -57,63 +55,4 @@ export function configFromBytes(bytes: Buffer | null): WardenConfig {
   const r = parseWardenConfig(bytes.toString('utf8'));
   if (!r.ok) throw new WardenError(`${WARDEN_TOML} is invalid`, 2, r.errors);
   return r.config;
-}
-
-/**
- * warden.toml as it is on disk now. Only `warden init` uses this (there is no approved copy
- * yet): everything else runs on the approved copy, so that an edit made while warden was
- * stopped can never choose warden's own settings (approval mode, protected set…).
- * Read beneath the root without following links or opening a FIFO.
- */
-export function loadWardenConfigFromDisk(root: string): WardenConfig {
-  const fd = openRoot(root);
-  try {
-    const w = walkDir(fd, 'config');
-    if (!w.ok) { safeClose(w.parentFd); return configFromBytes(null); }
-    try {
-      return configFromBytes(readSmallAt(w.fd, 'warden.toml', 4 * 1024 * 1024));
-    } catch (err) {
-      if (err instanceof WardenError) throw err;
-      throw new WardenError(`${WARDEN_TOML}: cannot read: ${errnoCode(err) ?? String(err)}`);
-    } finally { safeClose(w.fd); }
-  } finally { safeClose(fd); }
-}
-
-/**
- * The approved warden.toml: the baseline's copy when there is a baseline (its blob checked
- * against the index's hash), else the file on disk (before `warden init`).
- */
-export function loadWardenConfig(root: string): WardenConfig {
-  const fd = openRoot(root);
-  let approved: Buffer | null | undefined;
-  try {
-    approved = approvedBytes(fd, WARDEN_TOML);
-  } finally { safeClose(fd); }
-  return approved === undefined ? loadWardenConfigFromDisk(root) : configFromBytes(approved);
-}
-
-/**
- * Read one approved file from the store without the HMAC key (the notifier has no access to
- * it): undefined when there is no baseline, null when the baseline has no such file.
- * The blob must match the index's hash.
- */
-export function approvedBytes(rootFd: number, path: string): Buffer | null | undefined {
-  const w = walkDir(rootFd, 'snapshots/baseline');
-  if (!w.ok) { safeClose(w.parentFd); return undefined; }
-  let raw: Buffer | null;
-  try { raw = readSmallAt(w.fd, 'index'); } catch { raw = null; } finally { safeClose(w.fd); }
-  if (!raw) return undefined;
-  const nl = raw.indexOf(0x0a);
-  let entry: { sha256?: string; kind?: string } | undefined;
-  try { entry = (JSON.parse(raw.subarray(nl + 1).toString('utf8')) as { files: Record<string, { sha256: string; kind: string }> }).files[path]; }
-  catch { throw new WardenError('snapshots/baseline/index is malformed; run warden verify'); }
-  if (!entry?.sha256) return null;
-  const dir = entry.kind === 'credentials' ? 'snapshots/secrets' : 'snapshots/blobs';
-  const b = walkDir(rootFd, dir);
-  if (!b.ok) { safeClose(b.parentFd); throw new WardenError(`the approved copy of ${path} is missing from the store`); }
-  try {
-    const bytes = readSmallAt(b.fd, entry.sha256);
-    if (!bytes || createHash('sha256').update(bytes).digest('hex') !== entry.sha256) throw new WardenError(`the approved copy of ${path} in the store is missing or altered`);
-    return bytes;
-  } finally { safeClose(b.fd); }
 }

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { parseToml, type TomlTable } from '../toml/index.js';
 import type { Located } from '../common/errors.js';
 import type { WardenConfig } from '../config/warden-config.js';
-import type { CredentialKeyChange } from '../store/alert-types.js';
+import type { CredentialKeyChange } from './types.js';
 
 /** First 12 hex digits of sha256 — enough to tell values apart, useless to recover them. */
 export const fingerprint = (value: string): string => createHash('sha256').update(value).digest('hex').slice(0, 12);

@@ -3,9 +3,10 @@
  * code: the notifier is imported dynamically, and only when this process runs it.
  */
 import { WardenError, formatLocated } from '../common/errors.js';
-import { WARDEN_TOML, configFromBytes, loadWardenConfig, type WardenConfig } from '../config/warden-config.js';
+import { WARDEN_TOML, configFromBytes, type WardenConfig } from '../config/warden-config.js';
+import { loadWardenConfig } from '../store/approved-config.js';
 import { openRoot, safeClose } from '../fsx/beneath.js';
-import { BaselineState } from '../guard/baseline-state.js';
+import { BaselineState } from '../store/baseline-state.js';
 import { Guard } from '../guard/guard.js';
 import { startWatcher, type WatchHandle } from '../guard/watcher.js';
 import { HintQueue } from '../guard/hints.js';
@@ -13,10 +14,10 @@ import { appendAlert, newAlertId } from '../store/alerts.js';
 import { readIndex } from '../store/baseline.js';
 import { loadKey, readSeal, sealPath } from '../store/keys.js';
 import { reconcileProtectedSet, type ApplyContext } from '../changes/apply.js';
-import { attachChangeService, handleChangeRequest } from '../approvals/daemon.js';
+import { attachChangeService, handleChangeRequest } from './change-service.js';
 import { initRoot } from '../changes/init.js';
 import { listenControl, type Request, type Response } from './control.js';
-import { acquireLock, type Lock } from './lock.js';
+import { acquireLock, type Lock } from '../store/lock.js';
 import { createSdNotifier } from './sd-notify.js';
 import { adviceFor } from '../guard/classify.js';
 

@@ -18,7 +18,7 @@ import type { Alert, AlertReason, FileFacts } from '../store/alert-types.js';
 import { appendAlert, newAlertId } from '../store/alerts.js';
 import { blobDir, sha256Hex } from '../store/baseline.js';
 import { BASELINE_DIR, INDEX_NAME, QUARANTINE_DIR } from '../store/layout.js';
-import type { BaselineState } from './baseline-state.js';
+import type { BaselineState } from '../store/baseline-state.js';
 import { adviceFor, type Observation, type Verdict } from './classify.js';
 import { diffCredentials } from '../credentials/rules.js';
 import { DirCache, baseOf, candidatePaths, dirOf, inspectDirs, inspectFileAt, type Finding } from './inspect.js';

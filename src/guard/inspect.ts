@@ -7,7 +7,7 @@ import { at, lstatAt, safeClose, typeOf, walkDir } from '../fsx/beneath.js';
 import { classify, type Observation, type Verdict } from './classify.js';
 import { observe } from './observe.js';
 import type { ProtectedSet, FileKind } from '../config/protected-set.js';
-import type { BaselineState } from './baseline-state.js';
+import type { BaselineState } from '../store/baseline-state.js';
 import type { AlertReason } from '../store/alert-types.js';
 
 export interface Finding {

@@ -16,12 +16,12 @@ import {
 import { channelSpecs } from './channels.js';
 import { formatAlerts, formatLiveness, formatOwnerMessage, type OutgoingMessage } from './format.js';
 import { JsonlTail } from './jsonl.js';
-import type { OutboxMessage } from './outbox-messages.js';
+import type { OutboxMessage } from '../store/outbox-messages.js';
 import { ALERTS_REL, MESSAGES_DIR_REL, MESSAGES_REL } from './paths.js';
 
 export { readDeliveryState, defaultNotifierStateDir, findNotifierStateDir } from './delivery-state.js';
 export type { DeliveryReport, ItemDelivery, ChannelName, ChannelStatus } from './delivery-state.js';
-export { appendOutboxMessage, type OutboxMessage } from './outbox-messages.js';
+export { appendOutboxMessage, type OutboxMessage } from '../store/outbox-messages.js';
 export { channelSpecs } from './channels.js';
 export { sendTestMessages, configuredChannels, type TestResult } from './test-send.js';
 

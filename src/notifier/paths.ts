@@ -8,10 +8,10 @@ import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 
 /** Written by the guard (append-only); the notifier only reads it. */
-export const ALERTS_REL = 'snapshots/alerts.jsonl';
+export { ALERTS_FILE as ALERTS_REL } from '../store/layout.js';
 /** Owner messages (one-time approval codes) appended by other code; read-only for the notifier. */
-export const MESSAGES_DIR_REL = 'snapshots/outbox';
-export const MESSAGES_REL = 'snapshots/outbox/messages.jsonl';
+export { MESSAGES_DIR as MESSAGES_DIR_REL } from '../store/layout.js';
+export { MESSAGES_FILE as MESSAGES_REL } from '../store/layout.js';
 /** The notifier's state directory when guard and notifier share one process. */
 export const EMBEDDED_STATE_REL = 'snapshots/notify';
 export const STATE_FILE = 'delivery-state.json';

@@ -1,3 +1,5 @@
+import type { CredentialKeyChange } from '../credentials/types.js';
+export type { CredentialKeyChange };
 /** The alert record of SPEC §6, one JSON object per line of snapshots/alerts.jsonl. */
 export type AlertAction = 'reverted' | 'removed' | 'revert-failed' | 'flagged';
 
@@ -12,13 +14,6 @@ export type AlertReason =
 
 export interface FileFacts { sha256: string; size: number; mode: number }
 
-export interface CredentialKeyChange {
-  group: string;
-  key: string;
-  /** First 12 hex digits of sha256 of the value; null when the key is absent on that side. */
-  before: string | null;
-  after: string | null;
-}
 
 export interface Alert {
   id: string;

@@ -14,3 +14,6 @@ export const CONTROL_DIR = 'snapshots/control';
 export const SOCKET_FILE = 'snapshots/control/warden.sock';
 export const LOCK_FILE = 'snapshots/control/warden.lock';
 export const DAEMON_INFO_FILE = 'snapshots/daemon.json';
+/** Owner messages (one-time approval codes); the notifier only reads them. */
+export const MESSAGES_DIR = 'snapshots/outbox';
+export const MESSAGES_FILE = 'snapshots/outbox/messages.jsonl';

@@ -4,7 +4,7 @@ import { chmodSync, writeFileSync, mkdirSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { startNotifier, readDeliveryState, type NotifierHandle } from '../../src/notifier/index.js';
-import { appendOutboxMessage } from '../../src/notifier/outbox-messages.js';
+import { appendOutboxMessage } from '../../src/store/outbox-messages.js';
 import { DiscordEmulator, waitFor } from '../helpers/discord-emulator.js';
 import { OWNER, TOKEN, alert, appendAlerts, config, countIn, fixture, idsIn, type Fixture } from './helpers.js';
 

@@ -6,7 +6,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { DISCORD_LIMIT, discordContent, formatAlerts, clipLines } from '../../src/notifier/format.js';
 import { defaultNotifierStateDir, readDeliveryState } from '../../src/notifier/delivery-state.js';
-import { appendOutboxMessage } from '../../src/notifier/outbox-messages.js';
+import { appendOutboxMessage } from '../../src/store/outbox-messages.js';
 import { readTokenFile } from '../../src/notifier/token-file.js';
 import { alert, appendAlerts, fixture } from './helpers.js';
 

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { appendOutboxMessage, type OutboxMessage } from '../../src/notifier/outbox-messages.js';
+import { appendOutboxMessage, type OutboxMessage } from '../../src/store/outbox-messages.js';
 import { fixture } from './helpers.js';
 
 const msg = (id: string): OutboxMessage => ({ id, time: new Date().toISOString(), kind: 'owner-code', text: `warden: one-time code 12345678 approves request ${id}` });

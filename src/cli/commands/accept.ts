@@ -3,8 +3,8 @@ import { WardenError } from '../../common/errors.js';
 import { readAlerts } from '../../store/alerts.js';
 import { QUARANTINE_DIR } from '../../store/layout.js';
 import { lstatAt, openRoot, readRegularAt, safeClose, walkDir } from '../../fsx/beneath.js';
-import { loadWardenConfig } from '../../config/warden-config.js';
-import { proposeAndApprove } from '../../changes/flow.js';
+import { loadWardenConfig } from '../../store/approved-config.js';
+import { proposeAndApprove } from '../changes/flow.js';
 import { refusing } from './apply.js';
 
 export const acceptCommand: CommandSpec = {

@@ -1,8 +1,8 @@
 import type { CommandSpec } from '../types.js';
 import { WardenError } from '../../common/errors.js';
 import { normalizeRelPath } from '../../changes/apply.js';
-import { loadWardenConfig } from '../../config/warden-config.js';
-import { printRefusal, proposeAndApprove } from '../../changes/flow.js';
+import { loadWardenConfig } from '../../store/approved-config.js';
+import { printRefusal, proposeAndApprove } from '../changes/flow.js';
 import { readProposal } from './apply-input.js';
 
 export { readProposal } from './apply-input.js';

@@ -1,8 +1,8 @@
 import type { CommandSpec } from '../types.js';
 import { EXIT, WardenError } from '../../common/errors.js';
-import { approveLoop } from '../../changes/flow.js';
-import { runChangeOp } from '../../changes/writer.js';
-import type { PendingView } from '../../approvals/service.js';
+import { approveLoop } from '../changes/flow.js';
+import { runChangeOp } from '../changes/writer.js';
+import type { PendingView } from '../../changes/approvals.js';
 import { refusing } from './apply.js';
 
 export const approveCommand: CommandSpec = {

@@ -2,12 +2,12 @@ import type { CommandSpec, CommandContext } from '../types.js';
 import { EXIT, WardenError } from '../../common/errors.js';
 import { fingerprint, groupUnits, mergeCredentialSet, unitOf, type CredentialSet } from '../../credentials/rules.js';
 import { setCredentialValues, type ValueUpdate } from '../../credentials/edit.js';
-import { proposeAndApprove } from '../../changes/flow.js';
-import { readSecretValues } from '../../changes/prompt.js';
+import { proposeAndApprove } from '../changes/flow.js';
+import { readSecretValues } from '../changes/prompt.js';
 import type { ChangeRequest } from '../../changes/apply.js';
 import { safeClose } from '../../fsx/beneath.js';
 import { sha256Hex } from '../../store/baseline.js';
-import { loadBaseline, type Loaded } from '../baseline.js';
+import { loadBaseline, type Loaded } from '../../store/load-baseline.js';
 import { refusing } from './apply.js';
 
 const NAME_RE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;

@@ -5,11 +5,11 @@ import { basename, join } from 'node:path';
 import type { CommandSpec } from '../types.js';
 import { EXIT, WardenError, errnoCode, formatLocated } from '../../common/errors.js';
 import { checkChanges, normalizeRelPath } from '../../changes/apply.js';
-import { proposeAndApprove } from '../../changes/flow.js';
-import { askTty, nextStdinLine } from '../../changes/prompt.js';
+import { proposeAndApprove } from '../changes/flow.js';
+import { askTty, nextStdinLine } from '../changes/prompt.js';
 import { safeClose } from '../../fsx/beneath.js';
 import { sha256Hex } from '../../store/baseline.js';
-import { loadBaseline } from '../baseline.js';
+import { loadBaseline } from '../../store/load-baseline.js';
 import { refusing } from './apply.js';
 
 /** Read the private copy back: a regular file (the editor may have replaced it), bounded. */

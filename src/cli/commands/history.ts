@@ -1,7 +1,7 @@
 import type { CommandSpec } from '../types.js';
 import { readHistory } from '../../store/history.js';
 import { normalizeRelPath } from '../../changes/apply.js';
-import { loadBaseline } from '../baseline.js';
+import { loadBaseline } from '../../store/load-baseline.js';
 import { safeClose } from '../../fsx/beneath.js';
 
 export const historyCommand: CommandSpec = {

@@ -1,6 +1,6 @@
 /** `warden notify test`: send a test message on every configured channel and report each. */
 import { EXIT, WardenError } from '../../common/errors.js';
-import { loadWardenConfig } from '../../config/warden-config.js';
+import { loadWardenConfig } from '../../store/approved-config.js';
 import type { CommandSpec } from '../types.js';
 
 export const notifyTestCommand: CommandSpec = {

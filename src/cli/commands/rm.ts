@@ -1,7 +1,7 @@
 import type { CommandSpec } from '../types.js';
 import { WardenError } from '../../common/errors.js';
 import { normalizeRelPath } from '../../changes/apply.js';
-import { proposeAndApprove } from '../../changes/flow.js';
+import { proposeAndApprove } from '../changes/flow.js';
 import { refusing } from './apply.js';
 
 export const rmCommand: CommandSpec = {

@@ -1,6 +1,6 @@
 import type { CommandSpec } from '../types.js';
 import { inspectAll } from '../../guard/inspect.js';
-import { loadBaseline, octal } from '../baseline.js';
+import { loadBaseline, octal } from '../../store/load-baseline.js';
 import { safeClose } from '../../fsx/beneath.js';
 import { askDaemon } from '../daemon-client.js';
 import { readAlerts } from '../../store/alerts.js';

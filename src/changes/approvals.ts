@@ -11,14 +11,14 @@
 import { randomInt } from 'node:crypto';
 import { EXIT, WardenError } from '../common/errors.js';
 import type { WardenConfig } from '../config/warden-config.js';
-import { applyChanges, checkChanges, currentBase, StaleError, type ApplyContext, type BaseHashes, type ChangeRequest } from '../changes/apply.js';
-import { describeChanges } from '../changes/diff.js';
-import { appendOutboxMessage } from '../notifier/outbox-messages.js';
+import { applyChanges, checkChanges, currentBase, StaleError, type ApplyContext, type BaseHashes, type ChangeRequest } from './apply.js';
+import { describeChanges } from './diff.js';
+import { appendOutboxMessage } from '../store/outbox-messages.js';
 import type { Alert, AlertReason } from '../store/alert-types.js';
 import { newAlertId } from '../store/alerts.js';
 import { hmacEqual } from '../store/keys.js';
 import { codeHmac, listPendingIds, newPendingId, proposalSha, readPending, removePending, writePending, type PendingChange, type PendingRecord } from './pending.js';
-import { recoverJournal } from '../changes/journal.js';
+import { recoverJournal } from './journal.js';
 
 export const MAX_CODE_ATTEMPTS = 3;
 

@@ -6,15 +6,15 @@
  * start-up recovery (journal.ts) makes sure nothing is left half-applied.
  */
 import { connect } from 'node:net';
-import { EXIT, WardenError } from '../common/errors.js';
-import { at, lstatAt, openRoot, safeClose, walkDir } from '../fsx/beneath.js';
-import { CONTROL_DIR } from '../store/layout.js';
-import { acquireLock, pidAlive } from '../daemon/lock.js';
-import { loadBaseline } from '../cli/baseline.js';
-import { loadKey } from '../store/keys.js';
-import { appendAlert } from '../store/alerts.js';
-import { journalLine } from '../guard/guard.js';
-import { changeOp, prepareWriter, type ChangeEnv, type Reply } from '../approvals/service.js';
+import { EXIT, WardenError } from '../../common/errors.js';
+import { at, lstatAt, openRoot, safeClose, walkDir } from '../../fsx/beneath.js';
+import { CONTROL_DIR } from '../../store/layout.js';
+import { acquireLock, pidAlive } from '../../store/lock.js';
+import { loadBaseline } from '../../store/load-baseline.js';
+import { loadKey } from '../../store/keys.js';
+import { appendAlert } from '../../store/alerts.js';
+import { journalLine } from '../../guard/guard.js';
+import { changeOp, prepareWriter, type ChangeEnv, type Reply } from '../../changes/approvals.js';
 
 type Call = { kind: 'none' } | { kind: 'lost' } | { kind: 'ok'; res: Reply };
 

@@ -11,7 +11,7 @@ import { readdirSync } from 'node:fs';
 import { at, ensureDirBeneath, lstatAt, readSmallAt, replaceFileAt, safeClose, unlinkAt, walkDir } from '../fsx/beneath.js';
 import { hmacEqual, hmacHex } from '../store/keys.js';
 import { PENDING_DIR } from '../store/layout.js';
-import type { BaseHashes } from '../changes/apply.js';
+import type { BaseHashes } from './apply.js';
 
 export type ApprovalMode = 'tty' | 'owner-code';
 

@@ -6,9 +6,9 @@ import { WardenError } from '../common/errors.js';
 import {
   blobDir, readBlob, readIndex, serializeIndex, sha256Hex, writeBlob, writeIndex, writeIndexBytes,
   type BaselineIndex, type FileEntry,
-} from '../store/baseline.js';
+} from './baseline.js';
 import { readRegularAt, safeClose, walkDir } from '../fsx/beneath.js';
-import { readSeal, writeSeal } from '../store/keys.js';
+import { readSeal, writeSeal } from './keys.js';
 import type { FileKind } from '../config/protected-set.js';
 
 /** Keep approved bytes in memory up to this much; beyond it they are read (and checked) on demand. */

@@ -1,9 +1,9 @@
 /** Shared by the reading commands: load the authenticated baseline without changing anything. */
 import { WARDEN_TOML, configFromBytes, type WardenConfig } from '../config/warden-config.js';
 import { openRoot, safeClose } from '../fsx/beneath.js';
-import { BaselineState } from '../guard/baseline-state.js';
+import { BaselineState } from './baseline-state.js';
 import { protectedSet, type ProtectedSet } from '../config/protected-set.js';
-import { loadKey, sealPath } from '../store/keys.js';
+import { loadKey, sealPath } from './keys.js';
 
 export interface Loaded { rootFd: number; config: WardenConfig; state: BaselineState; pset: ProtectedSet }
 

@@ -3,13 +3,13 @@
  * then get it approved — on the terminal, or with the owner's one-time code — looping
  * when the writer says the request went stale and asks again.
  */
-import { EXIT, WardenError, formatLocated } from '../common/errors.js';
-import type { CommandContext } from '../cli/types.js';
-import { osUser } from '../store/history.js';
-import type { BaseHashes, ChangeRequest } from './apply.js';
+import { EXIT, WardenError, formatLocated } from '../../common/errors.js';
+import type { CommandContext } from '../types.js';
+import { osUser } from '../../store/history.js';
+import type { BaseHashes, ChangeRequest } from '../../changes/apply.js';
 import { askTty } from './prompt.js';
 import { runChangeOp } from './writer.js';
-import type { PendingView, Reply } from '../approvals/service.js';
+import type { PendingView, Reply } from '../../changes/approvals.js';
 
 const MAX_ROUNDS = 5;
 

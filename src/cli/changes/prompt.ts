@@ -6,8 +6,8 @@
  */
 import { closeSync, openSync } from 'node:fs';
 import { ReadStream, WriteStream } from 'node:tty';
-import { EXIT, WardenError } from '../common/errors.js';
-import { readProposal } from '../cli/commands/apply-input.js';
+import { EXIT, WardenError } from '../../common/errors.js';
+import { readProposal } from '../commands/apply-input.js';
 
 export function hasTty(): boolean {
   try { closeSync(openSync('/dev/tty', 'r+')); return true; } catch { return false; }

@@ -7,7 +7,7 @@ import type { Guard } from '../guard/guard.js';
 import type { WardenConfig } from '../config/warden-config.js';
 import type { ApplyContext } from '../changes/apply.js';
 import { loadKey } from '../store/keys.js';
-import { changeOp, prepareWriter, sweepPending, type ChangeEnv, type Reply } from './service.js';
+import { changeOp, prepareWriter, sweepPending, type ChangeEnv, type Reply } from '../changes/approvals.js';
 
 function envOf(g: Guard, ctx: ApplyContext, reload?: (c: WardenConfig) => Promise<void>): ChangeEnv {
   return { ctx, key: loadKey(g.root, false), raise: (a) => g.record(a), ...(reload ? { reload } : {}) };

@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { WardenError, errnoCode } from '../common/errors.js';
 import { createFileAt, ensureDirBeneath, moveAt, readSmallAt, safeClose, unlinkAt } from '../fsx/beneath.js';
-import { CONTROL_DIR } from '../store/layout.js';
+import { CONTROL_DIR } from './layout.js';
 
 const NAME = 'warden.lock';
 

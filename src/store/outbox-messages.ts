@@ -11,7 +11,7 @@
  */
 import { WardenError } from '../common/errors.js';
 import { appendFileAt, ensureDirBeneath, openRoot, safeClose } from '../fsx/beneath.js';
-import { MESSAGES_DIR_REL, MESSAGES_REL } from './paths.js';
+import { MESSAGES_DIR as MESSAGES_DIR_REL, MESSAGES_FILE as MESSAGES_REL } from './layout.js';
 
 export interface OutboxMessage {
   id: string;
