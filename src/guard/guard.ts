@@ -7,23 +7,22 @@
  * Everything on that path is synchronous: a check never interleaves with another check
  * or with a sanctioned change, so "one writer" holds inside the process by construction.
  */
-import { fsyncSync, readdirSync } from 'node:fs';
 import { errnoCode } from '../common/errors.js';
 import type { WardenConfig } from '../config/warden-config.js';
-import {
-  ensureDirBeneath, fixDirAt, linkAt, lstatAt, makeDirAt, moveAt, readSmallAt, replaceFileAt,
-  safeClose, walkDir, createFileAt, at, unlinkAt,
-} from '../fsx/beneath.js';
+import { fixDirAt, lstatAt, makeDirAt, replaceFileAt, safeClose, walkDir } from '../fsx/beneath.js';
 import type { Alert, AlertReason, FileFacts } from '../store/alert-types.js';
-import { appendAlert, newAlertId } from '../store/alerts.js';
-import { blobDir, sha256Hex } from '../store/baseline.js';
-import { BASELINE_DIR, INDEX_NAME, QUARANTINE_DIR } from '../store/layout.js';
+import { newAlertId } from '../store/alerts.js';
 import type { BaselineState } from '../store/baseline-state.js';
 import { adviceFor, type Observation, type Verdict } from './classify.js';
 import { diffCredentials } from '../credentials/rules.js';
 import { DirCache, baseOf, candidatePaths, dirOf, inspectDirs, inspectFileAt, type Finding } from './inspect.js';
 import { statStamp } from './observe.js';
 import { protectedSet, type ProtectedSet } from '../config/protected-set.js';
+import { AlertSink } from './alert-sink.js';
+import { Quarantine, fsyncQuiet } from './quarantine.js';
+import { RetryBook } from './retry.js';
+import { INDEX_PATH, StoreCheck } from './store-check.js';
+import { sweepTemps } from './temps.js';
 
 export interface GuardOptions {
   root: string;
@@ -38,31 +37,22 @@ export interface GuardOptions {
   onDirRepaired?: () => void;
 }
 
-interface Failure { attempts: number; timer: NodeJS.Timeout | null; alerted: boolean }
-
-const RETRY_MIN_MS = 250;
-/** The temp names replaceFileAt creates (".<name>.warden-<pid>-<hex>.tmp"). */
-const TEMP_NAME = /^\..+\.warden-\d+-[0-9a-f]{8}\.tmp$/;
-const RETRY_MAX_MS = 60_000;
-
 export class Guard {
   readonly root: string;
   readonly rootFd: number;
   config: WardenConfig;
   pset: ProtectedSet;
   readonly state: BaselineState;
-  private readonly onAlert: (a: Alert) => void;
   private readonly log: (line: string) => void;
   private readonly onDirRepaired: () => void;
-  private readonly failures = new Map<string, Failure>();
-  /** Alerts not yet durable (alerts.jsonl unwritable): retried, never dropped. */
-  private readonly unwritten: Alert[] = [];
+  private readonly alerts: AlertSink;
+  private readonly quarantine: Quarantine;
+  private readonly retries = new RetryBook();
+  private readonly store: StoreCheck;
   /** Stat stamps of files verified clean by hash: lets the backstop rescan skip unchanged files. */
   private readonly cleanStamps = new Map<string, string>();
-  /** Stat stamps of store blobs last verified by hash. */
-  private readonly blobStamps = new Map<string, string>();
   private stopped = false;
-  counters = { checks: 0, reverts: 0, alerts: 0 };
+  private readonly tally = { checks: 0, reverts: 0 };
   lastRescanAt = 0;
 
   constructor(opts: GuardOptions) {
@@ -71,9 +61,15 @@ export class Guard {
     this.config = opts.config;
     this.pset = protectedSet(opts.config);
     this.state = opts.state;
-    this.onAlert = opts.onAlert ?? (() => {});
     this.log = opts.log ?? ((l) => process.stderr.write(l + '\n'));
     this.onDirRepaired = opts.onDirRepaired ?? (() => {});
+    this.alerts = new AlertSink(opts.rootFd, this.log, opts.onAlert ?? (() => {}));
+    this.quarantine = new Quarantine(opts.rootFd, this.log);
+    this.store = new StoreCheck(opts.rootFd, opts.state, (detail, path) => this.raiseTamper(detail, path), this.log);
+  }
+
+  get counters(): { checks: number; reverts: number; alerts: number } {
+    return { ...this.tally, alerts: this.alerts.count };
   }
 
   get maxBytes(): number { return this.config.max_bytes; }
@@ -84,30 +80,17 @@ export class Guard {
     return this.sweep('startup', true);
   }
 
-  /**
-   * Remove our own temp files left behind when a restore failed and its cleanup failed
-   * too (e.g. the directory became immutable between create and rename). Everything runs
-   * synchronously, so no restore is in flight while this runs.
-   */
+  /** Remove our own temp files that a failed restore left behind. */
   sweepTemps(): void {
-    for (const dir of Object.keys(this.state.index.dirs)) {
-      const w = walkDir(this.rootFd, dir);
-      if (!w.ok) { safeClose(w.parentFd); continue; }
-      try {
-        for (const name of readdirSync(at(w.fd, '.'))) {
-          if (!TEMP_NAME.test(name)) continue;
-          try { unlinkAt(w.fd, name); } catch { /* still stuck: next time */ }
-        }
-      } catch { /* unreadable: next time */ } finally { safeClose(w.fd); }
-    }
+    sweepTemps(this.rootFd, Object.keys(this.state.index.dirs));
   }
 
   /** The backstop rescan: directories, every candidate path, and the store. */
   rescan(): number {
-    this.safely('flushing alerts', () => this.flushUnwritten());
+    this.safely('flushing alerts', () => this.alerts.flush());
     this.safely('sweeping temp files', () => this.sweepTemps());
     const n = this.sweep('rescan', false);
-    this.safely('verifying the store', () => this.verifyStore(false));
+    this.safely('verifying the store', () => this.store.verify(false));
     this.lastRescanAt = Date.now();
     return n;
   }
@@ -154,7 +137,7 @@ export class Guard {
   }
 
   private onPathEventUnsafe(rel: string, isDirEvent: boolean): void {
-    if (rel === 'snapshots' || rel.startsWith('snapshots/')) { this.onStoreEvent(rel); return; }
+    if (rel === 'snapshots' || rel.startsWith('snapshots/')) { this.store.onEvent(rel); return; }
     if (isDirEvent || rel === '' || Object.hasOwn(this.state.index.dirs, rel) || this.pset.isProtectedDir(rel)) {
       this.fixDirs(false);
       const prefix = rel === '' ? '' : rel + '/';
@@ -166,7 +149,7 @@ export class Guard {
 
   /** Inspect one path and put it right. Returns true when something was done. */
   check(rel: string, whileStopped: boolean, dirs?: DirCache): boolean {
-    this.counters.checks++;
+    this.tally.checks++;
     const own = dirs ?? new DirCache(this.rootFd);
     try {
       let fd = own.get(dirOf(rel));
@@ -189,8 +172,7 @@ export class Guard {
   }
 
   private markClean(rel: string, dirFd?: number, stamp?: string): void {
-    const f = this.failures.get(rel);
-    if (f) { if (f.timer) clearTimeout(f.timer); this.failures.delete(rel); }
+    this.retries.clear(rel);
     if (!this.state.entry(rel)) { this.cleanStamps.delete(rel); return; }
     if (stamp) { this.cleanStamps.set(rel, stamp); return; }
     let fd = dirFd;
@@ -230,7 +212,7 @@ export class Guard {
       if (f.verdict.reason === 'mode' || f.verdict.reason === 'owner') {
         fixDirAt(w.fd, name, opts);
       } else {
-        if (f.obs.type !== 'absent') quarantine = this.moveToQuarantine(id, w.fd, name);
+        if (f.obs.type !== 'absent') quarantine = this.quarantine.move(id, w.fd, name);
         makeDirAt(w.fd, name, opts);
       }
       this.raise(id, f.path, whileStopped, f.verdict, 'reverted', quarantine, null, null);
@@ -256,7 +238,7 @@ export class Guard {
     let quarantine: string | null = null;
     try {
       if (verdict.action === 'removed') {
-        quarantine = this.moveToQuarantine(id, w.fd, name);
+        quarantine = this.quarantine.move(id, w.fd, name);
         fsyncQuiet(w.fd);
         this.raise(id, f.path, whileStopped, verdict, 'removed', quarantine, null, facts(obs));
         return;
@@ -269,12 +251,12 @@ export class Guard {
       }
       // Things that cannot be replaced by rename (dir) or must be kept as they are
       // (link, FIFO, socket, device) are moved aside first; too-large files are linked.
-      if (obs.type !== 'file' && obs.type !== 'absent') quarantine = this.moveToQuarantine(id, w.fd, name);
-      else if (obs.type === 'file' && obs.bytes === null) quarantine = this.linkOrMoveToQuarantine(id, w.fd, name);
+      if (obs.type !== 'file' && obs.type !== 'absent') quarantine = this.quarantine.move(id, w.fd, name);
+      else if (obs.type === 'file' && obs.bytes === null) quarantine = this.quarantine.linkOrMove(id, w.fd, name);
       replaceFileAt(w.fd, name, approved, { mode: entry.mode, uid: entry.uid, gid: entry.gid });
-      this.counters.reverts++;
+      this.tally.reverts++;
       // Rejected content we already hold is written after the restore, to keep the revert short.
-      if (obs.type === 'file' && obs.bytes) quarantine = this.writeQuarantine(id, name, obs.bytes);
+      if (obs.type === 'file' && obs.bytes) quarantine = this.quarantine.write(id, name, obs.bytes);
       let v = verdict;
       let changes;
       if (f.kind === 'credentials' && obs.bytes && (verdict.reason === 'content' || verdict.reason === 'emptied')) {
@@ -282,8 +264,7 @@ export class Guard {
         changes = d.changes;
         if (d.halfApplied) v = { ...verdict, reason: 'half-applied', also: [verdict.reason, ...verdict.also] };
       }
-      const failure = this.failures.get(f.path);
-      if (failure) { if (failure.timer) clearTimeout(failure.timer); this.failures.delete(f.path); this.sweepTemps(); }
+      if (this.retries.clear(f.path)) this.sweepTemps();
       this.raise(id, f.path, whileStopped, v, 'reverted', quarantine, { sha256: entry.sha256, size: entry.size, mode: entry.mode }, facts(obs), changes);
       this.markClean(f.path);
     } catch (err) {
@@ -296,54 +277,9 @@ export class Guard {
   /** A restore that could not finish: the file is left as it was; alert once, retry with backoff. */
   private failed(path: string, id: string, verdict: Verdict, err: unknown, whileStopped: boolean, quarantine: string | null = null): void {
     const code = errnoCode(err) ?? 'EIO';
-    let f = this.failures.get(path);
-    if (!f) { f = { attempts: 0, timer: null, alerted: false }; this.failures.set(path, f); }
-    // Only the retry timer escalates the backoff: events arriving meanwhile (our own failed
-    // attempt makes some) must not push the next retry further away.
-    if (f.timer && f.alerted) return;
-    f.attempts++;
-    if (!f.alerted) {
-      f.alerted = true;
-      this.raise(id, path, whileStopped, { reason: 'revert-failed', also: [verdict.reason], action: 'reverted' }, 'revert-failed', quarantine, null, null, undefined, `restore failed: ${code}; retrying with backoff`);
-    }
-    if (f.timer) clearTimeout(f.timer);
-    if (this.stopped) return;
-    const delay = Math.min(RETRY_MAX_MS, RETRY_MIN_MS * 2 ** (f.attempts - 1));
-    f.timer = setTimeout(() => {
-      const cur = this.failures.get(path);
-      if (cur) cur.timer = null;
-      this.safely(`retrying ${path}`, () => { if (Object.hasOwn(this.state.index.dirs, path)) this.fixDirs(false); else this.check(path, false); });
-    }, delay);
-    f.timer.unref?.();
-  }
-
-  private quarantineDir(id: string): number {
-    return ensureDirBeneath(this.rootFd, `${QUARANTINE_DIR}/${id}`, 0o700);
-  }
-
-  private moveToQuarantine(id: string, dirFd: number, name: string): string {
-    const q = this.quarantineDir(id);
-    try { moveAt(dirFd, name, q, name); fsyncQuiet(q); } finally { safeClose(q); }
-    return `${QUARANTINE_DIR}/${id}/${name}`;
-  }
-
-  private linkOrMoveToQuarantine(id: string, dirFd: number, name: string): string {
-    const q = this.quarantineDir(id);
-    try {
-      try { linkAt(dirFd, name, q, name); } catch { moveAt(dirFd, name, q, name); }
-    } finally { safeClose(q); }
-    return `${QUARANTINE_DIR}/${id}/${name}`;
-  }
-
-  private writeQuarantine(id: string, name: string, bytes: Buffer): string | null {
-    try {
-      const q = this.quarantineDir(id);
-      try { createFileAt(q, name, bytes, 0o600); } finally { safeClose(q); }
-      return `${QUARANTINE_DIR}/${id}/${name}`;
-    } catch (err) {
-      this.log(`<3>warden: could not keep rejected content of ${name} in quarantine: ${errnoCode(err) ?? err}`);
-      return null;
-    }
+    this.retries.failed(path,
+      () => this.raise(id, path, whileStopped, { reason: 'revert-failed', also: [verdict.reason], action: 'reverted' }, 'revert-failed', quarantine, null, null, undefined, `restore failed: ${code}; retrying with backoff`),
+      () => this.safely(`retrying ${path}`, () => { if (Object.hasOwn(this.state.index.dirs, path)) this.fixDirs(false); else this.check(path, false); }));
   }
 
   private raise(id: string, path: string, whileStopped: boolean, verdict: Verdict, action: Alert['action'], quarantine: string | null,
@@ -364,97 +300,26 @@ export class Guard {
 
   /** Durable first (SPEC §6), then the journal line and the callback. */
   record(alert: Alert): void {
-    this.counters.alerts++;
-    try {
-      this.flushUnwritten();
-      appendAlert(this.rootFd, alert);
-    } catch (err) {
-      this.unwritten.push(alert);
-      this.log(`<2>warden: cannot append to snapshots/alerts.jsonl (${errnoCode(err) ?? err}); alert ${alert.id} kept in memory and retried`);
-    }
-    this.log(journalLine(alert));
-    this.onAlert(alert);
+    this.alerts.record(alert);
   }
 
   /** Alerts that could not be appended yet; retried before every new alert and on each rescan. */
   pendingAlerts(): number {
-    return this.unwritten.length;
+    return this.alerts.pending();
   }
 
-  private flushUnwritten(): void {
-    while (this.unwritten.length) {
-      appendAlert(this.rootFd, this.unwritten[0] as Alert);
-      this.unwritten.shift();
-    }
-  }
-
-  raiseTamper(detail: string, path = `${BASELINE_DIR}/${INDEX_NAME}`): void {
-    this.flag('baseline-tampered', path, detail);
+  raiseTamper(detail: string, path = INDEX_PATH): void {
+    this.alerts.flag('baseline-tampered', path, detail);
   }
 
   /** An alert that reverts nothing: tamper, a degraded watcher. */
   flag(reason: AlertReason, path: string, detail: string): void {
-    const id = newAlertId();
-    this.record({
-      id, time: new Date().toISOString(), path, action: 'flagged', reason, before: null, after: null,
-      quarantine: null, detail, advice: adviceFor(path, reason, id, null),
-    });
+    this.alerts.flag(reason, path, detail);
   }
 
   /** Compare the store with what we hold; put back anything edited outside warden. */
   verifyStore(allBlobs: boolean, hint?: string): void {
-    const w = walkDir(this.rootFd, BASELINE_DIR);
-    let raw: Buffer | null = null;
-    let problem: string | null = null;
-    if (!w.ok) { safeClose(w.parentFd); problem = `${BASELINE_DIR} is missing or not a directory`; }
-    else {
-      try { raw = readSmallAt(w.fd, INDEX_NAME); if (!raw) problem = 'index deleted'; } catch (err) { problem = `index unreadable (${errnoCode(err)})`; }
-      finally { safeClose(w.fd); }
-    }
-    if (!problem && raw && !raw.equals(this.state.indexBytes)) problem = 'index content differs from the authenticated baseline';
-    if (problem) {
-      this.raiseTamper(`${problem}; the baseline held in memory was written back`);
-      try { this.state.rewriteIndex(this.rootFd); } catch (err) { this.log(`<2>warden: cannot rewrite the baseline index: ${errnoCode(err) ?? err}`); }
-    }
-    // Blobs: on a hint, that one; on a rescan, only those whose stat stamp changed since they
-    // were last hashed; allBlobs re-hashes everything.
-    const dirs = new DirCache(this.rootFd);
-    const seen = new Set<string>();
-    try {
-      for (const path of this.state.paths()) {
-        const e = this.state.entry(path);
-        if (!e || seen.has(e.sha256)) continue;
-        seen.add(e.sha256);
-        if (!allBlobs && hint && hint !== e.sha256) continue;
-        const fd = dirs.get(blobDir(e.kind));
-        let ok = false;
-        if (fd !== null) {
-          try {
-            const st = lstatAt(fd, e.sha256);
-            const stamp = st ? statStamp(st) : null;
-            if (!allBlobs && !hint && stamp && this.blobStamps.get(e.sha256) === stamp) continue;
-            const b = readSmallAt(fd, e.sha256);
-            ok = b !== null && sha256Hex(b) === e.sha256;
-            if (ok && stamp) this.blobStamps.set(e.sha256, stamp);
-          } catch { ok = false; }
-        }
-        if (!ok) {
-          this.blobStamps.delete(e.sha256);
-          this.raiseTamper(`the stored approved content of ${path} was altered or removed; written back from memory`, `${blobDir(e.kind)}/${e.sha256}`);
-          try { if (!this.state.rewriteBlob(this.rootFd, path)) this.log(`<2>warden: approved content of ${path} is not in memory; cannot repair the store`); }
-          catch (err) { this.log(`<2>warden: cannot rewrite blob: ${errnoCode(err) ?? err}`); }
-        }
-      }
-    } finally {
-      dirs.close();
-    }
-  }
-
-  private onStoreEvent(rel: string): void {
-    if (rel === `${BASELINE_DIR}/${INDEX_NAME}` || rel === BASELINE_DIR) { this.verifyStore(false, '-'); return; }
-    const m = /^snapshots\/(blobs|secrets)\/([0-9a-f]{64})$/.exec(rel);
-    if (m) { this.verifyStore(false, m[2]); return; }
-    if (/^snapshots(\/(blobs|secrets))?$/.test(rel)) this.verifyStore(true);
+    this.store.verify(allBlobs, hint);
   }
 
   /** Swap in a new warden.toml (after a sanctioned change or SIGHUP). */
@@ -466,32 +331,17 @@ export class Guard {
 
   stop(): void {
     this.stopped = true;
-    this.safely('flushing alerts', () => this.flushUnwritten());
-    if (this.unwritten.length) this.log(`<2>warden: ${this.unwritten.length} alert(s) could not be written to snapshots/alerts.jsonl: ${this.unwritten.map((a) => a.id).join(', ')}`);
-    for (const f of this.failures.values()) if (f.timer) clearTimeout(f.timer);
-    this.failures.clear();
+    this.safely('flushing alerts', () => this.alerts.flush());
+    this.alerts.reportUnwritten();
+    this.retries.stop();
   }
 
   failingPaths(): string[] {
-    return [...this.failures.keys()];
+    return this.retries.paths();
   }
 }
 
 function facts(obs: Observation): FileFacts | null {
   if (obs.type === 'absent') return null;
   return { sha256: obs.sha256 ?? '', size: obs.size, mode: obs.mode };
-}
-
-/** Durability of a move is best effort: the alert, fsynced, is the record that matters. */
-function fsyncQuiet(fd: number): void {
-  try { fsyncSync(fd); } catch { /* e.g. EINVAL on odd filesystems */ }
-}
-
-const PRIORITY: Record<Alert['action'], number> = { reverted: 4, removed: 4, 'revert-failed': 3, flagged: 2 };
-
-/** sd-daemon style: "<N>" priority prefix, picked up by journald from stderr. */
-export function journalLine(a: Alert): string {
-  const keys = a.credential_changes?.length ? ` keys: ${a.credential_changes.map((c) => `${c.group}.${c.key} ${c.before ?? '-'}→${c.after ?? '-'}`).join(', ')};` : '';
-  const extra = a.also?.length ? ` (+${a.also.join(', ')})` : '';
-  return `<${PRIORITY[a.action]}>warden: ${a.action} ${a.path}: ${a.reason}${extra};${keys} alert ${a.id}. ${a.advice}`;
 }

@@ -13,7 +13,7 @@ import { acquireLock, pidAlive } from '../../store/lock.js';
 import { loadBaseline } from '../../store/load-baseline.js';
 import { loadKey } from '../../store/keys.js';
 import { appendAlert } from '../../store/alerts.js';
-import { journalLine } from '../../guard/guard.js';
+import { journalLine } from '../../guard/alert-sink.js';
 import { changeOp, prepareWriter, type ChangeEnv, type Reply } from '../../changes/approvals.js';
 
 type Call = { kind: 'none' } | { kind: 'lost' } | { kind: 'ok'; res: Reply };

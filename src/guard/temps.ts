@@ -1,0 +1,23 @@
+/**
+ * Our own temp files left behind when a restore failed and its cleanup failed too (e.g. the
+ * directory became immutable between create and rename). Everything runs synchronously, so
+ * no restore is in flight while this runs.
+ */
+import { readdirSync } from 'node:fs';
+import { at, safeClose, unlinkAt, walkDir } from '../fsx/beneath.js';
+
+/** The temp names replaceFileAt creates (".<name>.warden-<pid>-<hex>.tmp"). */
+const TEMP_NAME = /^\..+\.warden-\d+-[0-9a-f]{8}\.tmp$/;
+
+export function sweepTemps(rootFd: number, dirs: Iterable<string>): void {
+  for (const dir of dirs) {
+    const w = walkDir(rootFd, dir);
+    if (!w.ok) { safeClose(w.parentFd); continue; }
+    try {
+      for (const name of readdirSync(at(w.fd, '.'))) {
+        if (!TEMP_NAME.test(name)) continue;
+        try { unlinkAt(w.fd, name); } catch { /* still stuck: next time */ }
+      }
+    } catch { /* unreadable: next time */ } finally { safeClose(w.fd); }
+  }
+}
