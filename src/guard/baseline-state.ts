@@ -9,6 +9,7 @@ import {
 } from '../store/baseline.js';
 import { readRegularAt, safeClose, walkDir } from '../fsx/beneath.js';
 import { readSeal, writeSeal } from '../store/keys.js';
+import { publishManifest } from '../store/manifest.js';
 import type { FileKind } from '../config/protected-set.js';
 
 /** Keep approved bytes in memory up to this much; beyond it they are read (and checked) on demand. */
@@ -146,6 +147,8 @@ export class BaselineState {
     this.indexBytes = writeIndexBytes(rootFd, bytes);
     this.index = next;
     this.writeSealNow();
+    // The one commit point of every accepted change: tell the runtime's view (SPEC §9.3).
+    publishManifest(rootFd, this.index);
     const live = new Set(Object.values(files).map((f) => f.sha256));
     for (const sha of this.blobs.keys()) if (!live.has(sha)) this.blobs.delete(sha);
   }
