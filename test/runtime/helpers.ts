@@ -4,7 +4,7 @@
  * judge knows the approved states from the bytes the test itself wrote, never from the
  * manifest under test.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { canRead, type ApprovedState } from '../../src/runtime/index.js';
@@ -53,6 +53,11 @@ export interface Run { code: number | null; stdout: string; stderr: string; ms: 
 
 /** The real CLI, asynchronously (the event loop keeps running, so views keep sampling). */
 export function cliAsync(t: TestRoot, args: string[], input = '', env: NodeJS.ProcessEnv = {}): Promise<Run> {
+  return cliSpawn(t, args, input, env).done;
+}
+
+/** The same, with the child process (to kill it from outside). */
+export function cliSpawn(t: TestRoot, args: string[], input = '', env: NodeJS.ProcessEnv = {}): { proc: ChildProcess; done: Promise<Run> } {
   const t0 = performance.now();
   const p = spawn(process.execPath, [CLI, ...args, '--root', t.root], { env: { ...t.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
   let stdout = '', stderr = '';
@@ -60,7 +65,7 @@ export function cliAsync(t: TestRoot, args: string[], input = '', env: NodeJS.Pr
   p.stderr!.on('data', (d) => { stderr += String(d); });
   p.stdin!.on('error', () => {});
   p.stdin!.end(input);
-  return new Promise((res) => p.once('exit', (code) => res({ code, stdout, stderr, ms: performance.now() - t0 })));
+  return { proc: p, done: new Promise((res) => p.once('exit', (code) => res({ code, stdout, stderr, ms: performance.now() - t0 }))) };
 }
 
 /** Sample a view on every turn of the event loop until stopped; every sample goes to `see`. */
