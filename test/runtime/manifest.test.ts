@@ -5,7 +5,7 @@
  */
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, realpathSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, realpathSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { expectedLocation, parseManifest, publishLocation, serializeManifest, type RuntimeManifest } from '../../src/store/manifest-format.js';
@@ -54,7 +54,7 @@ describe('the runtime manifest', () => {
     for (const v of secretValues(t)) assert.ok(!raw.includes(v), 'no credential value in the manifest');
     assert.equal(statSync(path).mode & 0o777, 0o644);
     const st = JSON.parse(cli(t, ['status', '--json']).stdout).runtime_manifest;
-    assert.deepEqual({ path: st.path, setup: st.setup, generation: st.generation }, { path, setup: 'session', generation: 1 });
+    assert.deepEqual({ path: st.path, setup: st.setup, generation: st.generation, current: st.current }, { path, setup: 'session', generation: 1, current: true });
   });
 
   it('a command applying under the lock (no daemon) publishes the new generation', () => {
@@ -93,7 +93,9 @@ describe('the runtime manifest', () => {
       await waitFor(() => sha(readFileSync(t.p('config/credentials.toml'))) === m.files['config/credentials.toml']?.sha256, 10_000, 'credentials written');
       // accept: a direct edit is reverted, then accepted through the sanctioned path.
       const edited = readFileSync(t.p('config/guests.toml'), 'utf8') + '# accepted later\n';
-      writeFileSync(t.p('config/guests.toml'), edited);
+      // (Written by rename, so the guard sees the whole edit at once, never an emptied file first.)
+      writeFileSync(t.p('config/.guests.new'), edited);
+      renameSync(t.p('config/.guests.new'), t.p('config/guests.toml'));
       await waitFor(() => readAlertsOf(t).some((a) => a.path === 'config/guests.toml' && a.action === 'reverted'), 10_000, 'the revert');
       const alert = readAlertsOf(t).find((a) => a.path === 'config/guests.toml' && a.action === 'reverted')!;
       assert.equal(step('accept', ['accept', alert.id]).files['config/guests.toml']?.sha256, sha(edited));
