@@ -9,8 +9,8 @@ import {
 } from '../store/baseline.js';
 import { readRegularAt, safeClose, walkDir } from '../fsx/beneath.js';
 import { readSeal, writeSeal } from '../store/keys.js';
-import { publishManifest } from '../store/manifest.js';
 import type { FileKind } from '../config/protected-set.js';
+import { publishManifest } from '../store/manifest.js';
 
 /** Keep approved bytes in memory up to this much; beyond it they are read (and checked) on demand. */
 const MEMORY_BUDGET = 48 * 1024 * 1024;
