@@ -4,7 +4,7 @@
  */
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, renameSync, writeFileSync, copyFileSync, unlinkSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { canRead, openApprovedView, type ApprovedView } from '../../src/runtime/index.js';
 import { cli, makeRoot, waitFor, type TestRoot } from '../helpers/root.js';
@@ -29,7 +29,10 @@ function open(t: TestRoot, opts: Parameters<typeof openApprovedView>[1] = {}): A
 }
 /** Replace a file atomically, as warden does, so the view never sees it half-written by the test itself. */
 function putAtomically(path: string, bytes: Buffer | string): void {
+  let mode = 0o644;
+  try { mode = statSync(path).mode & 0o7777; } catch { /* new file */ }
   writeFileSync(`${path}.test-tmp`, bytes);
+  chmodSync(`${path}.test-tmp`, mode); // keep the approved mode: only the content differs
   renameSync(`${path}.test-tmp`, path);
 }
 
@@ -114,7 +117,6 @@ describe('the approved view fails closed', () => {
 
   it('when a file has the approved bytes but not the approved mode', { timeout: 30_000 }, async () => {
     const t = initRoot();
-    const { chmodSync, statSync } = await import('node:fs');
     const mode = statSync(t.p('config/guests.toml')).mode & 0o777;
     chmodSync(t.p('config/guests.toml'), 0o666);
     const v = open(t);

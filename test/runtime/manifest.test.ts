@@ -5,7 +5,7 @@
  */
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, realpathSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, realpathSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { expectedLocation, parseManifest, publishLocation, serializeManifest, type RuntimeManifest } from '../../src/store/manifest-format.js';
@@ -95,6 +95,7 @@ describe('the runtime manifest', () => {
       const edited = readFileSync(t.p('config/guests.toml'), 'utf8') + '# accepted later\n';
       // (Written by rename, so the guard sees the whole edit at once, never an emptied file first.)
       writeFileSync(t.p('config/.guests.new'), edited);
+      chmodSync(t.p('config/.guests.new'), statSync(t.p('config/guests.toml')).mode & 0o7777); // a content change only
       renameSync(t.p('config/.guests.new'), t.p('config/guests.toml'));
       await waitFor(() => readAlertsOf(t).some((a) => a.path === 'config/guests.toml' && a.action === 'reverted'), 10_000, 'the revert');
       const alert = readAlertsOf(t).find((a) => a.path === 'config/guests.toml' && a.action === 'reverted')!;
