@@ -9,6 +9,7 @@ import { protectedSet, type ProtectedSet } from '../config/protected-set.js';
 import { readIndex, sha256Hex, writeBlob, writeIndex, type BaselineIndex } from '../store/baseline.js';
 import { initHistory } from '../store/history.js';
 import { loadKey, sealPath } from '../store/keys.js';
+import { publishManifest } from '../store/manifest.js';
 
 /** Exact protected paths plus whatever the globs match on disk now. */
 export function candidatePathsFor(rootFd: number, pset: ProtectedSet): string[] {
@@ -79,6 +80,7 @@ export async function initRoot(root: string, opts: { force: boolean }): Promise<
     // The index is the commit point: written last, so a failure before it leaves no baseline.
     await initHistory(root, rootFd, files.map((f) => ({ path: f.path, kind: pset.kindOf(f.path) ?? 'text', bytes: f.bytes })));
     const indexBytes = writeIndex(rootFd, index, key);
+    publishManifest(rootFd, index);
     return { files: files.length, dirs: Object.keys(dirs).length, state: BaselineState.fresh(index, indexBytes, blobs, key, sealPath(root)) };
   } finally {
     safeClose(rootFd);

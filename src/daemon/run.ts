@@ -12,6 +12,7 @@ import { startWatcher, type WatchHandle } from '../guard/watcher.js';
 import { HintQueue } from '../guard/hints.js';
 import { appendAlert, newAlertId } from '../store/alerts.js';
 import { readIndex } from '../store/baseline.js';
+import { publishManifest } from '../store/manifest.js';
 import { loadKey, readSeal, sealPath } from '../store/keys.js';
 import { reconcileProtectedSet, type ApplyContext } from '../changes/apply.js';
 import { attachChangeService, handleChangeRequest } from './change-service.js';
@@ -108,6 +109,7 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
       const changeService = attachChangeService(g, log);
       cleanups.push(() => changeService.stop());
       g.startupVerify();
+      publishManifest(rootFd, g.state.index, process.env, log); // the runtime's view (SPEC §9.3)
       // load() already checked every blob's hash; compare the index bytes only.
       g.verifyStore(false, '-');
       g.lastRescanAt = Date.now();

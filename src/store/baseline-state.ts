@@ -10,6 +10,7 @@ import {
 import { readRegularAt, safeClose, walkDir } from '../fsx/beneath.js';
 import { readSeal, writeSeal } from './keys.js';
 import type { FileKind } from '../config/protected-set.js';
+import { publishManifest } from '../store/manifest.js';
 
 /** Keep approved bytes in memory up to this much; beyond it they are read (and checked) on demand. */
 const MEMORY_BUDGET = 48 * 1024 * 1024;
@@ -146,6 +147,8 @@ export class BaselineState {
     this.indexBytes = writeIndexBytes(rootFd, bytes);
     this.index = next;
     this.writeSealNow();
+    // The one commit point of every accepted change: tell the runtime's view (SPEC §9.3).
+    publishManifest(rootFd, this.index);
     const live = new Set(Object.values(files).map((f) => f.sha256));
     for (const sha of this.blobs.keys()) if (!live.has(sha)) this.blobs.delete(sha);
   }

@@ -6,6 +6,7 @@ import { askDaemon } from '../daemon-client.js';
 import { readAlerts } from '../../store/alerts.js';
 import { policyFileHealth } from '../../policy/index.js';
 import { deliveryReport } from '../delivery.js';
+import { manifestStatus } from '../../store/manifest.js';
 
 export const statusCommand: CommandSpec = {
   name: 'status',
@@ -31,9 +32,12 @@ export const statusCommand: CommandSpec = {
       if (l.config.approval === 'none') warnings.push('approval = "none": changes are applied without confirmation (tests and development only)');
       const report = deliveryReport(ctx.root);
       const delivery = report ? { outbox_depth: report.outboxDepth, last_error: report.lastDeliveryError ?? null, state_dir: report.stateDir } : null;
+      const m = manifestStatus(ctx.root);
+      // Behind the baseline: the runtime's view keeps an older approved state until the guard publishes.
+      const runtimeManifest = { path: m.path, setup: m.setup, present: m.present, generation: m.generation, current: m.generation === l.state.index.generation, problem: m.problem };
       const daemon = ping?.ok ? { running: true, pid: ping.pid, polling: ping.polling, watcher_alive: ping.watcherAlive, failing: ping.failing, notifier: ping.notifier ?? null } : { running: false };
       if (ctx.json) {
-        ctx.out.json({ root: ctx.root, daemon, generation: l.state.index.generation, approval: l.config.approval, warnings, files: [...files, ...unexpected], dirs, policy, last_alert: last, delivery });
+        ctx.out.json({ root: ctx.root, daemon, generation: l.state.index.generation, approval: l.config.approval, warnings, files: [...files, ...unexpected], dirs, policy, last_alert: last, delivery, runtime_manifest: runtimeManifest });
       } else {
         const c = ctx.out.color;
         ctx.out.line(daemon.running ? c.green(`daemon: running (pid ${String(daemon.pid)})${daemon.polling ? ' — polling (inotify unavailable)' : ''}`) : c.yellow('daemon: not running — direct edits are not being reverted'));
@@ -42,6 +46,8 @@ export const statusCommand: CommandSpec = {
         for (const u of [...unexpected, ...dirs]) ctx.out.line(`  ${c.red('DRIFT')} ${u.path} (${u.reason})`);
         for (const p of policy.filter((x) => x.grantsNothing)) ctx.out.line(c.yellow(`  grants nothing: ${p.path} — ${p.reason ?? p.status}`));
         if (delivery) ctx.out.line(`outbox: ${delivery.outbox_depth} undelivered${delivery.last_error ? `; last delivery error: ${JSON.stringify(delivery.last_error)}` : ''}`);
+        const behind = m.generation !== null && !runtimeManifest.current ? c.yellow(` — behind the baseline (generation ${l.state.index.generation}): the runtime keeps the older approved state until the guard publishes`) : '';
+        ctx.out.line(`runtime manifest: ${m.path}${m.present ? (m.generation !== null ? ` (generation ${m.generation})` : ` (${m.problem ?? 'invalid'})`) : ` (${m.problem ?? 'absent'})`}${behind}`);
         ctx.out.line(last ? `last alert: ${last.time} ${last.action} ${last.path} (${last.reason}) id ${last.id}` : 'no alerts');
       }
       return 0;

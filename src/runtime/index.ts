@@ -1,0 +1,21 @@
+/**
+ * warden's runtime library (SPEC §9.3): an approved view of a root, for the agent runtime.
+ * One import gives the view and the policy questions to ask of it:
+ *
+ *   import { openApprovedView, canRead } from 'warden/runtime';
+ *   const view = openApprovedView('/srv/agent');
+ *   view.on('change', (s) => console.log('now at generation', s.generation, s.ok ? '' : s.reason));
+ *   const s = view.current();
+ *   canRead(s.policy, userId, { kind: 'guild', guild, channel }, '/workspace/bookclub/notes.md');
+ *   s.credentials.discord?.token;
+ *
+ * Every state current() returns is one warden approved (or closed: grants nothing, no
+ * credentials). See docs/RUNTIME.md for the guarantee and its limits.
+ */
+export { openApprovedView, type ApprovedView, type ViewOptions } from './view.js';
+export type { ApprovedState, Credentials } from './state.js';
+export { DEPLOYMENT_DIRS, MANIFEST_NAME, type DeploymentDirs } from '../store/manifest-format.js';
+export {
+  canRead, explain, explainTarget, resolveTier, accessFor, evaluatePath, formatSource,
+  type Explanation, type TargetExplanation, type PolicySet, type SessionContext, type Tier,
+} from '../policy/index.js';

@@ -1,0 +1,63 @@
+/**
+ * The approved state a view hands out, built from bytes already verified against the
+ * manifest. Pure: nothing here reads the disk, so what is built is exactly what was
+ * verified (no second read that an attacker could race).
+ */
+import { createHash } from 'node:crypto';
+import type { FileKind } from '../config/protected-set.js';
+import { mergeCredentialSet } from '../credentials/rules.js';
+import { buildPolicy, policyKindOf, type PolicyFileInput, type PolicySet } from '../policy/index.js';
+
+export type Credentials = Readonly<Record<string, Readonly<Record<string, string>>>>;
+
+export interface ApprovedState {
+  /** false: the view failed closed (no usable manifest, or no complete approved state yet). */
+  ok: boolean;
+  /** Why it is closed, or null when ok. Never holds a credential value. */
+  reason: string | null;
+  /** The baseline generation of the manifest this state matches; null when closed. */
+  generation: number | null;
+  /** The PolicySet the policy library builds (warden/policy), from the verified bytes. Closed: grants nothing. */
+  policy: PolicySet;
+  /** Approved credential values by group, merged over every credential file. Closed: {}. */
+  credentials: Credentials;
+  /** sha256 of every file this state was built from, by root-relative path. Closed: {}. */
+  files: Readonly<Record<string, string>>;
+}
+
+/** One file the view holds: bytes whose hash, size and mode equalled the manifest when read. */
+export interface Verified { kind: FileKind; sha256: string; size: number; mode: number; bytes: Buffer }
+
+export const sha256Hex = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');
+
+/** Is this manifest entry something the view uses? Policy files and the credential set. */
+export function usedByView(path: string, kind: FileKind): boolean {
+  return kind === 'credentials' || policyKindOf(path) !== null;
+}
+
+/** Nothing granted: no conditions (every path denied, no block), no owner, no org, no guest, no credentials. */
+export function closedState(reason: string): ApprovedState {
+  return Object.freeze({ ok: false, reason, generation: null, policy: buildPolicy([]).policy, credentials: Object.freeze({}), files: Object.freeze({}) });
+}
+
+function decode(b: Buffer): string | null {
+  try { return new TextDecoder('utf-8', { fatal: true }).decode(b); } catch { return null; }
+}
+
+/** Build the state of one generation from its verified files. */
+export function buildState(generation: number, files: ReadonlyMap<string, Verified>): ApprovedState {
+  const policyInputs: PolicyFileInput[] = [];
+  const credFiles: { path: string; text: string | null }[] = [];
+  const hashes: Record<string, string> = {};
+  for (const [path, v] of [...files].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    hashes[path] = v.sha256;
+    const text = decode(v.bytes);
+    if (v.kind === 'credentials') { credFiles.push({ path, text }); continue; }
+    policyInputs.push(text === null ? { path, text: null, unreadable: 'is not valid UTF-8' } : { path, text });
+  }
+  const { policy } = buildPolicy(policyInputs);
+  const merged = mergeCredentialSet(credFiles);
+  const credentials: Record<string, Readonly<Record<string, string>>> = {};
+  for (const [g, t] of Object.entries(merged.tables)) credentials[g] = Object.freeze({ ...t });
+  return Object.freeze({ ok: true, reason: null, generation, policy, credentials: Object.freeze(credentials), files: Object.freeze(hashes) });
+}

@@ -1,0 +1,225 @@
+/**
+ * The approved view (SPEC §9.3): the runtime reads the very files warden guards, but only
+ * ever acts on a state warden approved.
+ *
+ *   manifest (generation, sha256/size/mode per file) ─► for each file the view uses:
+ *     bytes already held with that hash and mode? keep them : read the live file (confined,
+ *     bounded) and keep it only if its hash, size and mode equal the manifest's
+ *   ─► all of them verified? adopt the whole generation at once (one assignment) and emit
+ *     'change' : keep the last approved state, look again on the next event or retry
+ *
+ * Everything from reading the manifest to the swap runs synchronously on one turn of the
+ * event loop, so current() returns the old state or the new one, never a mix. Between
+ * changes it costs nothing: a file event while the manifest is unchanged reads nothing.
+ */
+import { EventEmitter } from 'node:events';
+import { lstatSync, type Stats } from 'node:fs';
+import { watch, type FSWatcher } from 'chokidar';
+import { dirname, join, resolve } from 'node:path';
+import { errnoCode } from '../common/errors.js';
+import { openRoot, readRegularAt, safeClose, walkDir } from '../fsx/beneath.js';
+import { parseManifest, rootMismatch, type DeploymentDirs, type ManifestFile, type RuntimeManifest } from '../store/manifest-format.js';
+import { rootIdentityOf } from '../store/manifest.js';
+import { locateManifest, readManifestFile, type Located } from './locate.js';
+import { buildState, closedState, sha256Hex, usedByView, type ApprovedState, type Verified } from './state.js';
+
+export interface ViewOptions {
+  /** The manifest to trust (absolute path). Default: $WARDEN_MANIFEST, else where this machine's setup puts it (docs/RUNTIME.md). */
+  manifest?: string;
+  /** The deployment's directories, when the units use other names than warden-guard (and for tests). */
+  deployment?: DeploymentDirs;
+  /** Backstop: how often to stat the manifest in case a watch event was lost (ms). Default 2000; 0 = never. */
+  recheckMs?: number;
+  /** chokidar polling instead of inotify (e.g. when the inotify limit is exhausted). */
+  usePolling?: boolean;
+}
+
+export interface ApprovedView {
+  /** The approved state now. Always one warden approved, or closed (grants nothing). */
+  current(): ApprovedState;
+  on(event: 'change', fn: (state: ApprovedState) => void): this;
+  off(event: 'change', fn: (state: ApprovedState) => void): this;
+  once(event: 'change', fn: (state: ApprovedState) => void): this;
+  /** Resolves once the watches are armed. */
+  ready(): Promise<void>;
+  /** Where this view looks for the manifest. */
+  readonly manifestPath: string;
+  close(): Promise<void>;
+}
+
+const RETRY_MIN_MS = 10;
+const RETRY_MAX_MS = 1000;
+/** A protected file larger than this is refused, whatever the manifest claims. */
+const MAX_FILE_BYTES = 64 * 1024 * 1024;
+
+class View extends EventEmitter implements ApprovedView {
+  readonly manifestPath: string;
+  private readonly loc: Located;
+  private readonly root: string;
+  private rootFd = -1;
+  private state: ApprovedState;
+  /** Bytes of the adopted generation (kept when failing closed, so recovery needs no read). */
+  private held = new Map<string, Verified>();
+  /** sha256 of the manifest bytes the current state was built from. */
+  private adoptedDigest: string | null = null;
+  private waiting: string | null = null;
+  private scheduled = false;
+  private retryTimer: NodeJS.Timeout | null = null;
+  private retryMs = RETRY_MIN_MS;
+  private recheckTimer: NodeJS.Timeout | null = null;
+  private manifestStamp = '';
+  private watcher: FSWatcher | null = null;
+  private readyP: Promise<void>;
+  private closed = false;
+
+  constructor(root: string, opts: ViewOptions) {
+    super();
+    this.root = resolve(root);
+    this.loc = locateManifest(this.root, opts);
+    this.manifestPath = this.loc.path;
+    this.state = closedState('not checked yet');
+    this.check();
+    this.readyP = this.arm(opts);
+    const every = opts.recheckMs ?? 2000;
+    if (every > 0) {
+      this.recheckTimer = setInterval(() => { if (this.stamp() !== this.manifestStamp) this.schedule(); }, every);
+      this.recheckTimer.unref();
+    }
+  }
+
+  current(): ApprovedState { return this.state; }
+  ready(): Promise<void> { return this.readyP; }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    if (this.recheckTimer) clearInterval(this.recheckTimer);
+    await this.readyP.catch(() => {});
+    await this.watcher?.close();
+    if (this.rootFd >= 0) safeClose(this.rootFd);
+    this.rootFd = -1;
+  }
+
+  /** Watch the manifest's directory and the root's policy directories; every event is a hint to look. */
+  private async arm(opts: ViewOptions): Promise<void> {
+    const dirs = [dirname(this.manifestPath), this.root, join(this.root, 'config'), join(this.root, 'orgs'), join(this.root, 'blocks', 'conditional')];
+    const w = watch(dirs, { ignoreInitial: true, depth: 0, atomic: false, awaitWriteFinish: false, followSymlinks: false, ignorePermissionErrors: true, usePolling: opts.usePolling ?? false, interval: 100 });
+    this.watcher = w;
+    const onPath = (p: string) => {
+      // A root file matters only while a newer manifest waits for it (or while closed).
+      if (resolve(p) === this.manifestPath || this.waiting !== null || !this.state.ok) this.schedule();
+    };
+    w.on('all', (_e, p) => onPath(p));
+    w.on('raw', (_e, name, details) => {
+      const d = details as { watchedPath?: string } | undefined;
+      onPath(d?.watchedPath && typeof name === 'string' && name ? join(d.watchedPath, name) : (d?.watchedPath ?? ''));
+    });
+    // A lost watch degrades to the retry and recheck timers; it must never throw in the runtime.
+    w.on('error', () => this.schedule());
+    await new Promise<void>((r) => w.once('ready', () => r()));
+  }
+
+  private stamp(): string {
+    try { const s = lstatSync(this.manifestPath); return `${s.ino}:${s.size}:${s.mtimeMs}:${s.ctimeMs}`; } catch { return 'absent'; }
+  }
+
+  /** Coalesce hints of one turn into one check. */
+  private schedule(): void {
+    if (this.scheduled || this.closed) return;
+    this.scheduled = true;
+    setImmediate(() => { this.scheduled = false; if (!this.closed) this.check(); });
+  }
+
+  private retryLater(): void {
+    if (this.retryTimer || this.closed) return;
+    this.retryTimer = setTimeout(() => { this.retryTimer = null; this.check(); }, this.retryMs);
+    this.retryTimer.unref();
+    this.retryMs = Math.min(RETRY_MAX_MS, this.retryMs * 2);
+  }
+
+  private setState(next: ApprovedState): void {
+    const prev = this.state;
+    if (next === prev) return;
+    this.state = next;
+    // A newly adopted state always counts (init --force may reuse a generation number).
+    if (next.ok || prev.ok || next.reason !== prev.reason) this.emit('change', next);
+  }
+
+  private failClosed(reason: string): void {
+    this.adoptedDigest = null;
+    this.waiting = null;
+    if (!this.state.ok && this.state.reason === reason) return;
+    this.setState(closedState(reason));
+  }
+
+  /** One synchronous pass: read the manifest, verify what changed, adopt all of it or nothing. */
+  private check(): void {
+    if (this.closed) return;
+    this.manifestStamp = this.stamp();
+    const r = readManifestFile(this.loc);
+    if (!r.ok) { this.failClosed(r.reason); this.retryLater(); return; }
+    const digest = sha256Hex(r.raw);
+    if (digest === this.adoptedDigest && this.state.ok) { this.waiting = null; this.retryMs = RETRY_MIN_MS; return; }
+    const p = parseManifest(r.raw);
+    if (!p.ok) { this.failClosed(`the manifest ${this.manifestPath} is malformed: ${p.problem}`); this.retryLater(); return; }
+    if (this.rootFd < 0) {
+      try { this.rootFd = openRoot(this.root); } catch (err) { this.failClosed(`cannot open the root ${this.root}: ${errnoCode(err) ?? String(err)}`); this.retryLater(); return; }
+    }
+    let mismatch: string | null;
+    try { mismatch = rootMismatch(p.manifest, rootIdentityOf(this.rootFd)); } catch (err) { mismatch = `cannot identify the root: ${errnoCode(err) ?? String(err)}`; }
+    if (mismatch) { this.failClosed(`the manifest ${this.manifestPath} was refused: ${mismatch}`); this.retryLater(); return; }
+    const next = this.assemble(p.manifest);
+    if (!next.ok) {
+      // Keep the last approved state (or stay closed) until the files match this manifest.
+      this.waiting = next.why;
+      if (!this.state.ok) this.setState(closedState(`waiting for the files to match the approved manifest (generation ${p.manifest.generation}): ${next.why}`));
+      this.retryLater();
+      return;
+    }
+    this.held = next.files;
+    this.adoptedDigest = digest;
+    this.waiting = null;
+    this.retryMs = RETRY_MIN_MS;
+    this.setState(buildState(p.manifest.generation, next.files));
+  }
+
+  private assemble(m: RuntimeManifest): { ok: true; files: Map<string, Verified> } | { ok: false; why: string } {
+    const files = new Map<string, Verified>();
+    for (const [path, e] of Object.entries(m.files)) {
+      if (!usedByView(path, e.kind)) continue;
+      const h = this.held.get(path);
+      if (h && h.sha256 === e.sha256 && h.size === e.size && h.mode === e.mode && h.kind === e.kind) { files.set(path, h); continue; }
+      const v = this.readVerified(path, e);
+      if (typeof v === 'string') return { ok: false, why: `${path} ${v}` };
+      files.set(path, v);
+    }
+    return { ok: true, files };
+  }
+
+  /** Read one live file, confined beneath the root; its bytes count only if they are what the manifest says. */
+  private readVerified(path: string, e: ManifestFile): Verified | string {
+    const i = path.lastIndexOf('/');
+    const w = walkDir(this.rootFd, i < 0 ? '' : path.slice(0, i));
+    if (!w.ok) { safeClose(w.parentFd); return `cannot be reached (${w.code})`; }
+    try {
+      if (e.size > MAX_FILE_BYTES) return 'is too large';
+      let r: { stats: Stats; bytes: Buffer | null } | null;
+      try { r = readRegularAt(w.fd, path.slice(i + 1), e.size); } catch (err) { return `cannot be read (${errnoCode(err) ?? String(err)})`; }
+      if (!r) return 'is missing or not a regular file';
+      if (!r.bytes) return 'is not readable or not its approved size';
+      if ((r.stats.mode & 0o7777) !== e.mode) return `has mode ${(r.stats.mode & 0o7777).toString(8)}, not the approved ${e.mode.toString(8)}`;
+      if (r.bytes.length !== e.size || sha256Hex(r.bytes) !== e.sha256) return 'does not hold the approved content';
+      return { kind: e.kind, sha256: e.sha256, size: e.size, mode: e.mode, bytes: r.bytes };
+    } finally {
+      safeClose(w.fd);
+    }
+  }
+}
+
+/**
+ * Open the approved view of a root. current() is usable at once (closed until a complete
+ * approved state has been verified); 'change' fires whenever it moves to another state.
+ */
+export function openApprovedView(root: string, opts: ViewOptions = {}): ApprovedView {
+  return new View(root, opts);
+}

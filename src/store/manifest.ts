@@ -1,0 +1,63 @@
+/**
+ * Publish the runtime manifest (SPEC §9.3) after every accepted change and at guard start.
+ * Written like every other file of warden's: exclusive-create temp, fsync, rename, fsync
+ * the directory (fsx/beneath.ts), so a reader sees the old manifest or the new one, never
+ * a torn one. Mode 0644: it holds hashes only and the runtime's user must read it.
+ *
+ * Publishing never fails the change it follows: the change is already durable, and a
+ * manifest left behind only makes the runtime's view keep the older approved state
+ * (fail-safe). The failure is logged.
+ */
+import { fstatSync, readFileSync, readlinkSync, statSync } from 'node:fs';
+import { errnoCode } from '../common/errors.js';
+import { at, ensureDirBeneath, openRoot, replaceFileAt, safeClose } from '../fsx/beneath.js';
+import type { BaselineIndex } from './baseline.js';
+import { SNAPSHOTS } from './layout.js';
+import { MANIFEST_NAME, expectedLocation, manifestFromIndex, parseManifest, publishLocation, serializeManifest, type RootIdentity } from './manifest-format.js';
+
+/** The identity of the directory behind rootFd: its real path (as the kernel resolves it) and inode. */
+export function rootIdentityOf(rootFd: number): RootIdentity {
+  const st = fstatSync(rootFd);
+  return { path: readlinkSync(at(rootFd, '').replace(/\/$/, '')), dev: st.dev, ino: st.ino };
+}
+
+export type PublishResult = { ok: true; path: string } | { ok: false; path: string; error: string };
+
+/** Write the manifest of `index` for the root behind rootFd. Never throws. */
+export function publishManifest(rootFd: number, index: BaselineIndex, env: NodeJS.ProcessEnv = process.env,
+  log: (line: string) => void = (l) => process.stderr.write(l + '\n')): PublishResult {
+  let path = '(unknown)';
+  try {
+    const id = rootIdentityOf(rootFd);
+    const loc = publishLocation(id.path, env);
+    path = loc.path;
+    const bytes = serializeManifest(manifestFromIndex(index, id));
+    const fd = loc.setup === 'session' ? ensureDirBeneath(rootFd, SNAPSHOTS, 0o700) : openRoot(loc.dir);
+    try { replaceFileAt(fd, MANIFEST_NAME, bytes, { mode: 0o644 }); } finally { safeClose(fd); }
+    return { ok: true, path };
+  } catch (err) {
+    const code = errnoCode(err) ?? (err as Error)?.message ?? String(err);
+    log(`<3>warden: could not publish the runtime manifest ${path} (${code}); the runtime's approved view keeps the previous approved state until the guard publishes it`);
+    return { ok: false, path, error: String(code) };
+  }
+}
+
+export interface ManifestStatus { path: string; setup: 'deployment' | 'session'; present: boolean; generation: number | null; problem: string | null }
+
+/**
+ * For `warden status`: where a runtime on this machine finds the manifest of `root`
+ * (the deployment's when it is installed, else beside the store), and what it says.
+ */
+export function manifestStatus(root: string): ManifestStatus {
+  const isDir = (p: string): boolean => { try { return statSync(p).isDirectory(); } catch { return false; } };
+  const loc = expectedLocation(root, isDir);
+  let raw: Buffer;
+  try { raw = readFileSync(loc.path); } catch (err) {
+    const code = errnoCode(err);
+    return { path: loc.path, setup: loc.setup, present: false, generation: null, problem: code === 'ENOENT' ? 'not published yet' : `unreadable (${code})` };
+  }
+  const p = parseManifest(raw);
+  return p.ok
+    ? { path: loc.path, setup: loc.setup, present: true, generation: p.manifest.generation, problem: null }
+    : { path: loc.path, setup: loc.setup, present: true, generation: null, problem: p.problem };
+}
