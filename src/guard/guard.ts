@@ -479,7 +479,7 @@ export class Guard {
 
 function facts(obs: Observation): FileFacts | null {
   if (obs.type === 'absent') return null;
-  return { sha256: obs.sha256 ?? '', size: obs.size, mode: obs.mode };
+  return { sha256: obs.sha256 ?? null, size: obs.size, mode: obs.mode };
 }
 
 /** Durability of a move is best effort: the alert, fsynced, is the record that matters. */
