@@ -13,8 +13,11 @@ import type { Alert } from '../../store/alert-types.js';
 
 function describe(a: Alert): string {
   const keys = a.credential_changes?.length ? ` keys ${a.credential_changes.map((c) => `${clean(c.group, 80)}.${clean(c.key, 80)} ${clean(c.before ?? '-', 16)}→${clean(c.after ?? '-', 16)}`).join(', ')}` : '';
-  const also = a.also?.length ? ` (also ${a.also.map((x) => clean(x, 40)).join(', ')})` : '';
-  return `${clean(a.time, 40)}  ${clean(a.id, 80)}  ${clean(a.action, 20)} ${clean(a.path, 300)}: ${clean(a.reason, 40)}${also}${keys}${a.quarantine ? `  kept: ${clean(a.quarantine, 300)}` : ''}`;
+  // "content, while warden was stopped" reads better than "changed-while-stopped (+content)".
+  const stopped = a.reason === 'changed-while-stopped' && a.also?.length;
+  const reasons = stopped ? a.also! : [a.reason, ...(a.also ?? [])];
+  const why = `${reasons.map((x) => clean(x, 40)).join(', ')}${stopped ? ', while warden was stopped' : ''}`;
+  return `${clean(a.time, 40)}  ${clean(a.id, 80)}  ${clean(a.action, 20)} ${clean(a.path, 300)}: ${why}${keys}${a.quarantine ? `  kept: ${clean(a.quarantine, 300)}` : ''}`;
 }
 
 const UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 7 * 86_400_000 };
