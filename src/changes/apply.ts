@@ -97,7 +97,7 @@ export function checkChanges(ctx: ApplyContext, reqs: ChangeRequest[], base?: Ba
     if (seen.has(path)) throw new WardenError(`${path} appears twice in one change`);
     seen.add(path);
     const kind = ctx.state.entry(path)?.kind ?? ctx.pset.kindOf(path);
-    if (!kind) throw new WardenError(`${path} is not a protected path (see SPEC §2 and [[protect]] in config/warden.toml)`);
+    if (!kind) throw new WardenError(`${path} is not a protected path (protected are config/{warden,conditions,guests,credentials}.toml, orgs/*.toml, blocks/conditional/*.md and the [[protect]] entries of config/warden.toml)`);
     if (r.content === null && !ctx.state.entry(path)) throw new WardenError(`${path} is not in the baseline; nothing to remove`);
     if (r.content && r.content.length > ctx.config.max_bytes) throw new WardenError(`${path}: proposed content is ${r.content.length} bytes, over max_bytes (${ctx.config.max_bytes})`);
     out.push({ path, kind, content: r.content });

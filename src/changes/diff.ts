@@ -43,8 +43,9 @@ export function lineDiff(a: string, b: string): string {
   let i = 0, j = 0;
   while (i < n || j < m) {
     if (i < n && j < m && x[i] === y[j]) { ops.push({ t: ' ', s: x[i]!, ln: j + 1 }); i++; j++; }
-    else if (j < m && (i >= n || dp[i]![j + 1]! >= dp[i + 1]![j]!)) { ops.push({ t: '+', s: y[j]!, ln: j + 1 }); j++; }
-    else { ops.push({ t: '-', s: x[i]!, ln: i + 1 }); i++; }
+    // Removals before additions, as diff(1) and git print them.
+    else if (i < n && (j >= m || dp[i + 1]![j]! >= dp[i]![j + 1]!)) { ops.push({ t: '-', s: x[i]!, ln: i + 1 }); i++; }
+    else { ops.push({ t: '+', s: y[j]!, ln: j + 1 }); j++; }
   }
   const keep = new Set<number>();
   ops.forEach((o, k) => { if (o.t !== ' ') for (let d = -1; d <= 1; d++) keep.add(k + d); });

@@ -1,10 +1,12 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
-import { statSync, realpathSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { EXIT, WardenError, formatLocated } from '../common/errors.js';
 import { makeOutput } from './output.js';
 import { commands } from './commands/index.js';
+import { chooseRoot, hasWardenToml, rootRelative, WARDEN_TOML_REL } from './root.js';
+import { GLOBAL_HELP, GROUPS, HELP } from './help.js';
+import { isInitialised } from '../store/initialised.js';
 import type { CommandSpec } from './types.js';
 import type { CommandEntry } from './commands/index.js';
 
@@ -14,50 +16,124 @@ const GLOBAL_OPTIONS = {
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
 
+/** Commands whose first positional is a PATH in the root (relative to the cwd, or absolute inside the root). */
+const PATH_FIRST = new Set(['why', 'history', 'edit', 'apply', 'rm']);
+/** Commands that read files only and need no baseline. */
+const NO_BASELINE = new Set(['init', 'check', 'explain', 'install-units']);
+
+export function version(): string {
+  // dist/src/cli/main.js → the package's own package.json.
+  const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version?: string };
+  return String(pkg.version ?? 'unknown');
+}
+
 function topHelp(): string {
   const width = Math.max(...commands.map((c) => c.name.length));
   return [
     'usage: warden <command> [--root DIR] [--json] [options]',
+    '       warden --version',
     '',
     'commands:',
     ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
     '',
-    'The root is --root DIR, else $WARDEN_ROOT, else the current directory.',
+    'The root is --root DIR, else $WARDEN_ROOT, else the nearest directory at or above the',
+    'current one that holds config/warden.toml (as git finds its repository). A PATH argument',
+    'is relative to the current directory, or absolute inside the root.',
     'Exit codes: 0 fine, 1 a finding, 2 usage or configuration error, 3 daemon not reachable.',
-    "Run 'warden <command> --help' for a command's options.",
+    "Run 'warden <command> --help' for a command's options and examples.",
   ].join('\n');
 }
 
-function commandHelp(c: CommandSpec): string {
-  return `usage: ${c.usage.split('\n').map((u) => `warden ${u}`).join('\n       ')}\n\n${c.summary}\nEvery command also takes --root DIR, --json and --help.`;
+function groupHelp(name: string): string {
+  const g = GROUPS[name]!;
+  const width = Math.max(...g.subcommands.map(([s]) => s.length));
+  return [
+    `usage: warden ${name} <subcommand> [--root DIR] [--json] [options]`,
+    '',
+    `${g.summary}`,
+    '',
+    'subcommands:',
+    ...g.subcommands.map(([s, d]) => `  warden ${name} ${s.padEnd(width)}  ${d}`),
+    '',
+    `Run 'warden ${name} <subcommand> --help' for its options and examples.`,
+    ...(HELP[name]?.examples.length ? ['', 'examples:', ...HELP[name]!.examples.map((e) => `  ${e}`)] : []),
+  ].join('\n');
 }
 
-function resolveRoot(flag: string | undefined): string {
-  const given = flag ?? process.env.WARDEN_ROOT ?? process.cwd();
-  const abs = resolve(given);
-  let st;
-  try { st = statSync(abs); } catch { throw new WardenError(`root "${given}" does not exist (--root, $WARDEN_ROOT or the current directory)`); }
-  if (!st.isDirectory()) throw new WardenError(`root "${given}" is not a directory`);
-  return realpathSync(abs);
+function optionLines(rows: [string, string][]): string[] {
+  const width = Math.max(...rows.map(([f]) => f.length));
+  return rows.map(([f, d]) => `  ${f.padEnd(width)}  ${d}`);
 }
 
-export async function main(argv: string[]): Promise<number> {
-  const [name, ...rest] = argv;
-  if (!name || name === '--help' || name === '-h' || name === 'help') {
-    process.stdout.write(topHelp() + '\n');
-    return name ? EXIT.ok : EXIT.usage;
+/** `sub` is a group's subcommand (`cred rotate`): its own usage lines, options and examples. */
+export function commandHelp(c: CommandSpec, sub?: string): string {
+  const full = sub ? `${c.name} ${sub}` : c.name;
+  const usage = c.usage.split('\n').filter((u) => !sub || u.startsWith(`${full} `) || u === full);
+  const h = HELP[full] ?? HELP[c.name];
+  const groupSummary = sub ? GROUPS[c.name]?.subcommands.find(([s]) => s.split(' ')[0] === sub)?.[1] : undefined;
+  const lines = [`usage: ${usage.map((u) => `warden ${u}`).join('\n       ')}`, '', groupSummary ?? c.summary, ''];
+  if (h?.options?.length) lines.push('options:', ...optionLines(h.options), '');
+  lines.push('every command takes:', ...optionLines(GLOBAL_HELP));
+  if (h?.notes?.length) lines.push('', ...h.notes);
+  if (h?.examples.length) lines.push('', 'examples:', ...h.examples.map((e) => `  ${e}`));
+  return lines.join('\n');
+}
+
+/** `warden --root DIR status` as well as `warden status --root DIR`. */
+function hoistGlobals(argv: string[]): string[] {
+  const lead: string[] = [];
+  let i = 0;
+  while (i < argv.length) {
+    const a = argv[i]!;
+    if (a === '--json') { lead.push(a); i++; continue; }
+    if (a === '--root' && i + 1 < argv.length) { lead.push(a, argv[i + 1]!); i += 2; continue; }
+    if (a.startsWith('--root=')) { lead.push(a); i++; continue; }
+    break;
   }
-  // `notify test` is spelled as two words.
+  return [...argv.slice(i), ...lead];
+}
+
+export async function main(rawArgv: string[]): Promise<number> {
+  const argv = hoistGlobals(rawArgv);
+  const wantsJson = argv.includes('--json');
+  const out = makeOutput(wantsJson);
+  const [name, ...rest] = argv;
+  if (name === '--version' || name === '-V' || name === 'version') {
+    if (wantsJson) out.json({ version: version() }); else process.stdout.write(`warden ${version()}\n`);
+    return EXIT.ok;
+  }
+  if (!name || name === '--json' || name === '--help' || name === '-h' || name === 'help') {
+    process.stdout.write(topHelp() + '\n');
+    return name && name !== '--json' ? EXIT.ok : EXIT.usage;
+  }
+  // Spelled as two words: `notify test`.
   const joined = rest[0] && !rest[0].startsWith('-') ? `${name} ${rest[0]}` : undefined;
   let entry: CommandEntry | undefined = joined ? commands.find((c) => c.name === joined) : undefined;
   if (entry) rest.shift(); else entry = commands.find((c) => c.name === name);
+  const group = GROUPS[name];
+  if (group && !entry?.name.includes(' ')) {
+    const sub = rest.find((a) => !a.startsWith('-'));
+    const asked = rest.includes('--help') || rest.includes('-h');
+    if (sub === undefined) {
+      // A bare group (`warden notify`, `warden cred`) lists its subcommands.
+      if (wantsJson && !asked) out.json({ error: `warden ${name} needs a subcommand`, subcommands: group.subcommands.map(([s]) => `${name} ${s.split(' ')[0]}`) });
+      else process.stdout.write(groupHelp(name) + '\n');
+      return asked ? EXIT.ok : EXIT.usage;
+    }
+    if (!entry || !group.subcommands.some(([s]) => s.split(' ')[0] === sub)) {
+      const msg = `unknown subcommand "${name} ${sub}"`;
+      if (wantsJson) out.json({ error: msg, subcommands: group.subcommands.map(([s]) => `${name} ${s.split(' ')[0]}`) });
+      else process.stderr.write(`warden: ${msg}\n\n${groupHelp(name)}\n`);
+      return EXIT.usage;
+    }
+  }
   if (!entry) {
-    process.stderr.write(`warden: unknown command "${name}"\n\n${topHelp()}\n`);
+    const msg = name.startsWith('-') ? `unknown option "${name}" (a command comes first)` : `unknown command "${name}"`;
+    if (wantsJson) out.json({ error: msg, commands: commands.map((c) => c.name) });
+    else process.stderr.write(`warden: ${msg}\n\n${topHelp()}\n`);
     return EXIT.usage;
   }
   const spec: CommandSpec = await entry.load();
-  const wantsJson = rest.includes('--json');
-  const out = makeOutput(wantsJson);
   try {
     let parsed;
     try {
@@ -66,9 +142,21 @@ export async function main(argv: string[]): Promise<number> {
       throw new WardenError(`${(err as Error).message}\n\n${commandHelp(spec)}`);
     }
     const values = parsed.values as Record<string, string | boolean | string[] | undefined>;
-    if (values.help) { process.stdout.write(commandHelp(spec) + '\n'); return EXIT.ok; }
-    const root = resolveRoot(values.root as string | undefined);
-    return await spec.run({ root, json: Boolean(values.json), values, positionals: parsed.positionals, out });
+    const sub = GROUPS[spec.name] ? parsed.positionals[0] : undefined;
+    if (values.help) { process.stdout.write(commandHelp(spec, sub) + '\n'); return EXIT.ok; }
+    const { root } = chooseRoot(values.root as string | undefined, process.env, process.cwd(), spec.rootOptional ?? false);
+    if (!spec.rootOptional && !hasWardenToml(root)) {
+      throw new WardenError(spec.name === 'init'
+        ? `nothing to protect in ${root}: it has no ${WARDEN_TOML_REL} (warden's settings, which also name what to protect). Create one (the example root's config/warden.toml is a start), then run 'warden init' again.`
+        : `${root} is not a warden root: it has no ${WARDEN_TOML_REL}`);
+    }
+    const needsBaseline = !NO_BASELINE.has(spec.name) && !(spec.name === 'run' && values['init-if-needed']);
+    if (needsBaseline && !isInitialised(root)) {
+      throw new WardenError(`not initialised: run \`warden init\` to record the approved baseline of ${root}`);
+    }
+    const positionals = [...parsed.positionals];
+    if (PATH_FIRST.has(spec.name) && positionals[0] !== undefined) positionals[0] = rootRelative(root, positionals[0]);
+    return await spec.run({ root, json: Boolean(values.json), values, positionals, out });
   } catch (err) {
     if (err instanceof WardenError) {
       if (wantsJson) out.json({ error: err.message, details: err.details });

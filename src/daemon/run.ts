@@ -39,8 +39,16 @@ export interface Daemon {
   done: Promise<void>;
 }
 
+/**
+ * Journal lines carry an sd-daemon "<N>" priority prefix for journald, which reads our
+ * stderr as a pipe or socket. A person watching a terminal gets the line without it.
+ */
+export function stderrLog(line: string): void {
+  process.stderr.write((process.stderr.isTTY ? line.replace(/^<[0-7]>/, '') : line) + '\n');
+}
+
 export async function runDaemon(opts: RunOptions): Promise<Daemon> {
-  const log = opts.log ?? ((l: string) => process.stderr.write(l + '\n'));
+  const log = opts.log ?? stderrLog;
   const say = opts.stdout ?? ((l: string) => process.stdout.write(l + '\n'));
   process.umask(0o077);
   // The guard takes its settings from the authenticated baseline once loaded (below).

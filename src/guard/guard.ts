@@ -343,5 +343,5 @@ export class Guard {
 
 function facts(obs: Observation): FileFacts | null {
   if (obs.type === 'absent') return null;
-  return { sha256: obs.sha256 ?? '', size: obs.size, mode: obs.mode };
+  return { sha256: obs.sha256 ?? null, size: obs.size, mode: obs.mode };
 }

@@ -29,7 +29,7 @@ export class DesktopChannel implements Channel {
               const [first = '', ...rest] = err.message.trim().split('\n');
               const m = first.startsWith('Command failed') ? rest.join(' ').trim() || `exit code ${String((err as { code?: unknown }).code)}` : first;
               const missing = /not found|must be installed|ENOENT/i.test(first);
-              finish(new DeliveryError(missing ? 'notify-send is not installed (desktop notifications disabled until restart)' : `notify-send failed (no desktop session / D-Bus?): ${m.slice(0, 200)}`, 'unavailable'));
+              finish(new DeliveryError(missing ? 'notify-send is not installed (desktop notifications are off; install it, e.g. libnotify-bin, and restart warden)' : `notify-send failed (no desktop session / D-Bus?): ${m.slice(0, 200)}`, 'unavailable'));
             } else finish();
           },
         );

@@ -50,7 +50,8 @@ export function clean(s: unknown, max = 300): string {
 function facts(f: FileFacts | null | undefined): string {
   if (!f || typeof f !== 'object') return 'none';
   const mode = typeof f.mode === 'number' ? (f.mode & 0o7777).toString(8).padStart(4, '0') : '?';
-  return `sha256 ${clean(f.sha256, 64).slice(0, 12)}…, ${Number(f.size)} B, mode ${mode}`;
+  const hash = typeof f.sha256 === 'string' && f.sha256 ? `sha256 ${clean(f.sha256, 64).slice(0, 12)}…` : 'content not read';
+  return `${hash}, ${Number(f.size)} B, mode ${mode}`;
 }
 
 function fp(v: string | null): string { return v ? clean(v, 16) : 'absent'; }
@@ -141,12 +142,19 @@ export function formatAlerts(alerts: Alert[], limit: number): OutgoingMessage {
   }
   const times = alerts.map((a) => clean(a.time, 40)).sort();
   const title = `warden: ${alerts.length} alerts on ${byPath.size} path(s)`;
-  const counts = (m: Map<string, number>) => [...m].map(([k, n]) => `${k} ×${n}`).join(', ');
+  const often = (n: number) => (n === 1 ? 'once' : n === 2 ? 'twice' : `${n} times`);
+  // "reverted 10 times — each time its content was changed directly; last at …"
+  const said = (e: { n: number; actions: Map<string, number>; reasons: Map<string, number> }) => {
+    const acts = [...e.actions].map(([k, n]) => `${k} ${often(n)}`).join(', ');
+    const rs = [...e.reasons];
+    const why = rs.length === 1 ? `${e.n > 1 ? 'each time ' : ''}${REASON[rs[0]![0]] ?? rs[0]![0]}` : rs.map(([k, n]) => `${REASON[k] ?? k} (${often(n)})`).join('; ');
+    return `${acts} — ${why}`;
+  };
   // How-to and credential keys first: the per-path list is what gets clipped in a big storm.
   const lines = [`From ${times[0]} to ${times[times.length - 1]}:`, `Do it properly: ${HOWTO}`];
   if (creds.size) lines.push(clean(`Credential keys changed: ${[...creds.values()].map(credLine).join('; ')}`, 700));
   for (const [p, e] of [...byPath].sort((x, y) => y[1].n - x[1].n)) {
-    lines.push(`• \`${p}\`: ${e.n}× ${counts(e.actions)} — why: ${counts(e.reasons)}; last ${e.last}`);
+    lines.push(`• \`${p}\`: ${said(e)}; last at ${e.last}`);
   }
   // Per-alert advice names one alert id each; in a fold the general rule above says it once.
   const budget = limit - title.length - TITLE_OVERHEAD;

@@ -12,7 +12,8 @@ export type AlertReason =
   // Not in SPEC §6's list: a wrong owner-code was given three times and the change was cancelled.
   | 'approval-refused';
 
-export interface FileFacts { sha256: string; size: number; mode: number }
+/** sha256 is null when the content was not read (too large, not a regular file). */
+export interface FileFacts { sha256: string | null; size: number; mode: number }
 
 
 export interface Alert {

@@ -80,3 +80,10 @@ export async function readHistory(root: string, path?: string, kind?: FileKind):
   const log = path ? await g.log({ file: mirrorName(path, kind ?? 'text'), ...opts }) : await g.log(opts);
   return log.all.map((e) => ({ commit: e.hash, date: e.date, message: `${e.message}${e.body ? '\n' + e.body : ''}`.trim() }));
 }
+
+/** One accepted change as a patch (credential files appear as their fingerprint mirror). */
+export async function readPatch(root: string, commit: string, path?: string, kind?: FileKind): Promise<string> {
+  if (!/^[0-9a-f]{7,64}$/.test(commit)) throw new Error(`not a commit id: ${commit}`);
+  const g = await git(root);
+  return g.show(['--format=', '--patch', '--no-color', '--no-ext-diff', commit, ...(path ? ['--', mirrorName(path, kind ?? 'text')] : [])]);
+}

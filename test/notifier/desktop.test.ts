@@ -59,6 +59,8 @@ for (const [what, make] of [
       assert.match(st.lastDeliveryError!.message, what === 'no notify-send on PATH' ? /not installed/ : /D-Bus/);
       assert.ok(Date.parse(st.channels.desktop!.next_attempt!) - Date.now() > 50_000, 'long backoff');
       assert.equal(st.outboxDepth, 20, 'alerts stay pending for the desktop');
+      // The state file can be read before the child's stderr line has come through the pipe.
+      await waitFor(() => child.stderr.some((l) => l.includes('desktop')), 'the desktop line on stderr');
       const lines = child.stderr.filter((l) => l.includes('desktop'));
       assert.equal(lines.length, 1, lines.join('\n'));
     } finally { child.proc.kill('SIGTERM'); await child.exited; fx.cleanup(); }

@@ -8,6 +8,7 @@ import type { CommandContext } from '../types.js';
 import { osUser } from '../../store/history.js';
 import type { BaseHashes, ChangeRequest } from '../../changes/apply.js';
 import { askTty } from './prompt.js';
+import { colorDiff } from '../output.js';
 import { runChangeOp } from './writer.js';
 import type { PendingView, Reply } from '../../changes/approvals.js';
 
@@ -30,7 +31,7 @@ function reportApplied(ctx: CommandContext, r: Reply, extra: Record<string, unkn
 
 function showPending(ctx: CommandContext, p: PendingView): void {
   if (ctx.json) return;
-  ctx.out.line(p.summary);
+  ctx.out.line(colorDiff(p.summary, ctx.out.color));
   ctx.out.line(`request ${p.id}: 'warden ${p.command}' by ${p.user}; approval: ${p.approval}; expires ${p.expires}`);
 }
 

@@ -1,32 +1,103 @@
-import type { CommandSpec } from '../types.js';
+import { watch } from 'node:fs';
+import { join } from 'node:path';
+import type { CommandContext, CommandSpec } from '../types.js';
+import { EXIT, WardenError } from '../../common/errors.js';
 import { readAlerts } from '../../store/alerts.js';
-import { deliveryReport } from '../delivery.js';
-import { normalizeRelPath } from '../../changes/apply.js';
+import { SNAPSHOTS } from '../../store/layout.js';
+import { loadBaseline } from '../../store/load-baseline.js';
+import { safeClose } from '../../fsx/beneath.js';
+import { channelsOff, deliveryReport } from '../delivery.js';
+import { rootRelative } from '../root.js';
+import { clean } from '../../notifier/format.js';
 import type { Alert } from '../../store/alert-types.js';
 
 function describe(a: Alert): string {
-  const keys = a.credential_changes?.length ? ` keys ${a.credential_changes.map((c) => `${c.group}.${c.key} ${c.before ?? '-'}→${c.after ?? '-'}`).join(', ')}` : '';
-  return `${a.time}  ${a.id}  ${a.action} ${a.path}: ${a.reason}${a.also?.length ? ` (+${a.also.join(', ')})` : ''}${keys}${a.quarantine ? `  kept: ${a.quarantine}` : ''}`;
+  const keys = a.credential_changes?.length ? ` keys ${a.credential_changes.map((c) => `${clean(c.group, 80)}.${clean(c.key, 80)} ${clean(c.before ?? '-', 16)}→${clean(c.after ?? '-', 16)}`).join(', ')}` : '';
+  // "content, while warden was stopped" reads better than "changed-while-stopped (+content)".
+  const stopped = a.reason === 'changed-while-stopped' && a.also?.length;
+  const reasons = stopped ? a.also! : [a.reason, ...(a.also ?? [])];
+  const why = `${reasons.map((x) => clean(x, 40)).join(', ')}${stopped ? ', while warden was stopped' : ''}`;
+  return `${clean(a.time, 40)}  ${clean(a.id, 80)}  ${clean(a.action, 20)} ${clean(a.path, 300)}: ${why}${keys}${a.quarantine ? `  kept: ${clean(a.quarantine, 300)}` : ''}`;
+}
+
+const UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 7 * 86_400_000 };
+
+/** `--since`: an ISO time, or an age such as 30s, 10m, 2h, 7d. */
+export function parseSince(v: string, now = Date.now()): number {
+  const age = /^(\d+)\s*([smhdw])$/.exec(v.trim());
+  if (age) return now - Number(age[1]) * UNITS[age[2]!]!;
+  const t = /^\d{4}-\d\d-\d\d/.test(v.trim()) ? Date.parse(v) : Number.NaN;
+  if (Number.isNaN(t)) throw new WardenError(`--since ${JSON.stringify(v)}: give an ISO time (2026-12-01T09:00Z, 2026-12-01) or an age (30s, 10m, 2h, 7d)`, EXIT.usage);
+  return t;
+}
+
+const under = (p: string) => (a: Alert) => a.path === p || a.path.startsWith(p + '/');
+
+function filterOf(ctx: CommandContext): (a: Alert) => boolean {
+  const since = typeof ctx.values.since === 'string' ? parseSince(ctx.values.since) : null;
+  const path = typeof ctx.values.path === 'string' ? rootRelative(ctx.root, ctx.values.path.replace(/\/+$/, '')) : null;
+  return (a) => (since === null || Date.parse(a.time) >= since) && (path === null || under(path)(a));
+}
+
+/** Print each new alert as it is appended; runs until SIGINT/SIGTERM. */
+async function follow(ctx: CommandContext, keep: (a: Alert) => boolean, seen: Set<string>): Promise<number> {
+  const print = () => {
+    for (const a of readAlerts(ctx.root).alerts) {
+      if (seen.has(a.id)) continue;
+      seen.add(a.id);
+      if (!keep(a)) continue;
+      if (ctx.json) process.stdout.write(JSON.stringify(a) + '\n'); else ctx.out.line(describe(a));
+    }
+  };
+  return new Promise((resolve) => {
+    // The directory watch is a hint; the interval is the backstop (the file may not exist yet).
+    let w: ReturnType<typeof watch> | null = null;
+    try { w = watch(join(ctx.root, SNAPSHOTS), () => print()); } catch { w = null; }
+    const timer = setInterval(print, 500);
+    const stop = () => { clearInterval(timer); w?.close(); resolve(EXIT.ok); };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
 }
 
 export const alertsCommand: CommandSpec = {
   name: 'alerts',
   summary: 'Every alert, oldest first, with its delivery state per channel.',
-  usage: 'alerts [--root DIR] [--json]',
+  usage: 'alerts [--since WHEN] [--path PATH] [--follow] [--root DIR] [--json]',
+  options: { since: { type: 'string' }, path: { type: 'string' }, follow: { type: 'boolean', short: 'f', default: false } },
   async run(ctx) {
-    const { alerts, skipped } = readAlerts(ctx.root);
+    const keep = filterOf(ctx);
+    const { alerts: all, skipped } = readAlerts(ctx.root);
+    const alerts = all.filter(keep);
     const report = deliveryReport(ctx.root);
     const withDelivery = alerts.map((a) => ({ ...a, delivery: report?.alerts[a.id] ?? {} }));
-    if (ctx.json) { ctx.out.json(withDelivery); return 0; }
-    if (alerts.length === 0) ctx.out.line('no alerts');
+    if (ctx.values.follow) {
+      // One JSON object per line while following: an array never ends.
+      for (const a of withDelivery) {
+        if (ctx.json) process.stdout.write(JSON.stringify(a) + '\n'); else ctx.out.line(describe(a));
+      }
+      return follow(ctx, keep, new Set(all.map((a) => a.id)));
+    }
+    if (ctx.json) { ctx.out.json(withDelivery); return EXIT.ok; }
+    if (alerts.length === 0) ctx.out.line(all.length ? `no alerts match (${all.length} in all)` : 'no alerts');
+    const off = channelsOff(report);
+    for (const [ch, why] of off) ctx.out.err(`note: ${ch} notifications are off: ${why} (see the README, "Notifications")`);
     for (const a of withDelivery) {
-      const d = Object.entries(a.delivery).map(([ch, s]) => `${ch}: ${s?.state}`).join(', ');
+      const d = Object.entries(a.delivery).map(([ch, s]) => `${ch}: ${off.has(ch) && s?.state !== 'delivered' ? 'off' : s?.state}`).join(', ');
       ctx.out.line(`${describe(a)}${d ? `  [${d}]` : ''}`);
     }
     if (skipped) ctx.out.err(`warning: ${skipped} line(s) of snapshots/alerts.jsonl are not alerts and were skipped`);
-    return 0;
+    return EXIT.ok;
   },
 };
+
+/** Is `path` something warden guards: a protected file (approved or by pattern), or a directory holding some? */
+function isProtected(root: string, path: string): boolean {
+  const l = loadBaseline(root);
+  safeClose(l.rootFd);
+  if (l.state.entry(path) || l.pset.kindOf(path) || l.state.index.dirs[path] || l.pset.dirs.includes(path)) return true;
+  return l.state.paths().some((p) => p.startsWith(path + '/'));
+}
 
 export const whyCommand: CommandSpec = {
   name: 'why',
@@ -34,17 +105,22 @@ export const whyCommand: CommandSpec = {
   usage: 'why PATH [--root DIR] [--json]',
   allowPositionals: true,
   async run(ctx) {
-    const [given] = ctx.positionals;
-    if (!given || ctx.positionals.length > 1) throw new (await import('../../common/errors.js')).WardenError('usage: warden why PATH');
-    const path = normalizeRelPath(given);
-    const mine = readAlerts(ctx.root).alerts.filter((a) => a.path === path || a.path.startsWith(path + '/')).slice(-10);
-    if (ctx.json) { ctx.out.json({ path, alerts: mine }); return 0; }
-    if (mine.length === 0) { ctx.out.line(`No alerts for ${path}: warden has not reverted it.`); return 0; }
+    const [path] = ctx.positionals;
+    if (!path || ctx.positionals.length > 1) throw new WardenError('usage: warden why PATH');
+    const mine = readAlerts(ctx.root).alerts.filter(under(path)).slice(-10);
+    const guarded = mine.length > 0 || isProtected(ctx.root, path);
+    if (ctx.json) { ctx.out.json({ path, protected: guarded, alerts: mine }); return guarded ? EXIT.ok : EXIT.finding; }
+    if (!guarded) {
+      ctx.out.line(`${path} is not protected by warden: no alert can concern it. Protected are config/{warden,conditions,guests,credentials}.toml, orgs/*.toml, blocks/conditional/*.md and the [[protect]] entries of config/warden.toml.`);
+      return EXIT.finding;
+    }
+    if (mine.length === 0) { ctx.out.line(`No alerts for ${path}: warden has not reverted it.`); return EXIT.ok; }
     ctx.out.line(`${mine.length} recent alert(s) for ${path}, newest last:`);
     for (const a of mine) {
       ctx.out.line(`  ${describe(a)}`);
-      ctx.out.line(`    ${a.advice}`);
+      ctx.out.line(`    ${clean(a.advice, 600)}`);
+      if (a.quarantine) ctx.out.line(`    what was rejected: 'warden diff ${clean(a.id, 80)}'`);
     }
-    return 0;
+    return EXIT.ok;
   },
 };

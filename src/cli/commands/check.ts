@@ -8,8 +8,8 @@ import type { CommandSpec } from '../types.js';
 
 export const checkCommand: CommandSpec = {
   name: 'check',
-  summary: 'Validate conditions.toml, guests.toml, orgs/*.toml, blocks/conditional/*.md and the owner (exit 1 on any error)',
-  usage: 'check [--json]',
+  summary: 'Validate conditions.toml, guests.toml, orgs/*.toml, blocks/conditional/*.md and the owner (exit 1 on any error).',
+  usage: 'check [--root DIR] [--json]',
   async run(ctx) {
     const r = loadPolicyFromRoot(ctx.root);
     const ok = r.errors.length === 0;

@@ -44,7 +44,7 @@ export const editCommand: CommandSpec = {
     let maxBytes: number;
     try {
       const kind = first.state.entry(path)?.kind ?? first.pset.kindOf(path);
-      if (!kind) throw new WardenError(`${path} is not a protected path (see SPEC §2 and [[protect]] in config/warden.toml)`);
+      if (!kind) throw new WardenError(`${path} is not a protected path (protected are config/{warden,conditions,guests,credentials}.toml, orgs/*.toml, blocks/conditional/*.md and the [[protect]] entries of config/warden.toml)`);
       approved = first.state.bytesOf(first.rootFd, path);
       if (first.state.entry(path) && !approved) throw new WardenError(`the approved content of ${path} is not available`);
       maxBytes = first.config.max_bytes;

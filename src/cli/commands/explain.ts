@@ -79,8 +79,8 @@ function printHuman(c: CommandContext, e: Explanation): void {
 
 export const explainCommand: CommandSpec = {
   name: 'explain',
-  summary: 'Show what a person can see right now: tier and why, blocks, commands, and allow/deny per target',
-  usage: 'explain --user U (--dm CH | --guild G --channel CH [--nsfw] [--forum F] | --internal) [--write] [TARGET…] [--json]',
+  summary: 'Show what a person can see right now: tier and why, blocks, commands, and allow/deny per target.',
+  usage: 'explain --user U (--dm CH | --guild G --channel CH [--nsfw] [--forum F] | --internal) [--write] [TARGET…] [--root DIR] [--json]',
   allowPositionals: true,
   options: {
     user: { type: 'string' },

@@ -108,7 +108,7 @@ function writeUnit(path: string, content: string): void {
 
 export const installUnitsCommand: CommandSpec = {
   name: 'install-units',
-  summary: 'print the hardened systemd units for this installation, or write them (--write)',
+  summary: 'Print the hardened systemd units for this installation, or write them (--write).',
   usage: 'install-units [--root DIR] [--user NAME] [--group NAME] [--capabilities LIST|none] [--prefix DIR] [--write [--force]]',
   options: {
     user: { type: 'string' },

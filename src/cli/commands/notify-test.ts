@@ -5,7 +5,7 @@ import type { CommandSpec } from '../types.js';
 
 export const notifyTestCommand: CommandSpec = {
   name: 'notify test',
-  summary: 'Send a test message on every configured notification channel and report each result',
+  summary: 'Send a test message on every configured notification channel and report each result.',
   usage: 'notify test [--root DIR] [--json]',
   async run(ctx) {
     const config = loadWardenConfig(ctx.root);

@@ -5,13 +5,16 @@ import { safeClose } from '../../fsx/beneath.js';
 import { askDaemon } from '../daemon-client.js';
 import { readAlerts } from '../../store/alerts.js';
 import { policyFileHealth } from '../../policy/index.js';
-import { deliveryReport } from '../delivery.js';
+import { channelsOff, deliveryReport } from '../delivery.js';
 import { manifestStatus } from '../../store/manifest.js';
+import { EXIT } from '../../common/errors.js';
+import { clean } from '../../notifier/format.js';
 
 export const statusCommand: CommandSpec = {
   name: 'status',
   summary: "Is the daemon running, each protected file's state, policy files that grant nothing, the last alert.",
   usage: 'status [--root DIR] [--json]',
+  // Exit 1 on drift, else 3 when no daemon runs (nothing reverts direct edits), else 0.
   async run(ctx) {
     const ping = await askDaemon(ctx.root, { op: 'ping' }, 5000);
     const l = loadBaseline(ctx.root);
@@ -45,12 +48,20 @@ export const statusCommand: CommandSpec = {
         for (const f of files) ctx.out.line(`  ${f.state === 'ok' ? c.green('ok   ') : c.red('DRIFT')} ${f.path}${f.reason ? ` (${f.reason})` : ''}`);
         for (const u of [...unexpected, ...dirs]) ctx.out.line(`  ${c.red('DRIFT')} ${u.path} (${u.reason})`);
         for (const p of policy.filter((x) => x.grantsNothing)) ctx.out.line(c.yellow(`  grants nothing: ${p.path} — ${p.reason ?? p.status}`));
-        if (delivery) ctx.out.line(`outbox: ${delivery.outbox_depth} undelivered${delivery.last_error ? `; last delivery error: ${JSON.stringify(delivery.last_error)}` : ''}`);
+        if (delivery) {
+          const off = channelsOff(report);
+          ctx.out.line(`notifications: ${delivery.outbox_depth ? `${delivery.outbox_depth} not delivered yet on some channel` : 'all delivered'}`);
+          for (const [ch, why] of off) ctx.out.line(`  ${ch}: off — ${clean(why, 200)}`);
+          const e = report?.lastDeliveryError;
+          if (e && !off.has(e.channel)) ctx.out.line(c.yellow(`  last delivery error: ${clean(e.channel, 20)} at ${clean(e.time, 40)}: ${clean(e.message, 300)}`));
+        }
         const behind = m.generation !== null && !runtimeManifest.current ? c.yellow(` — behind the baseline (generation ${l.state.index.generation}): the runtime keeps the older approved state until the guard publishes`) : '';
         ctx.out.line(`runtime manifest: ${m.path}${m.present ? (m.generation !== null ? ` (generation ${m.generation})` : ` (${m.problem ?? 'invalid'})`) : ` (${m.problem ?? 'absent'})`}${behind}`);
-        ctx.out.line(last ? `last alert: ${last.time} ${last.action} ${last.path} (${last.reason}) id ${last.id}` : 'no alerts');
+        ctx.out.line(last ? `last alert: ${clean(last.time, 40)} ${clean(last.action, 20)} ${clean(last.path, 200)} (${clean(last.reason, 40)}), id ${clean(last.id, 80)}; see 'warden why ${clean(last.path, 200)}'` : 'no alerts');
+        if (!daemon.running) ctx.out.line(c.yellow("start it with 'warden run' (or the warden-guard service)"));
       }
-      return 0;
+      if (files.some((f) => f.state !== 'ok') || unexpected.length || dirs.length) return EXIT.finding;
+      return daemon.running ? EXIT.ok : EXIT.daemonDown;
     } finally {
       safeClose(l.rootFd);
     }

@@ -1,0 +1,104 @@
+/**
+ * `warden diff [ALERT-ID]`: what an alert rejected (kept in quarantine) against the content
+ * that was approved then. Credential files are compared as their fingerprint text (the
+ * same one history keeps): key names and 12-hex fingerprints, never a value.
+ */
+import type { CommandSpec } from '../types.js';
+import { EXIT, WardenError } from '../../common/errors.js';
+import { readAlerts } from '../../store/alerts.js';
+import { QUARANTINE_DIR } from '../../store/layout.js';
+import { blobDir, sha256Hex } from '../../store/baseline.js';
+import { loadBaseline, octal } from '../../store/load-baseline.js';
+import { lstatAt, readRegularAt, safeClose, walkDir } from '../../fsx/beneath.js';
+import { credentialFingerprintText, diffCredentials } from '../../credentials/rules.js';
+import { lineDiff } from '../../changes/diff.js';
+import type { FileKind } from '../../config/protected-set.js';
+import type { Alert } from '../../store/alert-types.js';
+import { colorDiff, printable } from '../output.js';
+import { clean } from '../../notifier/format.js';
+
+type Rejected = { kind: 'file'; bytes: Buffer } | { kind: 'other'; what: string } | { kind: 'none'; why: string };
+
+function readQuarantine(rootFd: number, a: Alert, maxBytes: number): Rejected {
+  if (!a.quarantine) return { kind: 'none', why: a.reason === 'deleted' ? 'the file was deleted' : 'nothing was kept' };
+  const prefix = `${QUARANTINE_DIR}/${a.id}/`;
+  if (!a.quarantine.startsWith(prefix) || a.quarantine.slice(prefix.length).includes('/')) throw new WardenError(`alert ${a.id} names an unexpected quarantine path`, EXIT.finding);
+  const w = walkDir(rootFd, `${QUARANTINE_DIR}/${a.id}`);
+  if (!w.ok) { safeClose(w.parentFd); return { kind: 'none', why: 'its quarantine is gone' }; }
+  try {
+    const name = a.quarantine.slice(prefix.length);
+    const st = lstatAt(w.fd, name);
+    if (!st) return { kind: 'none', why: 'its quarantined content is gone' };
+    if (!st.isFile()) return { kind: 'other', what: st.isSymbolicLink() ? 'a symlink' : st.isDirectory() ? 'a directory' : 'not a regular file' };
+    const r = readRegularAt(w.fd, name, maxBytes);
+    if (!r?.bytes) return { kind: 'other', what: `over max_bytes (${maxBytes}), not shown` };
+    return { kind: 'file', bytes: r.bytes };
+  } finally { safeClose(w.fd); }
+}
+
+/** The approved bytes the alert restored: the blob named by `before.sha256`, if the store still has it. */
+function readBlob(rootFd: number, kind: FileKind, sha: string): Buffer | null {
+  if (!/^[0-9a-f]{64}$/.test(sha)) return null;
+  const w = walkDir(rootFd, blobDir(kind));
+  if (!w.ok) { safeClose(w.parentFd); return null; }
+  try {
+    const r = readRegularAt(w.fd, sha, 64 * 1024 * 1024);
+    return r?.bytes && sha256Hex(r.bytes) === sha ? r.bytes : null;
+  } catch { return null; } finally { safeClose(w.fd); }
+}
+
+export const diffCommand: CommandSpec = {
+  name: 'diff',
+  summary: 'What an alert rejected, against the approved content (credential values as fingerprints); default: the latest alert.',
+  usage: 'diff [ALERT-ID] [--root DIR] [--json]',
+  allowPositionals: true,
+  async run(ctx) {
+    const [id, ...extra] = ctx.positionals;
+    if (extra.length) throw new WardenError('usage: warden diff [ALERT-ID]');
+    const all = readAlerts(ctx.root).alerts;
+    const a = id ? all.find((x) => x.id === id) : all[all.length - 1];
+    if (!a) throw new WardenError(id ? `no alert ${id} (see 'warden alerts')` : 'no alerts yet', EXIT.finding);
+    const l = loadBaseline(ctx.root);
+    const notes: string[] = [];
+    let approved: Buffer | null = null;
+    let rejected: Rejected;
+    let kind: FileKind;
+    try {
+      kind = l.state.entry(a.path)?.kind ?? l.pset.kindOf(a.path) ?? 'text';
+      if (a.before?.sha256) {
+        approved = readBlob(l.rootFd, kind, a.before.sha256);
+        if (!approved) {
+          approved = l.state.entry(a.path) ? l.state.bytesOf(l.rootFd, a.path) : null;
+          notes.push('the version approved at the time is no longer in the store; compared with the version approved now');
+        }
+      }
+      rejected = readQuarantine(l.rootFd, a, l.config.max_bytes);
+    } finally { safeClose(l.rootFd); }
+    const secret = kind === 'credentials';
+    const asText = (b: Buffer | null): string => (b === null ? '' : secret ? credentialFingerprintText(b) : b.toString('utf8'));
+    const rejectedBytes = rejected.kind === 'file' ? rejected.bytes : null;
+    if (a.before && a.after && a.before.mode !== a.after.mode) notes.push(`mode ${octal(a.before.mode)} → ${octal(a.after.mode)}`);
+    if (rejected.kind !== 'file') notes.push(rejected.kind === 'other' ? `the rejected entry is ${rejected.what}` : `no rejected content to show: ${rejected.why}`);
+    if (secret) notes.push('credential values are shown as fingerprints (first 12 hex digits of sha256)');
+    let body = '';
+    if (rejectedBytes && approved !== null && rejectedBytes.equals(approved)) body = '  (same content as approved)';
+    else if (rejectedBytes || approved) body = lineDiff(asText(approved), rejectedBytes ? asText(rejectedBytes) : '');
+    const keyChanges = secret && rejectedBytes ? diffCredentials(approved?.toString('utf8') ?? null, rejectedBytes.toString('utf8'), l.config, a.path) : null;
+    if (keyChanges?.parseErrors.length) notes.push(`the rejected file does not parse (${keyChanges.parseErrors.map((e) => `line ${e.line ?? '?'}, column ${e.column ?? '?'}`).join('; ')})`);
+    if (ctx.json) {
+      ctx.out.json({
+        alert: a.id, path: a.path, kind, reason: a.reason, time: a.time,
+        approved: a.before, rejected: a.after, quarantine: a.quarantine, notes,
+        ...(keyChanges ? { credential_changes: keyChanges.changes } : {}),
+        diff: body,
+      });
+      return EXIT.ok;
+    }
+    ctx.out.line(ctx.out.color.bold(`alert ${clean(a.id, 80)}: ${clean(a.action, 20)} ${clean(a.path, 300)} (${clean(a.reason, 40)}) at ${clean(a.time, 40)}`));
+    for (const n of notes) ctx.out.line(`  ${n}`);
+    ctx.out.line(colorDiff(`--- ${a.path} (approved)\n+++ ${a.path} (rejected, kept in ${a.quarantine ?? 'no quarantine'})`, ctx.out.color));
+    if (body) ctx.out.line(colorDiff(body.split('\n').map(printable).join('\n'), ctx.out.color));
+    if (a.quarantine) ctx.out.line(`to keep the rejected version: 'warden accept ${clean(a.id, 80)}' (validated and approved like any change)`);
+    return EXIT.ok;
+  },
+};

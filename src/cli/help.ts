@@ -1,0 +1,146 @@
+/**
+ * What `warden <command> --help` teaches beyond the usage line: each option on one line,
+ * and one or two examples. Usage lines stay in each command's module (its own); a test
+ * checks that every option a command accepts is described here.
+ */
+export interface HelpText {
+  /** [flag as typed, what it does] */
+  options?: [string, string][];
+  examples: string[];
+  /** Extra lines after the options (exit codes that differ, caveats). */
+  notes?: string[];
+}
+
+/** Options every command takes. */
+export const GLOBAL_HELP: [string, string][] = [
+  ['--root DIR', 'the root to work on (default: $WARDEN_ROOT, else the nearest directory at or above this one holding config/warden.toml)'],
+  ['--json', 'machine-readable output on stdout, nothing else there'],
+  ['-h, --help', 'this help'],
+];
+
+/** Command groups: a bare `warden cred` or `warden notify` lists these. */
+export const GROUPS: Record<string, { summary: string; subcommands: [string, string][] }> = {
+  cred: {
+    summary: 'credentials: values are read from a hidden prompt or stdin, never from the command line',
+    subcommands: [
+      ['set GROUP.KEY …', 'set keys of a group (every key of a group changes together)'],
+      ['rotate GROUP', 'give every key of a group a new value (an unchanged value counts as confirmed)'],
+      ['list', 'keys and their fingerprints (never the values)'],
+    ],
+  },
+  notify: {
+    summary: 'the notification channels',
+    subcommands: [['test', 'send a test message on every configured channel and report each result']],
+  },
+};
+
+export const HELP: Record<string, HelpText> = {
+  init: {
+    options: [['--force', 'replace an existing baseline (a sanctioned change: shows what differs and asks approval)']],
+    examples: ['warden init                    # in a directory holding config/warden.toml', 'warden init --root /home/agent/agent-root'],
+    notes: ['Refuses a directory without config/warden.toml: that file is warden\'s settings and names what to protect.'],
+  },
+  run: {
+    options: [
+      ['--guard', 'run only the guard (detect, revert, record alerts; no network)'],
+      ['--notifier', 'run only the notifier (deliver alerts to Discord and the desktop)'],
+      ['--init-if-needed', 'record the first baseline when the root has none (never over a sealed one)'],
+    ],
+    examples: ['warden run                     # guard and notifier, in the foreground; Ctrl-C stops', 'warden run --guard --root /home/agent/agent-root'],
+    notes: ['Prints "ready" on stdout once every file is verified and watched. Only one guard per root: a second one is refused.'],
+  },
+  status: {
+    examples: ['warden status', 'warden status --json | jq .daemon.running'],
+    notes: ['Exit codes: 0 daemon running and every file as approved; 1 a file differs from its baseline; 3 no daemon is running (nothing reverts direct edits).'],
+  },
+  verify: {
+    examples: ['warden verify                  # like aide --check; changes nothing', 'warden verify --json'],
+    notes: ['Exit codes: 0 clean, 1 drift.'],
+  },
+  alerts: {
+    options: [
+      ['--since WHEN', 'only alerts at or after WHEN: an ISO time (2026-12-01T09:00Z) or an age (30s, 10m, 2h, 7d)'],
+      ['--path PATH', 'only alerts for PATH (a file, or a directory and everything under it)'],
+      ['-f, --follow', 'keep running and print each new alert as it is recorded (with --json: one object per line)'],
+    ],
+    examples: ['warden alerts --since 1h --path orgs/', 'warden alerts --follow'],
+  },
+  why: {
+    examples: ['warden why orgs/bookclub.toml', 'cd orgs && warden why bookclub.toml'],
+    notes: ['Exit code 1 when PATH is not protected by warden.'],
+  },
+  history: {
+    options: [['-p, --patch', "show each accepted change's diff (credential values appear as fingerprints only)"]],
+    examples: ['warden history orgs/bookclub.toml', 'warden history -p config/credentials.toml'],
+  },
+  diff: {
+    examples: ['warden diff                    # the latest alert', 'warden diff mx4gos3d01-0539'],
+    notes: ['Shows what an alert rejected (kept in quarantine) against the approved content; credential values appear as fingerprints only.'],
+  },
+  edit: {
+    examples: ['warden edit orgs/bookclub.toml', 'EDITOR=nano warden edit config/conditions.toml'],
+  },
+  apply: {
+    options: [['--from FILE|-', 'the proposed content: a file, or - for stdin']],
+    examples: ['warden apply orgs/bookclub.toml --from /tmp/new.toml', 'git show HEAD:orgs/bookclub.toml | warden apply orgs/bookclub.toml --from -'],
+  },
+  rm: {
+    examples: ['warden rm orgs/old-team.toml', 'warden rm blocks/conditional/nsfw.md'],
+  },
+  cred: {
+    examples: ['warden cred list', 'warden cred rotate discord'],
+  },
+  'cred set': {
+    examples: ['warden cred set anthropic.api_key          # asks for the value, hidden', 'printf "%s\\n" "$TOKEN" "$APP_ID" | warden cred set discord.token discord.application_id'],
+  },
+  'cred rotate': {
+    examples: ['warden cred rotate discord', 'warden cred rotate anthropic'],
+  },
+  'cred list': {
+    examples: ['warden cred list', 'warden cred list --json'],
+  },
+  approve: {
+    options: [['--code CODE', "the one-time code sent to the owner's channels (approval = \"owner-code\")"]],
+    examples: ['warden approve                 # list pending requests', 'warden approve mx4h0k2a01-1f3e   # confirm one, at a terminal'],
+  },
+  deny: {
+    examples: ['warden deny mx4h0k2a01-1f3e'],
+  },
+  accept: {
+    examples: ['warden accept mx4gos3d01-0539 # propose the rejected content again, through approval'],
+  },
+  check: {
+    examples: ['warden check', 'warden check --json'],
+    notes: ['Exit codes: 0 every policy file is valid, 1 an error (each with file:line:column).'],
+  },
+  explain: {
+    options: [
+      ['--user U', 'the Discord user id asking'],
+      ['--dm CH', 'a DM session in channel CH'],
+      ['--guild G', 'a guild session in guild G (with --channel)'],
+      ['--channel CH', 'the guild channel'],
+      ['--nsfw', 'the channel is NSFW'],
+      ['--forum F', 'the channel is a thread of forum F'],
+      ['--internal', 'a heartbeat or cron session (the owner\'s)'],
+      ['--write', 'ask about writing the targets, not reading them'],
+    ],
+    examples: ['warden explain --user 222222222222222222 --dm 333333333333333333', 'warden explain --user 222222222222222222 --guild 1 --channel 444444444444444444 /workspace/bookclub/notes.md'],
+    notes: ['Exit codes: 0 every target allowed, 1 a target denied.'],
+  },
+  'notify test': {
+    examples: ['warden notify test', 'warden notify test --json'],
+    notes: ['Exit codes: 0 every channel delivered, 1 a channel failed.'],
+  },
+  'install-units': {
+    options: [
+      ['--user NAME', 'the account the units run as (default warden)'],
+      ['--group NAME', 'its group (default: the user name)'],
+      ['--capabilities LIST|none', 'capabilities the guard keeps (default CAP_CHOWN,CAP_FOWNER,CAP_DAC_OVERRIDE)'],
+      ['--prefix DIR', 'write under DIR/etc/systemd/system (default /)'],
+      ['--node PATH', 'the node binary the units start (default: this one)'],
+      ['--write', 'write the units instead of printing them'],
+      ['--force', 'with --write: replace units that differ'],
+    ],
+    examples: ['warden install-units --root /home/agent/agent-root', 'sudo warden install-units --root /home/agent/agent-root --write'],
+  },
+};
