@@ -19,6 +19,7 @@ import { randomBytes, randomInt } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parse } from 'smol-toml';
+import { waitFor } from '../test/helpers/wait-for.js';
 
 export interface CrashTrialStats {
   trials: number;
@@ -66,14 +67,6 @@ function start(args: string[], env: NodeJS.ProcessEnv, input?: string): Proc {
   return { proc, out: () => out, err: () => err, exited };
 }
 
-async function waitFor(pred: () => boolean, ms: number, what: string): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!pred()) {
-    if (Date.now() > deadline) throw new Error(`crash trials: timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
-
 async function startDaemon(root: string, env: NodeJS.ProcessEnv): Promise<Proc> {
   const d = start(['run', '--guard', '--root', root], env);
   let exited = false;
@@ -108,7 +101,7 @@ export async function runCrashTrials(n: number, opts: { log?: (l: string) => voi
   const base = mkdtempSync(join(tmpdir(), 'warden-crash-'));
   const root = join(base, 'root');
   mkdirSync(root);
-  for (const d of ['config', 'orgs', 'blocks']) cpSync(join(REPO, d), join(root, d), { recursive: true });
+  for (const d of ['config', 'orgs', 'blocks']) cpSync(join(REPO, 'test', 'fixtures', 'example-root', d), join(root, d), { recursive: true });
   writeFileSync(join(root, 'config/warden.toml'), WARDEN_TOML);
   let cur = newValues();
   writeFileSync(join(root, 'config/credentials.toml'), `# the token lives here\n[discord]\ntoken = "${cur.token}"\n\n[anthropic]\napi_key = "sk-ant-EXAMPLE-not-a-real-key"\n`, { mode: 0o600 });

@@ -7,10 +7,12 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { waitFor as waitForAny } from '../test/helpers/wait-for.js';
 
 export const REPO = resolve(import.meta.dirname, '..', '..');
 export const CLI = join(REPO, 'dist', 'src', 'cli', 'main.js');
 export const BENCH_DIST = join(REPO, 'dist', 'bench');
+export const FIXTURE = join(REPO, 'test', 'fixtures', 'example-root');
 
 export const log = (msg: string): void => { process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}\n`); };
 
@@ -109,16 +111,8 @@ export async function timed(cmd: string, args: string[], env: NodeJS.ProcessEnv,
   return { ms, stdout: out, stderr: err, code };
 }
 
-export async function waitFor(pred: () => boolean, timeoutMs: number, what: string, everyMs = 5): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    let ok = false;
-    try { ok = pred(); } catch { ok = false; }
-    if (ok) return;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(everyMs);
-  }
-}
+/** The one waitFor (test/helpers/wait-for.ts); the bench polls every 5 ms by default. */
+export const waitFor = <T>(pred: () => T | Promise<T>, timeoutMs: number, what: string, everyMs = 5): Promise<NonNullable<T>> => waitForAny(pred, timeoutMs, what, everyMs);
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -156,7 +150,7 @@ export function wardenToml(opts: { protect?: string[]; discordApi?: string; toke
 }
 
 /**
- * A fresh root: a copy of the example root (config/, orgs/, blocks/), extra files, a
+ * A fresh root: a copy of the suite's fixture root (test/fixtures/example-root), extra files, a
  * warden.toml, its own XDG_STATE_HOME, and a 0600 Discord token file outside the root.
  */
 export function makeRoot(name: string, toml: (tokenFile: string) => string, files: Record<string, string | Buffer> = {}): BenchRoot {
@@ -164,7 +158,7 @@ export function makeRoot(name: string, toml: (tokenFile: string) => string, file
   tempDirs.add(base);
   const root = join(base, 'root');
   mkdirSync(root, { recursive: true });
-  for (const d of ['config', 'orgs', 'blocks']) cpSync(join(REPO, d), join(root, d), { recursive: true });
+  for (const d of ['config', 'orgs', 'blocks']) cpSync(join(FIXTURE, d), join(root, d), { recursive: true });
   const tokenFile = join(base, 'discord-token');
   writeFileSync(tokenFile, TOKEN + '\n', { mode: 0o600 });
   chmodSync(tokenFile, 0o600);

@@ -16,6 +16,7 @@ import {
 import { channelSpecs } from './channels.js';
 import { formatAlerts, formatLiveness, formatOwnerMessage, type OutgoingMessage } from './format.js';
 import { JsonlTail } from './jsonl.js';
+import { backoffDelay } from '../common/backoff.js';
 import type { OutboxMessage } from '../store/outbox-messages.js';
 import { ALERTS_REL, MESSAGES_DIR_REL, MESSAGES_REL } from './paths.js';
 
@@ -308,12 +309,11 @@ class Notifier implements NotifierHandle {
 
   private delayFor(d: DeliveryError, failures: number): number {
     const T = this.timing;
-    const exp = (base: number, cap: number) => Math.min(cap, base * 2 ** Math.min(failures - 1, 30));
     switch (d.kind) {
       // Discord's reset time, plus a hair so the bucket has really reset.
       case 'rate-limit': return Math.max(d.retryAfterMs, 100) + 50;
-      case 'transient': return exp(T.backoffBaseMs, T.backoffCapMs) * (0.8 + 0.4 * Math.random());
-      default: return exp(T.longBackoffMs, T.longBackoffCapMs);
+      case 'transient': return backoffDelay({ baseMs: T.backoffBaseMs, capMs: T.backoffCapMs, jitter: 0.2 }, failures);
+      default: return backoffDelay({ baseMs: T.longBackoffMs, capMs: T.longBackoffCapMs }, failures);
     }
   }
 

@@ -20,9 +20,22 @@ export function validateToml<T>(schema: z.ZodType<T>, value: unknown, source: st
     for (const path of keys) {
       const at = locateKey(source, path);
       const key = path.join('.') || '(top level)';
-      const message = issue.code === 'unrecognized_keys' ? `unknown key "${path[path.length - 1]}"` : issue.message;
+      const message = issue.code === 'unrecognized_keys' ? `unknown key "${path[path.length - 1]}"`
+        // A required key that is absent: say so, not only what its type must be.
+        : (issue.code === 'invalid_type' || issue.code === 'invalid_union') && path.length > 0 && valueAt(value, path) === undefined
+          ? (/^must be /.test(issue.message) ? `is required; it ${issue.message}` : 'is required')
+          : issue.message;
       errors.push({ file, key, message, ...(at ?? {}) });
     }
   }
   return { ok: false, errors };
+}
+
+function valueAt(value: unknown, path: readonly (string | number)[]): unknown {
+  let v = value;
+  for (const k of path) {
+    if (v === null || typeof v !== 'object') return undefined;
+    v = (v as Record<string | number, unknown>)[k];
+  }
+  return v;
 }

@@ -22,6 +22,15 @@ async function w(args: string[], opts: { input?: string; env?: NodeJS.ProcessEnv
   return r;
 }
 
+/** `verify --json` says every protected file matches the baseline (exit 0, no drift). */
+function assertClean(v: CliResult): void {
+  assert.equal(v.code, 0, `verify found drift: ${v.stdout}${v.stderr}`);
+  const doc = JSON.parse(v.stdout) as { clean: boolean; checked: number; drift: unknown[] };
+  assert.deepEqual(doc.drift, []);
+  assert.equal(doc.clean, true);
+  assert.ok(doc.checked > 0, 'verify checked something');
+}
+
 function setup(opts: { twoFiles?: boolean } = {}): void {
   t = opts.twoFiles ? makeTwoFileRoot() : makeRoot({ wardenToml: wardenToml() });
   const init = cli(t, ['init']);
@@ -71,8 +80,8 @@ describe('cred', () => {
     assert.ok(rows.some((x) => x.group === 'discord' && x.key === 'token' && /^[0-9a-f]{12}$/.test(x.fingerprint)));
     assert.match(gitLog(t), /command: warden cred set discord\.token discord\.application_id/);
     assert.match(gitLog(t), /user: /);
-    // The daemon did not fight its own write.
-    await w(['verify']);
+    // The daemon did not fight its own write, and the baseline holds the new file.
+    assertClean(await w(['verify', '--json']));
     assert.equal(readAlertsOf(t).length, 0, 'no alert for a sanctioned change');
   });
 
@@ -272,7 +281,7 @@ describe('apply, rm, accept', () => {
     r = await w(['rm', 'config/conditions.toml']);
     assert.equal(r.code, 1);
     assert.ok(existsSync(t.p('config/conditions.toml')));
-    await w(['verify']);
+    assertClean(await w(['verify', '--json']));
     assert.equal(readAlertsOf(t).length, 0);
   });
 

@@ -58,7 +58,11 @@ function spawnSyncGit(t: TestRoot): string {
 
 export function outboxCodes(t: TestRoot): { id: string; text: string; code: string; request: string }[] {
   let raw = '';
-  try { raw = readFileSync(join(t.root, 'snapshots/outbox/messages.jsonl'), 'utf8'); } catch { return []; }
+  // No outbox yet is "no codes"; any other read error is a failure, not an empty list.
+  try { raw = readFileSync(join(t.root, 'snapshots/outbox/messages.jsonl'), 'utf8'); } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw e;
+  }
   return raw.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { id: string; text: string }).map((m) => {
     const c = /one-time code (\d+) approves request ([a-z0-9]+)/.exec(m.text);
     return { id: m.id, text: m.text, code: c?.[1] ?? '', request: c?.[2] ?? '' };

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { createSdNotifier, loadUnixDgram, watchdogIntervalFrom } from '../../src/daemon/sd-notify.js';
 import { python3Available, startNotifyListener } from './notify-listener.js';
 
@@ -25,9 +26,19 @@ test('watchdog interval is half of WATCHDOG_USEC, only for our pid', () => {
   sd.close();
 });
 
-test('unix-dgram (the optional dependency) loads here', { skip: process.env.CI || loadUnixDgram() ? false : 'unix-dgram is not installed here (CI requires it)' }, () => {
-  // CI installs it with `npm ci`; the units' NotifyAccess=main depends on it.
-  assert.ok(loadUnixDgram(), 'unix-dgram did not load: its native build failed?');
+// Whether npm installed the optional dependency is decided by npm, not by this test: CI
+// requires it; elsewhere it may be missing (no compiler). Once it is installed, it must load
+// and make a socket; that is what the daemon's NotifyAccess=main relies on.
+const dgramInstalled = (() => {
+  try { createRequire(import.meta.url).resolve('unix-dgram/package.json'); return true; } catch { return false; }
+})();
+
+test('unix-dgram (the optional dependency) loads and makes a socket wherever npm installed it', { skip: process.env.CI || dgramInstalled ? false : 'unix-dgram is not installed here (CI requires it)' }, () => {
+  assert.ok(dgramInstalled, 'CI must install unix-dgram (npm ci with a compiler)');
+  const mod = loadUnixDgram();
+  assert.ok(mod, 'unix-dgram is installed but did not load: its native build failed?');
+  const sock = mod.createSocket('unix_dgram');
+  sock.close();
 });
 
 for (const transport of ['unix-dgram', 'systemd-notify'] as const) {

@@ -1,9 +1,11 @@
 /** The guard process never loads network code (SPEC §11): checked at run time, not only statically. */
 import { it, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { cli, makeRoot, startDaemon, REPO, type TestRoot } from '../helpers/root.js';
+import { cli, makeRoot, readAlertsOf, startDaemon, waitFor, REPO, type TestRoot } from '../helpers/root.js';
+
+const ORG = 'orgs/bookclub.toml';
 
 const FORBIDDEN = /discord|node-notifier|undici|node:(net|http|https|tls|dgram)\b|\/notifier\//;
 // The notifier's network-free modules (delivery state for `status`, the owner-code outbox).
@@ -20,8 +22,20 @@ async function loadedModules(args: string[]): Promise<string[]> {
     WARDEN_TEST_IMPORT_LOG: log,
     NODE_OPTIONS: `--import ${join(REPO, 'test', 'helpers', 'record-imports.mjs')}`,
   });
+  // The recorder runs for the whole life of the process, so make that life do the lazy
+  // work too: a sanctioned change over the control socket, then a tamper and its revert.
+  const wanted = readFileSync(t.p(ORG), 'utf8').replace('hourly_cap = 20', 'hourly_cap = 12');
+  assert.notEqual(wanted, readFileSync(t.p(ORG), 'utf8'));
+  const r = cli(t, ['apply', ORG, '--from', '-'], { input: wanted });
+  assert.equal(r.code, 0, r.stderr);
+  writeFileSync(t.p(ORG), 'tampered = true\n');
+  await waitFor(() => readFileSync(t.p(ORG), 'utf8') === wanted && readAlertsOf(t).some((a) => a.path === ORG), 20_000, 'the tamper reverted to the applied content');
   await d.stop();
-  return readFileSync(log, 'utf8').split('\n').filter(Boolean);
+  const mods = readFileSync(log, 'utf8').split('\n').filter(Boolean);
+  // Proof that this process applied the change (history is written by whoever applies, and
+  // simple-git loads only then), so the lazy apply path was recorded too.
+  assert.ok(mods.some((m) => /simple-git/.test(m)), 'the daemon applied the change (simple-git loaded)');
+  return mods;
 }
 
 it('warden run --guard loads no network or desktop module', async () => {

@@ -115,19 +115,43 @@ describe('locateKey', () => {
 });
 
 describe('hint queue', () => {
-  it('acts on the first hint at once, folds the rest of the turn into one check, then one trailing check', async () => {
+  // Mock timers: the test controls the clock, so "20 ms after the last hint" is exact and
+  // nothing depends on how loaded the machine is.
+  it('acts on the first hint at once, folds the rest of the turn into one check, then one trailing check', (t) => {
+    t.mock.timers.enable({ apis: ['setTimeout', 'setImmediate'] });
+    const seen: string[] = [];
+    const q = new HintQueue((rel, dir) => seen.push(dir ? `${rel}/` : rel), 20);
+    q.hint('a', false);
+    assert.deepEqual(seen, ['a'], 'the first hint is handled synchronously');
+    for (let i = 0; i < 99; i++) q.hint('a', i === 50);
+    q.hint('b', false);
+    assert.deepEqual(seen, ['a', 'b']);
+    t.mock.timers.tick(0);
+    assert.deepEqual(seen, ['a', 'b', 'a/'], '99 more hints for a became one check, a dir event if any of them was');
+    t.mock.timers.tick(19);
+    assert.deepEqual(seen, ['a', 'b', 'a/'], 'no trailing check before settleMs');
+    q.hint('a', false); // a new turn: handled at once, and it pushes a's trailing check back
+    assert.deepEqual(seen, ['a', 'b', 'a/', 'a']);
+    t.mock.timers.tick(1);
+    assert.deepEqual(seen, ['a', 'b', 'a/', 'a', 'b'], "b's trailing check, 20 ms after its last hint");
+    t.mock.timers.tick(18);
+    assert.equal(seen.length, 5, "a's trailing check waits for 20 ms after a's last hint");
+    t.mock.timers.tick(1);
+    assert.deepEqual(seen, ['a', 'b', 'a/', 'a', 'b', 'a']);
+    t.mock.timers.tick(1000);
+    assert.equal(seen.length, 6, 'one trailing check per path, not a repeating timer');
+    q.close();
+  });
+
+  it('does nothing after close: no pending fold, no trailing check, no new hint', (t) => {
+    t.mock.timers.enable({ apis: ['setTimeout', 'setImmediate'] });
     const seen: string[] = [];
     const q = new HintQueue((rel) => seen.push(rel), 20);
     q.hint('a', false);
-    assert.deepEqual(seen, ['a'], 'the first hint is handled synchronously');
-    for (let i = 0; i < 99; i++) q.hint('a', false);
-    q.hint('b', false);
-    assert.deepEqual(seen, ['a', 'b']);
-    await new Promise((r) => setImmediate(r));
-    assert.deepEqual(seen, ['a', 'b', 'a'], '99 more hints for a became one check');
-    const deadline = Date.now() + 5000;
-    while (seen.length < 5 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
-    assert.deepEqual([...seen].sort(), ['a', 'a', 'a', 'b', 'b']);
+    q.hint('a', false);
     q.close();
+    q.hint('b', false);
+    t.mock.timers.tick(1000);
+    assert.deepEqual(seen, ['a']);
   });
 });

@@ -122,14 +122,3 @@ export class DiscordEmulator {
     this.send(rec, res, 404, { message: 'Unknown route', code: 0 });
   }
 }
-
-/** Poll `cond` until it is truthy or the deadline passes (then fail, saying what we waited for). */
-export async function waitFor<T>(cond: () => T | Promise<T>, what: string, timeoutMs = 20_000, everyMs = 20): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await cond();
-    if (v) return v as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for: ${what}`);
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
-}

@@ -1,5 +1,5 @@
 /**
- * Test roots and the real CLI/daemon. Every root is a fresh copy of the example root in a
+ * Test roots and the real CLI/daemon. Every root is a fresh copy of the suite's fixture root in a
  * temp directory, with its own state directory (HMAC key) and an "outside" directory that
  * attacks point at, so tests can prove nothing outside the root was touched.
  */
@@ -8,10 +8,16 @@ import { cpSync, mkdtempSync, readFileSync, readdirSync, lstatSync, readlinkSync
 import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { waitFor } from './wait-for.js';
 import type { Alert } from '../../src/store/alert-types.js';
 
 export const REPO = resolve(import.meta.dirname, '..', '..', '..');
 export const CLI = join(REPO, 'dist', 'src', 'cli', 'main.js');
+/**
+ * The example root the suite owns (a copy of config/, orgs/, blocks/ as committed). Tests
+ * never copy the working tree's example files: the README tour changes them with `apply`.
+ */
+export const FIXTURE = join(REPO, 'test', 'fixtures', 'example-root');
 
 export const TEST_WARDEN_TOML = `approval = "none"
 rescan_seconds = 30
@@ -43,7 +49,7 @@ export function makeRoot(opts: { wardenToml?: string; base?: string } = {}): Tes
   const outside = join(base, 'outside');
   mkdirSync(root, { recursive: true });
   mkdirSync(outside, { recursive: true });
-  for (const d of ['config', 'orgs', 'blocks']) cpSync(join(REPO, d), join(root, d), { recursive: true });
+  for (const d of ['config', 'orgs', 'blocks']) cpSync(join(FIXTURE, d), join(root, d), { recursive: true });
   writeFileSync(join(root, 'config', 'warden.toml'), opts.wardenToml ?? TEST_WARDEN_TOML);
   writeFileSync(join(outside, 'target.txt'), 'outside content\n');
   const env: NodeJS.ProcessEnv = { ...process.env, XDG_STATE_HOME: join(base, 'state'), NO_COLOR: '1' };
@@ -86,28 +92,39 @@ export async function startDaemon(t: TestRoot, args: string[] = ['--guard'], env
   };
 }
 
-/** Poll a condition with a generous deadline; never a fixed sleep. */
-export async function waitFor(pred: () => boolean, timeoutMs = 10_000, what = 'condition'): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    let ok = false;
-    try { ok = pred(); } catch { ok = false; }
-    if (ok) return;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+export { waitFor } from './wait-for.js';
 
+/**
+ * Every alert in the root's alerts.jsonl. A missing file means "no alert yet" (the store
+ * creates it with the first alert) and gives []; anything else that cannot be read, a torn
+ * line or a line that is not an alert throws, so a "no alert was raised" assertion cannot
+ * pass on a broken file.
+ */
 export function readAlertsOf(t: TestRoot): Alert[] {
-  try {
-    return readFileSync(t.p('snapshots/alerts.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Alert);
-  } catch { return []; }
+  const file = t.p('snapshots/alerts.jsonl');
+  let text: string;
+  try { text = readFileSync(file, 'utf8'); } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw e;
+  }
+  if (text !== '' && !text.endsWith('\n')) throw new Error(`${file}: the last line is torn (no newline at the end)`);
+  return text.split('\n').filter(Boolean).map((line, i) => {
+    let a: unknown;
+    try { a = JSON.parse(line); } catch (e) { throw new Error(`${file}:${i + 1}: not JSON: ${(e as Error).message}`); }
+    const r = a as Partial<Alert> | null;
+    if (!r || typeof r !== 'object' || typeof r.id !== 'string' || typeof r.reason !== 'string') throw new Error(`${file}:${i + 1}: not an alert`);
+    return a as Alert;
+  });
 }
 
 export const sha = (b: Buffer | string): string => createHash('sha256').update(b).digest('hex');
 
+/** sha256 of a file's bytes; null only when nothing is there (anything else unreadable throws). */
 export function fileSha(path: string): string | null {
-  try { return sha(readFileSync(path)); } catch { return null; }
+  try { return sha(readFileSync(path)); } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw e;
+  }
 }
 
 /** A picture of a directory tree (type + content hash / link target + mode) to prove it did not change. */

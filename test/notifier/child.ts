@@ -1,7 +1,7 @@
 /** Start test/notifier/child-notifier.js as a child process and wait for "ready". */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { waitFor } from '../helpers/discord-emulator.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 export interface Child { proc: ChildProcess; stderr: string[]; exited: Promise<number | null> }
 
@@ -15,7 +15,7 @@ export async function startChild(opts: { root: string; stateDir: string; config:
   const exited = new Promise<number | null>((r) => proc.on('exit', (code) => r(code)));
   let dead = false;
   void exited.then(() => { dead = true; });
-  await waitFor(() => out.includes('ready') || dead, 'child notifier ready', 20_000);
+  await waitFor(() => out.includes('ready') || dead, 20_000, 'child notifier ready');
   if (dead) throw new Error(`child notifier died:\n${stderr.join('\n')}`);
   return { proc, stderr, exited };
 }

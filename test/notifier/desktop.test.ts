@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readDeliveryState } from '../../src/notifier/delivery-state.js';
-import { waitFor } from '../helpers/discord-emulator.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { startChild } from './child.js';
 import { alert, appendAlerts, config, fixture } from './helpers.js';
 
@@ -29,7 +29,7 @@ test('desktop: notify-send is called at critical urgency with path, reason and a
   try {
     const a = alert({ path: 'orgs/$(touch pwned)`x`.toml' });
     appendAlerts(fx.root, [a]);
-    await waitFor(() => existsSync(log) && readFileSync(log, 'utf8').trim(), 'notify-send called');
+    await waitFor(() => existsSync(log) && readFileSync(log, 'utf8').trim(), 20_000, 'notify-send called');
     const calls = readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as string[]);
     assert.equal(calls.length, 1);
     const argv = calls[0]!;
@@ -39,7 +39,7 @@ test('desktop: notify-send is called at critical urgency with path, reason and a
     assert.match(argv[1]!, /reason: content/);
     assert.match(argv[1]!, /warden edit/);
     assert.ok(!existsSync(join(fx.root, 'pwned')) && !existsSync('pwned'));
-    await waitFor(() => readDeliveryState(fx.root, fx.stateDir).alerts[a.id]?.desktop?.state === 'delivered', 'state delivered');
+    await waitFor(() => readDeliveryState(fx.root, fx.stateDir).alerts[a.id]?.desktop?.state === 'delivered', 20_000, 'state delivered');
   } finally { child.proc.kill('SIGTERM'); await child.exited; fx.cleanup(); }
 });
 
@@ -55,13 +55,12 @@ for (const [what, make] of [
       const st = await waitFor(() => {
         const s = readDeliveryState(fx.root, fx.stateDir);
         return s.channels.desktop?.status === 'unavailable' && Object.keys(s.alerts).length === 20 ? s : null;
-      }, 'desktop unavailable');
+      }, 20_000, 'desktop unavailable');
       assert.match(st.lastDeliveryError!.message, what === 'no notify-send on PATH' ? /not installed/ : /D-Bus/);
       assert.ok(Date.parse(st.channels.desktop!.next_attempt!) - Date.now() > 50_000, 'long backoff');
       assert.equal(st.outboxDepth, 20, 'alerts stay pending for the desktop');
-      // The state file can be read before the child's stderr line has come through the pipe.
-      await waitFor(() => child.stderr.some((l) => l.includes('desktop')), 'the desktop line on stderr');
-      const lines = child.stderr.filter((l) => l.includes('desktop'));
+      // The child writes state before its log line reaches our pipe: wait for the line.
+      const lines = await waitFor(() => { const l = child.stderr.filter((x) => x.includes('desktop')); return l.length ? l : null; }, 20_000, 'the desktop log line');
       assert.equal(lines.length, 1, lines.join('\n'));
     } finally { child.proc.kill('SIGTERM'); await child.exited; fx.cleanup(); }
   });

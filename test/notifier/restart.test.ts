@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readDeliveryState } from '../../src/notifier/delivery-state.js';
-import { DiscordEmulator, waitFor } from '../helpers/discord-emulator.js';
+import { DiscordEmulator } from '../helpers/discord-emulator.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { startChild } from './child.js';
 import { TOKEN, alert, appendAlerts, config, fixture, idsIn } from './helpers.js';
 
@@ -17,16 +18,16 @@ test('notifier killed (-9) mid-delivery and restarted: nothing is lost', async (
     let child = await startChild(opts);
     const first = Array.from({ length: 5 }, () => alert());
     appendAlerts(fx.root, first);
-    await waitFor(() => first.every((a) => readDeliveryState(fx.root, fx.stateDir).alerts[a.id]?.discord?.state === 'delivered'), 'first batch delivered');
+    await waitFor(() => first.every((a) => readDeliveryState(fx.root, fx.stateDir).alerts[a.id]?.discord?.state === 'delivered'), 20_000, 'first batch delivered');
 
     // 2. Hold the next message request open and kill the notifier while it waits.
     emu.hold = true;
     const second = Array.from({ length: 20 }, () => alert());
     appendAlerts(fx.root, second);
-    await waitFor(() => emu.requests.some((r) => r.path.endsWith('/messages') && !r.completed && !r.aborted), 'a message request in flight');
+    await waitFor(() => emu.requests.some((r) => r.path.endsWith('/messages') && !r.completed && !r.aborted), 20_000, 'a message request in flight');
     child.proc.kill('SIGKILL');
     await child.exited;
-    await waitFor(() => emu.requests.some((r) => r.aborted), 'server saw the client vanish');
+    await waitFor(() => emu.requests.some((r) => r.aborted), 20_000, 'server saw the client vanish');
     emu.hold = false;
     emu.release();
 
@@ -38,8 +39,8 @@ test('notifier killed (-9) mid-delivery and restarted: nothing is lost', async (
     await waitFor(() => {
       const got = new Set(emu.messages.flatMap((m) => idsIn(m.content)));
       return everything.every((id) => got.has(id));
-    }, 'every alert id in a delivered message');
-    await waitFor(() => readDeliveryState(fx.root, fx.stateDir).outboxDepth === 0, 'outbox empty');
+    }, 20_000, 'every alert id in a delivered message');
+    await waitFor(() => readDeliveryState(fx.root, fx.stateDir).outboxDepth === 0, 20_000, 'outbox empty');
     const delivered = emu.messages.flatMap((m) => idsIn(m.content));
     // Before the kill, the first batch was acknowledged: it must not come again.
     for (const a of first) assert.equal(delivered.filter((id) => id === a.id).length, 1, `${a.id} sent once`);

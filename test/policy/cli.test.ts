@@ -8,16 +8,14 @@ import { fileURLToPath } from 'node:url';
 import { loadPolicyFromRoot, policyFileHealth } from '../../src/policy/index.js';
 import { org } from './fixtures.js';
 
-// This file runs as dist/test/policy/cli.test.js; the repository (the example root) is three levels up.
-const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
-const CLI = join(REPO, 'dist/src/cli/main.js');
+import { CLI, FIXTURE } from '../helpers/root.js';
 const OWNER = '123456789012345678';
 const ALICE = '222222222222222222';
 
-/** A temp copy of the example root (config/, orgs/, blocks/). */
+/** A temp copy of the suite's fixture root (config/, orgs/, blocks/), never the working tree. */
 function exampleRoot(): string {
   const dir = mkdtempSync(join(tmpdir(), 'warden-policy-'));
-  for (const d of ['config', 'orgs', 'blocks']) cpSync(join(REPO, d), join(dir, d), { recursive: true });
+  for (const d of ['config', 'orgs', 'blocks']) cpSync(join(FIXTURE, d), join(dir, d), { recursive: true });
   return dir;
 }
 

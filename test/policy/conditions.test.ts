@@ -49,13 +49,13 @@ const invalidDocs: { name: string; doc: string; line: number; key: RegExp; msg: 
   { name: 'empty when array', doc: '[workspace."/a/"]\nwhen = []\naction = "allow"\n', line: 2, key: /when/, msg: /non-empty array/ },
   { name: 'when is a number', doc: '[workspace."/a/"]\nwhen = 5\naction = "allow"\n', line: 2, key: /when/, msg: /condition/ },
   { name: 'bad mode', doc: '[workspace."/a/"]\nwhen = "discord:dm"\nmode = "xor"\naction = "allow"\n', line: 3, key: /mode/, msg: /"or" or "and"/ },
-  { name: 'missing action', doc: '[workspace."/a/"]\nwhen = "discord:dm"\n', line: 1, key: /workspace/, msg: /./ },
-  { name: 'missing when', doc: '[workspace."/a/"]\naction = "allow"\n', line: 1, key: /workspace/, msg: /./ },
+  { name: 'missing action', doc: '[workspace."/a/"]\nwhen = "discord:dm"\n', line: 1, key: /^workspace\.\/a\/\.action$/, msg: /^is required; it must be a string: "load", "allow" or "deny"$/ },
+  { name: 'missing when', doc: '[workspace."/a/"]\naction = "allow"\n', line: 1, key: /^workspace\.\/a\/\.when$/, msg: /^is required; it must be a condition string/ },
   { name: 'relative path key', doc: '[workspace."a/"]\nwhen = "discord:dm"\naction = "allow"\n', line: 1, key: /workspace/, msg: /must start with "\/"/ },
   { name: 'dot-dot path key', doc: '[workspace."/a/../b"]\nwhen = "discord:dm"\naction = "allow"\n', line: 1, key: /workspace/, msg: /"\.\."/ },
   { name: 'bad block name', doc: '[blocks."../x"]\nwhen = "discord:dm"\naction = "load"\n', line: 1, key: /blocks/, msg: /plain file stem/ },
   { name: 'top-level key', doc: 'debug = true\n', line: 1, key: /debug/, msg: /unknown key/ },
-  { name: 'TOML syntax error', doc: '[blocks.a]\nwhen = "tui\naction = "load"\n', line: 2, key: /.*/, msg: /./ },
+  { name: 'TOML syntax error', doc: '[blocks.a]\nwhen = "tui\naction = "load"\n', line: 2, key: /^$/, msg: /control characters are not allowed in strings/ },
 ];
 
 for (const c of invalidDocs) {

@@ -107,7 +107,7 @@ test('blocks: front matter rules', () => {
     ['+++\ndescription = "   "\n+++\n', 2, /must not be empty/],
     ['+++\ndescription = 5\n+++\n', 2, /string/],
     ['+++\ndescription = "x"\ntitle = "y"\n+++\n', 3, /unknown key/],
-    ['+++\ndescription = "x\n+++\n', 2, /./],
+    ['+++\ndescription = "x\n+++\n', 2, /unfinished string/],
     ['', 1, /empty/],
   ];
   for (const [text, line, msg] of table) {

@@ -5,7 +5,7 @@ import {
   buildPolicy, canRead, conditionHolds, contextFacts, evaluatePath, explain, parseCondition, parseConditions, resolveTier,
   type SessionContext,
 } from '../../src/policy/index.js';
-import { ALICE, BOOK_CH, GUEST_CH, OWNER, rootFiles } from './fixtures.js';
+import { ALICE, BOOK_CH, GUEST_CH, NSFW_MD, OWNER, org, rootFiles } from './fixtures.js';
 
 const ids = ['1', '2', '3'];
 const factArb = fc.constantFrom('discord:nsfw', 'discord:dm', 'internal', 'tui', ...ids.flatMap((i) => [`discord:dm:${i}`, `discord:guild:${i}`, `discord:channel:${i}`, `discord:forum:${i}`]));
@@ -90,15 +90,32 @@ test('property: negation flips a condition, and a one-condition rule', () => {
   }), { numRuns: 300 });
 });
 
-test('property: resolution is deterministic and independent of file order', () => {
-  fc.assert(fc.property(userArb, ctxArb, targetArb, fc.integer(), (user, ctx, target, seed) => {
-    const files = rootFiles();
-    const shuffled = [...files].sort((x, y) => ((x.path.length * 31 + seed) % 7) - ((y.path.length * 31 + seed) % 7));
-    const a = explain(buildPolicy(files).policy, user, ctx, [target]);
-    const b = explain(buildPolicy(shuffled).policy, user, ctx, [target]);
-    assert.deepEqual(a, b);
-    assert.deepEqual(resolveTier(buildPolicy(files).policy, user, ctx), resolveTier(buildPolicy(files).policy, user, ctx));
-  }), { numRuns: 200 });
+// Several orgs that overlap (shared members, channels, folders) and several blocks, so the
+// order the loader sees them in could change the answer if it mattered.
+const orgArb = fc.record({
+  members: fc.subarray([ALICE, '999', '222', '333333333333333333']),
+  channels: fc.subarray([BOOK_CH, GUEST_CH, ...ids]),
+  folders: fc.subarray(['/workspace/a/', '/workspace/a/b/', '/memories/a/', '/workspace/c/', '/workspace/bookclub/']),
+  commands: fc.subarray(['ls', 'cat', 'grep']),
+  cap: fc.integer({ min: 1, max: 50 }),
+});
+const orgsArb = fc.uniqueArray(fc.constantFrom('alpha', 'beta', 'gamma', 'delta', 'bookclub'), { minLength: 2, maxLength: 5 })
+  .chain((names) => fc.tuple(...names.map((n) => orgArb.map((o) => [n, org(o)] as const))))
+  .map((pairs) => Object.fromEntries(pairs) as Record<string, string>);
+const blocksArb = fc.uniqueArray(fc.constantFrom('nsfw', 'dm', 'tui', 'guild'), { minLength: 1, maxLength: 4 })
+  .map((names) => Object.fromEntries(names.map((n) => [n, NSFW_MD])) as Record<string, string>);
+const filesArb = fc.tuple(orgsArb, blocksArb).map(([orgs, blocks]) => rootFiles({ orgs, blocks }));
+const permutedArb = filesArb.chain((files) => fc.tuple(fc.constant(files), fc.shuffledSubarray(files, { minLength: files.length, maxLength: files.length })));
+
+test('property: resolution is deterministic and independent of file order (several orgs, every permutation)', () => {
+  fc.assert(fc.property(permutedArb, userArb, ctxArb, targetArb, ([files, shuffled], user, ctx, target) => {
+    assert.equal(shuffled.length, files.length);
+    const p = buildPolicy(files);
+    const q = buildPolicy(shuffled);
+    assert.deepEqual(q.warnings, p.warnings);
+    assert.deepEqual(explain(q.policy, user, ctx, [target]), explain(p.policy, user, ctx, [target]));
+    assert.deepEqual(resolveTier(q.policy, user, ctx), resolveTier(p.policy, user, ctx));
+  }), { numRuns: 300 });
 });
 
 test('property: allow means the tier grants it AND conditions allow it; write only for the owner', () => {
