@@ -72,7 +72,7 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
       }
       let state: BaselineState;
       try {
-        state = BaselineState.load(rootFd, key, { blobs: true }, sealPath(opts.root));
+        state = BaselineState.load(rootFd, key, { blobs: true, settle: true }, sealPath(opts.root));
       } catch (err) {
         if (err instanceof WardenError && err.message.startsWith('baseline-tampered')) {
           // Fail closed, but leave a record the owner will be told about.

@@ -62,6 +62,12 @@ class BlobReader {
   close(): void { for (const fd of this.fds.values()) if (fd !== null) safeClose(fd); }
 }
 
+export interface LoadOptions {
+  blobs: boolean;
+  /** Write the seal when it is missing or names two pairs (the lock holder only). */
+  settle?: boolean;
+}
+
 export class BaselineState {
   private constructor(
     public index: BaselineIndex,
@@ -76,8 +82,12 @@ export class BaselineState {
     if (this.seal) writeSeal(this.seal, sealPair(this.index.generation, this.indexBytes));
   }
 
-  /** Authenticate the index and load the blobs. Fails closed: a tampered store is never adopted. */
-  static load(rootFd: number, key: Buffer, opts: { blobs: boolean } = { blobs: true }, seal: string | null = null): BaselineState {
+  /**
+   * Authenticate the index and load the blobs. Fails closed: a tampered store is never adopted.
+   * `settle`: only the one writer (the daemon, or a command under the lock) may bring the
+   * seal up to date; a reader racing a commit would put back a stale pair.
+   */
+  static load(rootFd: number, key: Buffer, opts: LoadOptions = { blobs: true }, seal: string | null = null): BaselineState {
     const r = readIndex(rootFd, key);
     const sealed = seal ? readSeal(seal) : null;
     if (!r.ok) {
@@ -109,7 +119,7 @@ export class BaselineState {
     const state = new BaselineState(r.index, r.raw, blobs, key, seal);
     // No seal yet (first start with one): adopt the authenticated index. A commit that
     // crashed before its index rename: the previous index stands; settle the seal on it.
-    if (seal && (!sealed || mine !== current || previous !== '')) state.writeSealNow();
+    if (seal && opts.settle && (!sealed || mine !== current || previous !== '')) state.writeSealNow();
     return state;
   }
 

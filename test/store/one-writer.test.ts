@@ -7,7 +7,8 @@
 import { describe, it, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import {
   CLI, cli, makeRoot, readAlertsOf, startDaemon, waitFor, type Daemon, type TestRoot,
 } from '../helpers/root.js';
@@ -139,6 +140,7 @@ describe('a command never applies beside a running daemon', () => {
     rmSync(t.p(SOCK));
     rmSync(t.p(LOCK));
     const r = applyOrg(t, `${approved}\n# a second writer\n`);
+    process.stderr.write(`# second writer beside a daemon in another namespace: exit ${r.code}\n`);
     // Either refused (the daemon already put its lock back) or applied beside it and then
     // reverted by the daemon as tampering; never a store the next start refuses.
     assert.ok(r.code === 0 || r.code === 3, `exit ${r.code}: ${r.stderr}`);
@@ -152,5 +154,38 @@ describe('a command never applies beside a running daemon', () => {
     assert.equal(cli(t, ['verify']).code, 0);
     assert.equal(readFileSync(t.p(ORG), 'utf8'), approved);
     if (r.code === 0) assert.ok(readAlertsOf(t).some((a) => a.reason === 'baseline-tampered'), 'the second write was reported');
+  });
+});
+
+describe('the seal and the index', () => {
+  const sealOf = (t: TestRoot): string => {
+    const dir = join(t.base, 'state', 'warden', 'keys');
+    const f = readdirSync(dir).find((n) => n.endsWith('.seal'));
+    assert.ok(f, 'a seal exists');
+    return join(dir, f);
+  };
+
+  it('a start that finds them disagreeing refuses with a message pointing at the owner\'s review, and an alert', async () => {
+    const t = fresh();
+    const old = readFileSync(t.p('snapshots/baseline/index'));
+    assert.equal(applyOrg(t, `${readFileSync(t.p(ORG), 'utf8')}\n# newer\n`).code, 0);
+    writeFileSync(t.p('snapshots/baseline/index'), old);
+    const r = spawnSync(process.execPath, [CLI, 'run', '--guard', '--root', t.root], { env: t.env, encoding: 'utf8', timeout: 30_000 });
+    assert.equal(r.status, 2);
+    assert.match(r.stderr, /not the latest approved one \(generation 1, the seal names 2;/);
+    assert.match(r.stderr, /run `warden init --force` to review the difference and approve it/);
+    assert.ok(readAlertsOf(t).some((a) => a.reason === 'baseline-tampered'));
+  });
+
+  it('only the lock holder writes the seal: a reader (verify, status) never does', async () => {
+    const t = fresh();
+    const seal = sealOf(t);
+    rmSync(seal);
+    assert.equal(cli(t, ['verify']).code, 0);
+    const st = cli(t, ['status']);
+    assert.ok(st.code === 0 || st.code === 1, st.stderr);
+    assert.ok(!existsSync(seal), 'a reader wrote the seal');
+    await daemon(t);
+    assert.ok(existsSync(seal), 'the daemon settles the seal');
   });
 });

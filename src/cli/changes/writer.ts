@@ -68,7 +68,7 @@ export async function runChangeOp(root: string, req: Record<string, unknown>, lo
     } finally { safeClose(controlFd); }
     try {
       // Load under the lock: nobody else can change the baseline now.
-      const l = loadBaseline(root, { blobs: true });
+      const l = loadBaseline(root, { blobs: true, settle: true });
       try {
         const env: ChangeEnv = {
           ctx: { root, rootFd: l.rootFd, state: l.state, config: l.config, pset: l.pset },
