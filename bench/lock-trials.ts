@@ -12,7 +12,7 @@
  * `node dist/bench/lock-trials.js [N]` (e.g. 500 for the heavy count).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { randomInt } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -25,6 +25,8 @@ export interface LockTrialStats {
   killedRunning: number;
   /** Kills after which a lock file was left behind for the next start to judge stale. */
   lockLeft: number;
+  /** Kills that left a lock's temporary file: they landed between create and link (the old code's empty lock). */
+  tempLeft: number;
   /** Starts after a kill that did not reach ready on their own (must be 0). */
   startFailures: number;
   /** Command trials where the file was neither the old nor the new content (must be 0). */
@@ -99,7 +101,7 @@ export async function runLockTrials(n: number, opts: { log?: (l: string) => void
   const env: NodeJS.ProcessEnv = { ...process.env, XDG_STATE_HOME: join(base, 'state'), NO_COLOR: '1' };
   for (const k of ['STATE_DIRECTORY', 'NOTIFY_SOCKET', 'WATCHDOG_USEC', 'WARDEN_TEST_CRASH_AT', 'WARDEN_TEST_STEP_DELAY_MS']) delete env[k];
   const stats: LockTrialStats = {
-    trials: 0, daemonKills: 0, commandKills: 0, killedRunning: 0, lockLeft: 0, startFailures: 0, neither: 0, verifyFailures: 0,
+    trials: 0, daemonKills: 0, commandKills: 0, killedRunning: 0, lockLeft: 0, tempLeft: 0, startFailures: 0, neither: 0, verifyFailures: 0,
     applied: 0, keptOld: 0, calibration: { readyMs: 0, applyMs: 0 }, ms: 0, failures: [],
   };
   const live: Proc[] = [];
@@ -149,6 +151,7 @@ export async function runLockTrials(n: number, opts: { log?: (l: string) => void
         label = `apply killed after ${delay} ms`;
       }
       if (existsSync(join(root, LOCK))) { stats.lockLeft++; label += ', lock left'; }
+      if (existsSync(join(root, 'snapshots/control')) && readdirSync(join(root, 'snapshots/control')).some((f) => /^warden\.lock\..+\.tmp$/.test(f))) { stats.tempLeft++; label += ', lock temp left'; }
       const s = await startReady(root, env);
       live.push(s.d);
       stats.trials++;

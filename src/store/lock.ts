@@ -169,6 +169,18 @@ export async function acquireLock(controlDirFd: number, opts: LockOptions): Prom
   }
 }
 
+/**
+ * Who holds the lock now, without taking it (for status and pre-checks): the beacon's proven
+ * holder, else a live holder named by the lock file, else null.
+ */
+export async function lockHolder(controlDirFd: number, key: Buffer): Promise<Holder | null> {
+  const p = await probeBeacon(key);
+  const seen = inspect(controlDirFd);
+  const fromFile = seen.kind === 'held' ? seen.holder : null;
+  if (p.kind === 'held') return p.holder ?? fromFile ?? { pid: 0, start: '-', boot: '-', role: '?' };
+  return fromFile;
+}
+
 /** Hold the lock: refresh its time, put it back if it is removed, release it when done. */
 function holdFile(dirFd: number, firstFd: number, me: Holder, line: string, beacon: Beacon | null, label: string, log: (l: string) => void): Lock {
   let fd = firstFd;

@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, openSync, closeSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync, constants } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LockHeldError, acquireLock, type Lock } from '../../src/store/lock.js';
+import { LockHeldError, acquireLock, lockHolder, type Lock } from '../../src/store/lock.js';
 import { GARBLED_STALE_MS, UNVERIFIED_STALE_MS, judge, parseHolder, procStart, type Probe } from '../../src/store/lock-holder.js';
 import { beaconName } from '../../src/store/lock-beacon.js';
 import { waitFor } from '../helpers/root.js';
@@ -81,7 +81,9 @@ describe('acquireLock', () => {
     await assert.rejects(acquireLock(d.fd, { role: 'command', waitMs: 200, key: d.key }), (e: unknown) => e instanceof LockHeldError && e.holder?.pid === process.pid);
     // And the holder puts its file back.
     await waitFor(() => readFileSync(join(d.path, 'warden.lock'), 'utf8').startsWith(`${process.pid} `), 10_000, 'the lock file put back');
+    assert.equal((await lockHolder(d.fd, d.key))?.role, 'daemon');
     first.release();
+    assert.equal(await lockHolder(d.fd, d.key), null);
     held(await acquireLock(d.fd, { role: 'command', waitMs: 1000, key: d.key }));
   });
 
