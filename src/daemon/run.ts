@@ -5,7 +5,8 @@
 import { WardenError, formatLocated } from '../common/errors.js';
 import { WARDEN_TOML, configFromBytes, type WardenConfig } from '../config/warden-config.js';
 import { loadWardenConfig } from '../store/approved-config.js';
-import { openRoot, safeClose } from '../fsx/beneath.js';
+import { ensureDirBeneath, openRoot, safeClose } from '../fsx/beneath.js';
+import { CONTROL_DIR, LOCK_FILE } from '../store/layout.js';
 import { BaselineState } from '../store/baseline-state.js';
 import { Guard } from '../guard/guard.js';
 import { startWatcher, type WatchHandle } from '../guard/watcher.js';
@@ -65,10 +66,13 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
   if (opts.guard) {
     rootFd = openRoot(opts.root);
     cleanups.push(() => safeClose(rootFd));
-    const lock: Lock = await acquireLock(rootFd, 10_000);
+    const key = loadKey(opts.root, opts.initIfNeeded);
+    // Held for the daemon's whole life: commands see it even when the socket is gone.
+    const controlFd = ensureDirBeneath(rootFd, CONTROL_DIR);
+    let lock: Lock;
+    try { lock = await acquireLock(controlFd, { role: 'daemon', waitMs: 10_000, key, label: LOCK_FILE, log }); } finally { safeClose(controlFd); }
     cleanups.push(() => lock.release());
     try {
-      const key = loadKey(opts.root, opts.initIfNeeded);
       const idx = readIndex(rootFd, key);
       // Only a root that never had a baseline is initialised: a sealed one whose index vanished is tampered.
       if (!idx.ok && idx.problem === 'missing' && opts.initIfNeeded && readSeal(sealPath(opts.root)) === null) {
@@ -77,7 +81,7 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
       }
       let state: BaselineState;
       try {
-        state = BaselineState.load(rootFd, key, { blobs: true }, sealPath(opts.root));
+        state = BaselineState.load(rootFd, key, { blobs: true, settle: true }, sealPath(opts.root));
       } catch (err) {
         if (err instanceof WardenError && err.message.startsWith('baseline-tampered')) {
           // Fail closed, but leave a record the owner will be told about.
@@ -184,6 +188,8 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
     if (stopping) return done;
     stopping = true;
     sd.stopping();
+    // Leave index and seal agreeing (a second writer may have moved either since the last check).
+    try { guard?.verifyStore(false, '-'); } catch { /* keep stopping */ }
     guard?.stop();
     for (const c of cleanups.reverse()) { try { await c(); } catch { /* keep stopping */ } }
     sd.close();

@@ -71,7 +71,13 @@ export class StoreCheck {
       finally { safeClose(w.fd); }
     }
     if (!problem && raw && !raw.equals(this.state.indexBytes)) problem = 'index content differs from the authenticated baseline';
-    if (!problem) return;
+    if (!problem) {
+      // A second writer also moves the seal (outside the store): keep it on the index held, or the next start refuses.
+      let seal: string | null = null;
+      try { seal = this.state.checkSeal(); } catch (err) { this.log(`<2>warden: cannot rewrite the baseline seal: ${errnoCode(err) ?? err}`); }
+      if (seal) this.tamper(`${seal}; sealed the baseline held in memory again`, INDEX_PATH);
+      return;
+    }
     this.tamper(`${problem}; the baseline held in memory was written back`, INDEX_PATH);
     try { this.state.rewriteIndex(this.rootFd); } catch (err) { this.log(`<2>warden: cannot rewrite the baseline index: ${errnoCode(err) ?? err}`); }
   }

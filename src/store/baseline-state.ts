@@ -4,7 +4,7 @@
  */
 import { WardenError } from '../common/errors.js';
 import {
-  blobDir, readBlob, readIndex, serializeIndex, sha256Hex, writeBlob, writeIndex, writeIndexBytes,
+  blobDir, readBlob, readIndex, serializeIndex, sha256Hex, writeBlob, writeIndexBytes,
   type BaselineIndex, type FileEntry,
 } from './baseline.js';
 import { readRegularAt, safeClose, walkDir } from '../fsx/beneath.js';
@@ -32,6 +32,13 @@ export interface BaselineChange {
  */
 const sealPair = (generation: number, indexBytes: Buffer): string => `${generation} ${sha256Hex(indexBytes)}`;
 
+function safeReadSeal(path: string): string | null {
+  try { return readSeal(path); } catch { return null; }
+}
+
+/** How a start that cannot trust the store points the owner at the recovery (SPEC §8: init --force shows the difference first). */
+export const RECOVERY = 'run `warden init --force` to review the difference and approve it';
+
 /** Reads blobs with each store directory opened once (10,000 blobs at start). */
 class BlobReader {
   private readonly fds = new Map<string, number | null>();
@@ -56,6 +63,12 @@ class BlobReader {
   close(): void { for (const fd of this.fds.values()) if (fd !== null) safeClose(fd); }
 }
 
+export interface LoadOptions {
+  blobs: boolean;
+  /** Write the seal when it is missing or names two pairs (the lock holder only). */
+  settle?: boolean;
+}
+
 export class BaselineState {
   private constructor(
     public index: BaselineIndex,
@@ -70,21 +83,25 @@ export class BaselineState {
     if (this.seal) writeSeal(this.seal, sealPair(this.index.generation, this.indexBytes));
   }
 
-  /** Authenticate the index and load the blobs. Fails closed: a tampered store is never adopted. */
-  static load(rootFd: number, key: Buffer, opts: { blobs: boolean } = { blobs: true }, seal: string | null = null): BaselineState {
+  /**
+   * Authenticate the index and load the blobs. Fails closed: a tampered store is never adopted.
+   * `settle`: only the one writer (the daemon, or a command under the lock) may bring the
+   * seal up to date; a reader racing a commit would put back a stale pair.
+   */
+  static load(rootFd: number, key: Buffer, opts: LoadOptions = { blobs: true }, seal: string | null = null): BaselineState {
     const r = readIndex(rootFd, key);
     const sealed = seal ? readSeal(seal) : null;
     if (!r.ok) {
-      if (r.problem === 'missing' && sealed) throw new WardenError('baseline-tampered: snapshots/baseline/index was removed (a baseline was sealed for this root); warden will not start from nothing. Check the files, then \'warden init --force\'.');
+      if (r.problem === 'missing' && sealed) throw new WardenError(`baseline-tampered: snapshots/baseline/index was removed (a baseline was sealed for this root); warden will not start from nothing: ${RECOVERY}.`);
       if (r.problem === 'missing') throw new WardenError("no baseline yet: run 'warden init' first");
-      throw new WardenError(`baseline-tampered: snapshots/baseline/index cannot be trusted (${r.detail}); warden will not adopt it. Check the files, then 'warden init --force'.`);
+      throw new WardenError(`baseline-tampered: snapshots/baseline/index cannot be trusted (${r.detail}); warden will not adopt it: ${RECOVERY}.`);
     }
     const mine = sealPair(r.index.generation, r.raw);
     const parts = sealed?.split(' ') ?? [];
     const current = parts.slice(0, 2).join(' ');
     const previous = parts.slice(2, 4).join(' ');
     if (sealed && mine !== current && mine !== previous) {
-      throw new WardenError(`baseline-tampered: snapshots/baseline/index is authentic but not the latest approved one (generation ${r.index.generation}; rolled back?); warden will not adopt it. Check the files, then 'warden init --force'.`);
+      throw new WardenError(`baseline-tampered: snapshots/baseline/index is authentic but not the latest approved one (generation ${r.index.generation}, the seal names ${current.split(' ')[0] ?? '?'}; rolled back, or written by a second writer?); warden will not adopt it: ${RECOVERY}.`);
     }
     const blobs = new Map<string, Buffer>();
     let used = 0;
@@ -94,7 +111,7 @@ export class BaselineState {
     for (const [path, e] of opts.blobs ? Object.entries(r.index.files) : []) {
       if (blobs.has(e.sha256)) continue;
       const b = blobReader.read(e.kind, e.sha256);
-      if (!b) throw new WardenError(`baseline-tampered: the approved content of ${path} is missing from the store or altered; warden will not adopt it. Check the files, then 'warden init --force'.`);
+      if (!b) throw new WardenError(`baseline-tampered: the approved content of ${path} is missing from the store or altered; warden will not adopt it: ${RECOVERY}.`);
       if (used + b.length <= MEMORY_BUDGET) { blobs.set(e.sha256, b); used += b.length; }
     }
     } finally {
@@ -103,7 +120,7 @@ export class BaselineState {
     const state = new BaselineState(r.index, r.raw, blobs, key, seal);
     // No seal yet (first start with one): adopt the authenticated index. A commit that
     // crashed before its index rename: the previous index stands; settle the seal on it.
-    if (seal && (!sealed || mine !== current || previous !== '')) state.writeSealNow();
+    if (seal && opts.settle && (!sealed || mine !== current || previous !== '')) state.writeSealNow();
     return state;
   }
 
@@ -153,9 +170,33 @@ export class BaselineState {
     for (const sha of this.blobs.keys()) if (!live.has(sha)) this.blobs.delete(sha);
   }
 
-  /** Rewrite the index exactly as held (after a tamper). */
+  /**
+   * Rewrite the index exactly as held (after a tamper, e.g. a second writer's commit). The
+   * seal follows it: while the index is put back the seal names both, so a crash in between
+   * leaves a pair the next start accepts, never a seal that names neither.
+   */
   rewriteIndex(rootFd: number): void {
-    this.indexBytes = writeIndex(rootFd, this.index, this.key);
+    const bytes = serializeIndex(this.index, this.key);
+    const mine = sealPair(this.index.generation, bytes);
+    if (this.seal) {
+      const onDisk = safeReadSeal(this.seal)?.split(' ').slice(0, 2).join(' ') ?? '';
+      writeSeal(this.seal, onDisk && onDisk !== mine ? `${mine} ${onDisk}` : mine);
+    }
+    this.indexBytes = writeIndexBytes(rootFd, bytes);
+    this.writeSealNow();
+  }
+
+  /**
+   * Put the seal back on the index held, when another writer moved it (it lives outside the
+   * watched store, so this is checked with the store). Returns what was wrong, or null.
+   */
+  checkSeal(): string | null {
+    if (!this.seal) return null;
+    const mine = sealPair(this.index.generation, this.indexBytes);
+    const onDisk = safeReadSeal(this.seal);
+    if (onDisk === mine) return null;
+    this.writeSealNow();
+    return onDisk === null ? 'the baseline seal was removed' : 'the baseline seal names another index';
   }
 
   /** Put an approved blob back in the store (after a tamper). */

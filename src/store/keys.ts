@@ -38,7 +38,10 @@ export function loadKey(root: string, create: boolean, env: NodeJS.ProcessEnv = 
     if (!create) throw new WardenError(`no baseline key at ${path}: this root was initialised with another state directory, or the key was lost (run 'warden init --force' after checking the files)`);
     mkdirSync(join(path, '..'), { recursive: true, mode: 0o700 });
     const key = randomBytes(KEY_BYTES);
-    const wfd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+    let wfd: number;
+    // Two first starts at once: the loser reads the winner's key (the key is made before the lock is taken).
+    try { wfd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600); }
+    catch (e) { if (errnoCode(e) === 'EEXIST') return loadKey(root, false, env); throw e; }
     try { writeSync(wfd, key.toString('hex')); fsyncSync(wfd); } finally { closeSync(wfd); }
     return key;
   }

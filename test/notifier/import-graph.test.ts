@@ -77,10 +77,10 @@ export function violations(starts: string[]): string[] {
 const ALLOWED_EDGES = new Set(['src/daemon/run.ts -> src/notifier/index.ts']);
 
 /**
- * node:net only for the Unix-domain control socket (the guard unit allows AF_UNIX alone, so
- * the kernel refuses any other family even if code tried).
+ * node:net only for the Unix-domain control socket and the lock's abstract Unix-socket beacon
+ * (the guard unit allows AF_UNIX alone, so the kernel refuses any other family even if code tried).
  */
-const ALLOWED_SPECIFIERS = new Map([['src/daemon/control.ts', ['node:net']], ['src/cli/daemon-client.ts', ['node:net']]]);
+const ALLOWED_SPECIFIERS = new Map([['src/daemon/control.ts', ['node:net']], ['src/cli/daemon-client.ts', ['node:net']], ['src/store/lock-beacon.ts', ['node:net']]]);
 
 /** Everything a `warden run --guard` process can load: the daemon and all it depends on. */
 const guardStarts = () => [

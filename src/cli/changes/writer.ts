@@ -7,9 +7,9 @@
  */
 import { connect } from 'node:net';
 import { EXIT, WardenError } from '../../common/errors.js';
-import { at, lstatAt, openRoot, safeClose, walkDir } from '../../fsx/beneath.js';
-import { CONTROL_DIR } from '../../store/layout.js';
-import { acquireLock, pidAlive } from '../../store/lock.js';
+import { at, ensureDirBeneath, lstatAt, openRoot, safeClose, walkDir } from '../../fsx/beneath.js';
+import { CONTROL_DIR, LOCK_FILE, SOCKET_FILE } from '../../store/layout.js';
+import { LockHeldError, acquireLock } from '../../store/lock.js';
 import { loadBaseline } from '../../store/load-baseline.js';
 import { loadKey } from '../../store/keys.js';
 import { appendAlert } from '../../store/alerts.js';
@@ -57,15 +57,18 @@ export async function runChangeOp(root: string, req: Record<string, unknown>, lo
   const rootFd = openRoot(root);
   try {
     let lock;
-    try { lock = await acquireLock(rootFd, 3000); }
+    // The key names the lock's kernel-held half: a running daemon is seen even when its socket and lock file were removed.
+    const controlFd = ensureDirBeneath(rootFd, CONTROL_DIR);
+    try { lock = await acquireLock(controlFd, { role: 'command', waitMs: 3000, key: loadKey(root, false), label: LOCK_FILE, log }); }
     catch (err) {
-      const m = /pid (\d+)/.exec(String((err as Error).message));
-      if (m && pidAlive(Number(m[1]))) throw new WardenError(`the daemon (pid ${m[1]}) holds the lock but does not answer on snapshots/control/warden.sock`, EXIT.daemonDown);
+      if (err instanceof LockHeldError && err.holder?.role === 'daemon') {
+        throw new WardenError(`the warden daemon (pid ${err.holder.pid}) guards this root but does not answer on ${SOCKET_FILE}; nothing was applied. Restart the daemon (systemctl restart warden-guard, or stop and start \`warden run\`), then try again.`, EXIT.daemonDown);
+      }
       throw err;
-    }
+    } finally { safeClose(controlFd); }
     try {
       // Load under the lock: nobody else can change the baseline now.
-      const l = loadBaseline(root, { blobs: true });
+      const l = loadBaseline(root, { blobs: true, settle: true });
       try {
         const env: ChangeEnv = {
           ctx: { root, rootFd: l.rootFd, state: l.state, config: l.config, pset: l.pset },
