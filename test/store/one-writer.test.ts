@@ -123,7 +123,7 @@ describe('a command never applies beside a running daemon', () => {
     const d = await daemon(t);
     const r = spawnSync(process.execPath, [CLI, 'run', '--guard', '--root', t.root], { env: t.env, encoding: 'utf8', timeout: 30_000 });
     assert.notEqual(r.status, 0);
-    assert.match(r.stderr, new RegExp(`already guards this root \\(pid ${d.proc.pid}\\)`));
+    assert.match(r.stderr, new RegExp(`daemon \\(pid ${d.proc.pid}\\) already guards `));
   });
 
   it('a second writer the lock cannot see (daemon in another network namespace) cannot make the next start fail', async () => {
@@ -183,7 +183,7 @@ describe('the seal and the index', () => {
     rmSync(seal);
     assert.equal(cli(t, ['verify']).code, 0);
     const st = cli(t, ['status']);
-    assert.ok(st.code === 0 || st.code === 1, st.stderr);
+    assert.ok([0, 1, 3].includes(st.code), `status exit ${st.code} (3: no daemon): ${st.stderr}`);
     assert.ok(!existsSync(seal), 'a reader wrote the seal');
     await daemon(t);
     assert.ok(existsSync(seal), 'the daemon settles the seal');
