@@ -117,6 +117,8 @@ class View extends EventEmitter implements ApprovedView {
     // A lost watch degrades to the retry and recheck timers; it must never throw in the runtime.
     w.on('error', () => this.schedule());
     await new Promise<void>((r) => w.once('ready', () => r()));
+    // Anything published while the watches were being armed.
+    this.schedule();
   }
 
   private stamp(): string {
