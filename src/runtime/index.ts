@@ -12,7 +12,7 @@
  * Every state current() returns is one warden approved (or closed: grants nothing, no
  * credentials). See docs/RUNTIME.md for the guarantee and its limits.
  */
-export { openApprovedView, type ApprovedView, type ViewOptions } from './view.js';
+export { openApprovedView, type ApprovedView, type ViewOptions, type ViewStats } from './view.js';
 export type { ApprovedState, Credentials } from './state.js';
 export { DEPLOYMENT_DIRS, MANIFEST_NAME, type DeploymentDirs } from '../store/manifest-format.js';
 export {

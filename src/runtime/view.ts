@@ -42,10 +42,14 @@ export interface ApprovedView {
   once(event: 'change', fn: (state: ApprovedState) => void): this;
   /** Resolves once the watches are armed. */
   ready(): Promise<void>;
+  /** What the view has done since it opened (to see that it costs nothing between changes). */
+  stats(): ViewStats;
   /** Where this view looks for the manifest. */
   readonly manifestPath: string;
   close(): Promise<void>;
 }
+
+export interface ViewStats { checks: number; manifestReads: number; fileReads: number; adopted: number }
 
 const RETRY_MIN_MS = 10;
 const RETRY_MAX_MS = 1000;
@@ -71,6 +75,7 @@ class View extends EventEmitter implements ApprovedView {
   private watcher: FSWatcher | null = null;
   private readyP: Promise<void>;
   private closed = false;
+  private readonly counters: ViewStats = { checks: 0, manifestReads: 0, fileReads: 0, adopted: 0 };
 
   constructor(root: string, opts: ViewOptions) {
     super();
@@ -88,6 +93,7 @@ class View extends EventEmitter implements ApprovedView {
   }
 
   current(): ApprovedState { return this.state; }
+  stats(): ViewStats { return { ...this.counters }; }
   ready(): Promise<void> { return this.readyP; }
 
   async close(): Promise<void> {
@@ -117,6 +123,8 @@ class View extends EventEmitter implements ApprovedView {
     // A lost watch degrades to the retry and recheck timers; it must never throw in the runtime.
     w.on('error', () => this.schedule());
     await new Promise<void>((r) => w.once('ready', () => r()));
+    // Anything published while the watches were being armed.
+    this.schedule();
   }
 
   private stamp(): string {
@@ -155,7 +163,9 @@ class View extends EventEmitter implements ApprovedView {
   /** One synchronous pass: read the manifest, verify what changed, adopt all of it or nothing. */
   private check(): void {
     if (this.closed) return;
+    this.counters.checks++;
     this.manifestStamp = this.stamp();
+    this.counters.manifestReads++;
     const r = readManifestFile(this.loc);
     if (!r.ok) { this.failClosed(r.reason); this.retryLater(); return; }
     const digest = sha256Hex(r.raw);
@@ -180,6 +190,7 @@ class View extends EventEmitter implements ApprovedView {
     this.adoptedDigest = digest;
     this.waiting = null;
     this.retryMs = RETRY_MIN_MS;
+    this.counters.adopted++;
     this.setState(buildState(p.manifest.generation, next.files));
   }
 
@@ -199,6 +210,7 @@ class View extends EventEmitter implements ApprovedView {
   /** Read one live file, confined beneath the root; its bytes count only if they are what the manifest says. */
   private readVerified(path: string, e: ManifestFile): Verified | string {
     const i = path.lastIndexOf('/');
+    this.counters.fileReads++;
     const w = walkDir(this.rootFd, i < 0 ? '' : path.slice(0, i));
     if (!w.ok) { safeClose(w.parentFd); return `cannot be reached (${w.code})`; }
     try {

@@ -4,7 +4,8 @@
  */
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, copyFileSync, mkdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, copyFileSync, mkdirSync, readFileSync, renameSync, statSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { canRead, openApprovedView, type ApprovedView } from '../../src/runtime/index.js';
 import { cli, makeRoot, waitFor, type TestRoot } from '../helpers/root.js';
@@ -113,6 +114,23 @@ describe('the approved view fails closed', () => {
     putAtomically(t.p('orgs/bookclub.toml'), next);
     await waitFor(() => fresh.current().ok, 10_000, 'the fresh view to adopt generation 2');
     assert.equal(fresh.current().generation, 2);
+  });
+
+  it('with a manifest that is a symlink or a FIFO (never followed, never blocked on)', { timeout: 30_000 }, async () => {
+    const t = initRoot();
+    const good = readFileSync(manifestOf(t));
+    writeFileSync(join(t.base, 'elsewhere.json'), good);
+    unlinkSync(manifestOf(t));
+    symlinkSync(join(t.base, 'elsewhere.json'), manifestOf(t));
+    const v = open(t);
+    assertClosed(v, /is a symlink, not the manifest/);
+    unlinkSync(manifestOf(t));
+    execFileSync('mkfifo', [manifestOf(t)]);
+    await waitFor(() => /is not a regular file/.test(v.current().reason ?? ''), 10_000, 'the view to refuse the FIFO');
+    assertClosed(v, /is not a regular file/);
+    unlinkSync(manifestOf(t));
+    putAtomically(manifestOf(t), good);
+    await waitFor(() => v.current().ok, 10_000, 'the view to recover');
   });
 
   it('when a file has the approved bytes but not the approved mode', { timeout: 30_000 }, async () => {

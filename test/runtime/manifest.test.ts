@@ -157,3 +157,31 @@ describe('manifest format and location', () => {
     assert.equal(expectedLocation('/r', (p) => p === dirs.runtimeDir, dirs).setup, 'deployment');
   });
 });
+
+describe('init --force', () => {
+  it('publishes the new baseline, and a view moves to it even when the generation number repeats', { timeout: 60_000 }, async () => {
+    const { openApprovedView } = await import('../../src/runtime/index.js');
+    const t = initRoot();
+    const view = openApprovedView(t.root, { deployment: { runtimeDir: join(t.base, 'none'), stateDir: join(t.base, 'none2') } });
+    try {
+      await view.ready();
+      const before = view.current();
+      assert.equal(before.ok, true);
+      const next = readFileSync(t.p('orgs/bookclub.toml'), 'utf8') + '# re-baselined\n';
+      writeFileSync(t.p('orgs/.b.new'), next);
+      chmodSync(t.p('orgs/.b.new'), statSync(t.p('orgs/bookclub.toml')).mode & 0o7777);
+      renameSync(t.p('orgs/.b.new'), t.p('orgs/bookclub.toml'));
+      // A direct edit with no daemon running: the view keeps the approved state.
+      await new Promise((r) => setTimeout(r, 200));
+      assert.equal(view.current(), before);
+      const r = cli(t, ['init', '--force']);
+      assert.equal(r.code, 0, r.stderr);
+      const m = manifestOf(t);
+      assert.equal(m.files['orgs/bookclub.toml']?.sha256, sha(next));
+      await waitFor(() => view.current().files['orgs/bookclub.toml'] === sha(next), 10_000, 'the view to adopt the new baseline');
+      assert.equal(view.current().generation, m.generation);
+    } finally {
+      await view.close();
+    }
+  });
+});

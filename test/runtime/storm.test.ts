@@ -77,6 +77,7 @@ it('a storm of direct edits never reaches the view; a sanctioned apply does', { 
   };
   view.on('change', (s) => { changes++; see(s); });
   const sampler = sampleEveryTurn(() => view.current(), see);
+  const stats0 = view.stats();
 
   const writer = spawn(process.execPath, ['-e', WRITER, t.root, String(STORM_MS)], { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
@@ -86,6 +87,10 @@ it('a storm of direct edits never reaches the view; a sanctioned apply does', { 
   // The guard puts everything back; the view never moved.
   await waitFor(() => Object.entries(g0).every(([p, h]) => sha(readFileSync(t.p(p))) === h), 20_000, 'the guard to restore every file');
   const duringStorm = sampler.stop();
+  const stats1 = view.stats();
+  const cost = { checks: stats1.checks - stats0.checks, manifestReads: stats1.manifestReads - stats0.manifestReads, fileReads: stats1.fileReads - stats0.fileReads };
+  process.stderr.write(`# the view's own work during the storm: ${JSON.stringify(cost)}\n`);
+  assert.equal(cost.fileReads, 0, 'with the manifest unchanged, no direct edit makes the view read a file');
   process.stderr.write(`# storm: ${writes} attacker writes in ${STORM_MS} ms, ${duringStorm} view samples (every event-loop turn), ${changes} change events, ${bad.length} unapproved, ${closed} closed\n`);
   assert.ok(writes > 100, `the storm wrote (${writes})`);
   assert.ok(duringStorm > 1000, `the view was sampled often (${duringStorm})`);
