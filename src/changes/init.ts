@@ -6,7 +6,7 @@ import { at, lstatAt, openRoot, readRegularAt, safeClose, typeOf, walkDir } from
 import { BaselineState } from '../store/baseline-state.js';
 import { baseOf, dirOf } from '../guard/inspect.js';
 import { protectedSet, type ProtectedSet } from '../config/protected-set.js';
-import { readIndex, sha256Hex, writeBlob, writeIndex, type BaselineIndex } from '../store/baseline.js';
+import { readIndex, sha256Hex, writeBlobs, writeIndex, type BaselineIndex, type BlobWrite } from '../store/baseline.js';
 import { initHistory } from '../store/history.js';
 import { loadKey, sealPath } from '../store/keys.js';
 import { publishManifest } from '../store/manifest.js';
@@ -55,28 +55,42 @@ export async function initRoot(root: string, opts: { force: boolean }): Promise<
         dirs[d] = { mode: st.mode & 0o7777, uid: st.uid, gid: st.gid };
       } finally { safeClose(w.fd); }
     }
-    for (const path of candidatePathsFor(rootFd, pset)) {
-      const w = walkDir(rootFd, dirOf(path));
-      if (!w.ok) { safeClose(w.parentFd); continue; }
-      try {
-        const st = lstatAt(w.fd, baseOf(path));
+    // Each directory is opened once (10,000 files in one directory: one walk, not 10,000).
+    const dirFds = new Map<string, number | null>();
+    try {
+      for (const path of candidatePathsFor(rootFd, pset)) {
+        const dir = dirOf(path);
+        let fd = dirFds.get(dir);
+        if (fd === undefined) {
+          const w = walkDir(rootFd, dir);
+          if (w.ok) fd = w.fd; else { safeClose(w.parentFd); fd = null; }
+          dirFds.set(dir, fd);
+        }
+        if (fd === null) continue;
+        const st = lstatAt(fd, baseOf(path));
         if (!st) continue;
         if (!st.isFile()) throw new WardenError(`${path} is a ${typeOf(st)}, not a regular file; only regular files can be baselined`);
         if (st.size > config.max_bytes) throw new WardenError(`${path} is ${st.size} bytes, over max_bytes (${config.max_bytes})`);
-        const r = readRegularAt(w.fd, baseOf(path), config.max_bytes);
+        const r = readRegularAt(fd, baseOf(path), config.max_bytes);
         if (!r?.bytes) throw new WardenError(`${path} changed while it was being read; run init again`);
         files.push({ path, bytes: r.bytes, mode: r.stats.mode & 0o7777, uid: r.stats.uid, gid: r.stats.gid });
-      } finally { safeClose(w.fd); }
+      }
+    } finally {
+      for (const fd of dirFds.values()) if (fd !== null) safeClose(fd);
     }
     const index: BaselineIndex = { version: 1, generation: 1, updated: new Date().toISOString(), files: {}, dirs };
     const blobs = new Map<string, Buffer>();
+    const writes: BlobWrite[] = [];
     for (const f of files) {
       const kind = pset.kindOf(f.path);
       if (!kind) continue;
-      const sha = writeBlob(rootFd, kind, f.bytes, sha256Hex(f.bytes));
+      const sha = sha256Hex(f.bytes);
+      writes.push({ kind, bytes: f.bytes, sha });
       blobs.set(sha, f.bytes);
       index.files[f.path] = { kind, sha256: sha, size: f.bytes.length, mode: f.mode, uid: f.uid, gid: f.gid };
     }
+    // Every blob durable (one sync for all of them) before the index below can name it.
+    writeBlobs(rootFd, writes);
     // The index is the commit point: written last, so a failure before it leaves no baseline.
     await initHistory(root, rootFd, files.map((f) => ({ path: f.path, kind: pset.kindOf(f.path) ?? 'text', bytes: f.bytes })));
     const indexBytes = writeIndex(rootFd, index, key);

@@ -5,7 +5,9 @@
  */
 import { createHash } from 'node:crypto';
 import type { FileKind } from '../config/protected-set.js';
-import { ensureDirBeneath, readSmallAt, replaceFileAt, safeClose, walkDir, lstatAt } from '../fsx/beneath.js';
+import { createFileAt, ensureDirBeneath, readSmallAt, replaceFileAt, safeClose, walkDir, lstatAt } from '../fsx/beneath.js';
+import { errnoCode } from '../common/errors.js';
+import { syncNamesIn } from '../fsx/durable.js';
 import { hmacEqual, hmacHex } from './keys.js';
 import { BASELINE_DIR, BLOBS_DIR, INDEX_NAME, SECRETS_DIR } from './layout.js';
 
@@ -104,6 +106,43 @@ export function writeBlob(rootFd: number, kind: FileKind, bytes: Uint8Array, sha
     return sha;
   } finally {
     safeClose(fd);
+  }
+}
+
+export interface BlobWrite { kind: FileKind; bytes: Uint8Array; sha: string }
+
+/**
+ * Store many blobs (init: every protected file), durable together: each is written (temp +
+ * rename, no fsync of its own), then one sync makes all of them and their directory
+ * entries durable before this returns. The caller renames the index only after it returns,
+ * so an index on disk never names a blob a crash could lose; a blob left torn by a crash
+ * before that fails its hash and is rewritten by the next run.
+ */
+export function writeBlobs(rootFd: number, items: readonly BlobWrite[]): void {
+  const byDir = new Map<string, BlobWrite[]>();
+  for (const it of items) {
+    const d = blobDir(it.kind);
+    const list = byDir.get(d);
+    if (list) list.push(it); else byDir.set(d, [it]);
+  }
+  for (const [dir, list] of byDir) {
+    const fd = ensureDirBeneath(rootFd, dir);
+    try {
+      const written = new Set<string>();
+      for (const it of list) {
+        if (written.has(it.sha)) continue;
+        // Absent: create it under its own name (no temp, no rename). A crash can leave it
+        // torn, which its name (the hash) exposes: it is then rewritten below.
+        try { createFileAt(fd, it.sha, it.bytes, 0o600, false); written.add(it.sha); continue; } catch (err) { if (errnoCode(err) !== 'EEXIST') throw err; }
+        const existing = safeRead(fd, it.sha);
+        if (existing && sha256Hex(existing) === it.sha) continue;
+        replaceFileAt(fd, it.sha, it.bytes, { mode: 0o600, durable: false });
+        written.add(it.sha);
+      }
+      if (written.size > 0) syncNamesIn(fd, [...written]);
+    } finally {
+      safeClose(fd);
+    }
   }
 }
 

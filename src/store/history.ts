@@ -7,7 +7,8 @@
 import type { SimpleGit } from 'simple-git';
 import { join } from 'node:path';
 import { userInfo } from 'node:os';
-import { ensureDirBeneath, replaceFileAt, safeClose, unlinkAt, walkDir } from '../fsx/beneath.js';
+import { createFileAt, ensureDirBeneath, replaceFileAt, safeClose, unlinkAt, walkDir } from '../fsx/beneath.js';
+import { errnoCode } from '../common/errors.js';
 import { HISTORY_DIR } from './layout.js';
 import { credentialFingerprintText } from '../credentials/rules.js';
 import type { FileKind } from '../config/protected-set.js';
@@ -17,14 +18,21 @@ export function osUser(): string {
 }
 
 /** simple-git costs ~11 MB: load it only when history is written or read, never in an idle guard. */
-async function git(root: string): Promise<SimpleGit> {
+async function git(root: string, extraConfig: string[] = []): Promise<SimpleGit> {
   const { simpleGit } = await import('simple-git');
   // simple-git needs an identity per instance (a fresh machine has no global one).
   return simpleGit({
     baseDir: join(root, HISTORY_DIR),
-    config: ['user.name=warden', 'user.email=warden@localhost', 'commit.gpgsign=false'],
+    config: ['user.name=warden', 'user.email=warden@localhost', 'commit.gpgsign=false', ...extraConfig],
   });
 }
+
+/**
+ * For the first commit of a whole root: every blob over core.bigFileThreshold is streamed
+ * by `git add` into one pack (git's bulk check-in) instead of one loose object file each
+ * (10,000 files: one pack, not 10,000 creates and a `gc --auto` repack afterwards).
+ */
+const BULK = ['core.bigFileThreshold=1'];
 
 export interface HistoryChange { path: string; kind: FileKind; bytes: Buffer | null }
 
@@ -32,31 +40,49 @@ export function mirrorName(path: string, kind: FileKind): string {
   return kind === 'credentials' ? `${path}.fingerprints` : path;
 }
 
-/** Write the mirror files for a change (null bytes = removed). */
+/** Write the mirror files for a change (null bytes = removed); each directory is opened once. */
 function writeMirror(rootFd: number, changes: HistoryChange[]): string[] {
   const touched: string[] = [];
-  for (const c of changes) {
-    const rel = mirrorName(c.path, c.kind);
-    const i = rel.lastIndexOf('/');
-    const dir = `${HISTORY_DIR}${i < 0 ? '' : '/' + rel.slice(0, i)}`;
-    const name = i < 0 ? rel : rel.slice(i + 1);
-    if (c.bytes === null) {
-      const w = walkDir(rootFd, dir);
-      if (!w.ok) { safeClose(w.parentFd); continue; }
-      try { unlinkAt(w.fd, name); } catch { /* already gone */ } finally { safeClose(w.fd); }
-    } else {
-      const fd = ensureDirBeneath(rootFd, dir);
-      const content = c.kind === 'credentials' ? Buffer.from(credentialFingerprintText(c.bytes)) : c.bytes;
-      try { replaceFileAt(fd, name, content, { mode: 0o600, durable: false }); } finally { safeClose(fd); }
+  const dirs = new Map<string, number | null>();
+  const dirFd = (dir: string, create: boolean): number | null => {
+    let fd = dirs.get(dir);
+    if (fd === undefined || (fd === null && create)) {
+      if (create) fd = ensureDirBeneath(rootFd, dir);
+      else { const w = walkDir(rootFd, dir); if (w.ok) fd = w.fd; else { safeClose(w.parentFd); fd = null; } }
+      dirs.set(dir, fd);
     }
-    touched.push(rel);
+    return fd;
+  };
+  try {
+    for (const c of changes) {
+      const rel = mirrorName(c.path, c.kind);
+      const i = rel.lastIndexOf('/');
+      const dir = `${HISTORY_DIR}${i < 0 ? '' : '/' + rel.slice(0, i)}`;
+      const name = i < 0 ? rel : rel.slice(i + 1);
+      if (c.bytes === null) {
+        const fd = dirFd(dir, false);
+        if (fd === null) continue;
+        try { unlinkAt(fd, name); } catch { /* already gone */ }
+      } else {
+        const fd = dirFd(dir, true) as number;
+        const content = c.kind === 'credentials' ? Buffer.from(credentialFingerprintText(c.bytes)) : c.bytes;
+        // A new mirror file is created in place (init: 10,000 of them); an existing one is replaced.
+        try { createFileAt(fd, name, content, 0o600, false); } catch (err) {
+          if (errnoCode(err) !== 'EEXIST') throw err;
+          replaceFileAt(fd, name, content, { mode: 0o600, durable: false });
+        }
+      }
+      touched.push(rel);
+    }
+  } finally {
+    for (const fd of dirs.values()) if (fd !== null) safeClose(fd);
   }
   return touched;
 }
 
 export async function initHistory(root: string, rootFd: number, changes: HistoryChange[], user = osUser()): Promise<void> {
   safeClose(ensureDirBeneath(rootFd, HISTORY_DIR));
-  const g = await git(root);
+  const g = await git(root, BULK);
   await g.init();
   writeMirror(rootFd, changes);
   await g.add(['-A', '.']);
