@@ -47,6 +47,12 @@ function readBlob(rootFd: number, kind: FileKind, sha: string): Buffer | null {
   } catch { return null; } finally { safeClose(w.fd); }
 }
 
+/** One side is empty (emptied, deleted, a new file): every line of the other, one sign. */
+function wholeFile(sign: '+' | '-', text: string): string {
+  const lines = text.replace(/\n$/, '').split('\n');
+  return [`  @@ line 1 (${lines.length} line${lines.length === 1 ? '' : 's'} ${sign === '+' ? 'added' : 'removed'})`, ...lines.map((l) => `  ${sign} ${l}`)].join('\n');
+}
+
 export const diffCommand: CommandSpec = {
   name: 'diff',
   summary: 'What an alert rejected, against the approved content (credential values as fingerprints); default: the latest alert.',
@@ -78,11 +84,15 @@ export const diffCommand: CommandSpec = {
     const asText = (b: Buffer | null): string => (b === null ? '' : secret ? credentialFingerprintText(b) : b.toString('utf8'));
     const rejectedBytes = rejected.kind === 'file' ? rejected.bytes : null;
     if (a.before && a.after && a.before.mode !== a.after.mode) notes.push(`mode ${octal(a.before.mode)} → ${octal(a.after.mode)}`);
-    if (rejected.kind !== 'file') notes.push(rejected.kind === 'other' ? `the rejected entry is ${rejected.what}` : `no rejected content to show: ${rejected.why}`);
+    if (rejected.kind === 'other') notes.push(`the rejected entry is ${rejected.what}`);
+    if (rejected.kind === 'none' && ctx.json) notes.push(`no rejected content: ${rejected.why}`);
     if (secret) notes.push('credential values are shown as fingerprints (first 12 hex digits of sha256)');
     let body = '';
+    const oldText = asText(approved);
+    const newText = rejectedBytes ? asText(rejectedBytes) : '';
     if (rejectedBytes && approved !== null && rejectedBytes.equals(approved)) body = '  (same content as approved)';
-    else if (rejectedBytes || approved) body = lineDiff(asText(approved), rejectedBytes ? asText(rejectedBytes) : '');
+    else if (oldText === '' || newText === '') body = wholeFile(oldText === '' ? '+' : '-', oldText || newText);
+    else body = lineDiff(oldText, newText);
     const keyChanges = secret && rejectedBytes ? diffCredentials(approved?.toString('utf8') ?? null, rejectedBytes.toString('utf8'), l.config, a.path) : null;
     if (keyChanges?.parseErrors.length) notes.push(`the rejected file does not parse (${keyChanges.parseErrors.map((e) => `line ${e.line ?? '?'}, column ${e.column ?? '?'}`).join('; ')})`);
     if (ctx.json) {
@@ -96,7 +106,9 @@ export const diffCommand: CommandSpec = {
     }
     ctx.out.line(ctx.out.color.bold(`alert ${clean(a.id, 80)}: ${clean(a.action, 20)} ${clean(a.path, 300)} (${clean(a.reason, 40)}) at ${clean(a.time, 40)}`));
     for (const n of notes) ctx.out.line(`  ${n}`);
-    ctx.out.line(colorDiff(`--- ${a.path} (approved)\n+++ ${a.path} (rejected, kept in ${a.quarantine ?? 'no quarantine'})`, ctx.out.color));
+    const oldHead = approved === null ? `--- ${a.path} (no approved version: a new file)` : `--- ${a.path} (approved)`;
+    const newHead = a.quarantine ? `+++ ${a.path} (rejected, kept in ${a.quarantine})` : `+++ ${a.path} (rejected: ${rejected.kind === 'none' ? rejected.why : 'not kept'})`;
+    ctx.out.line(colorDiff(`${oldHead}\n${newHead}`, ctx.out.color));
     if (body) ctx.out.line(colorDiff(body.split('\n').map(printable).join('\n'), ctx.out.color));
     if (a.quarantine) ctx.out.line(`to keep the rejected version: 'warden accept ${clean(a.id, 80)}' (validated and approved like any change)`);
     return EXIT.ok;
