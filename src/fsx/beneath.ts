@@ -55,6 +55,28 @@ export function walkDir(rootFd: number, relDir: string): WalkResult {
   return { ok: true, fd };
 }
 
+/** Why walkDir could not reach a directory (the descriptors it opened are closed). */
+export interface WalkFailure { code: string; depth: number; segment: string }
+
+/**
+ * Open `relDir` beneath rootFd (as walkDir), run `fn` with its descriptor, and close every
+ * descriptor opened on the way, whatever happens: after `fn` returns, throws, or (if it
+ * returns a promise) settles. Where the directory cannot be reached, `onMissing` says what
+ * to return instead. No caller ever holds a descriptor to close, so none can leak.
+ */
+export function withDir<T>(rootFd: number, relDir: string, fn: (dirFd: number) => T, onMissing: (f: WalkFailure) => T): T {
+  const w = walkDir(rootFd, relDir);
+  if (!w.ok) {
+    safeClose(w.parentFd);
+    return onMissing({ code: w.code, depth: w.depth, segment: w.segment });
+  }
+  let r: T;
+  try { r = fn(w.fd); } catch (err) { safeClose(w.fd); throw err; }
+  if (r instanceof Promise) return r.finally(() => safeClose(w.fd)) as T;
+  safeClose(w.fd);
+  return r;
+}
+
 /** Like walkDir but throws on failure. */
 export function openDirBeneath(rootFd: number, relDir: string): number {
   const r = walkDir(rootFd, relDir);

@@ -2,7 +2,7 @@ import type { CommandSpec } from '../types.js';
 import { inspectAll } from '../../guard/inspect.js';
 import { loadBaseline, octal } from '../../store/load-baseline.js';
 import { safeClose } from '../../fsx/beneath.js';
-import { askDaemon } from '../daemon-client.js';
+import { pingDaemon } from '../daemon-client.js';
 import { readAlerts } from '../../store/alerts.js';
 import { policyFileHealth } from '../../policy/index.js';
 import { deliveryReport } from '../delivery.js';
@@ -12,7 +12,7 @@ export const statusCommand: CommandSpec = {
   summary: "Is the daemon running, each protected file's state, policy files that grant nothing, the last alert.",
   usage: 'status [--root DIR] [--json]',
   async run(ctx) {
-    const ping = await askDaemon(ctx.root, { op: 'ping' }, 5000);
+    const ping = await pingDaemon(ctx.root, 5000);
     const l = loadBaseline(ctx.root);
     try {
       const findings = inspectAll(l.rootFd, l.state, l.pset, l.config.max_bytes);
