@@ -307,3 +307,34 @@ export function withParent<T>(rootFd: number, relPath: string, create: boolean, 
     safeClose(fd);
   }
 }
+
+/**
+ * Read `length` bytes at `position` of a regular file beneath dirFd (no links, never a
+ * FIFO or device): for files read in pieces, from an offset, instead of whole. Returns
+ * null when the file is absent; `size` is the file's size when it was read.
+ */
+export function readRangeAt(dirFd: number, name: string, position: number, length: number): { bytes: Buffer; size: number } | null {
+  const st = lstatAt(dirFd, name);
+  if (!st) return null;
+  if (!st.isFile()) throw Object.assign(new Error(`${name} is not a regular file`), { code: 'EINVAL' });
+  let fd: number;
+  try { fd = openSync(at(dirFd, name), O_RDONLY | O_NOFOLLOW | O_NONBLOCK); } catch (err) {
+    if (errnoCode(err) === 'ENOENT') return null;
+    throw err;
+  }
+  try {
+    const stats = fstatSync(fd);
+    if (!stats.isFile()) throw Object.assign(new Error(`${name} is not a regular file`), { code: 'EINVAL' });
+    const want = Math.max(0, Math.min(length, stats.size - position));
+    const buf = Buffer.alloc(want);
+    let n = 0;
+    while (n < want) {
+      const r = readSync(fd, buf, n, want - n, position + n);
+      if (r === 0) break;
+      n += r;
+    }
+    return { bytes: buf.subarray(0, n), size: stats.size };
+  } finally {
+    closeSync(fd);
+  }
+}

@@ -3,7 +3,7 @@ import { inspectAll } from '../../guard/inspect.js';
 import { loadBaseline, octal } from '../../store/load-baseline.js';
 import { safeClose } from '../../fsx/beneath.js';
 import { pingDaemon } from '../daemon-client.js';
-import { readAlerts } from '../../store/alerts.js';
+import { lastAlerts } from '../../store/alerts.js';
 import { policyFileHealth } from '../../policy/index.js';
 import { deliveryReport } from '../delivery.js';
 
@@ -24,8 +24,7 @@ export const statusCommand: CommandSpec = {
       });
       const unexpected = findings.filter((f) => !l.state.entry(f.path) && !f.isDir).map((f) => ({ path: f.path, state: 'unexpected', reason: f.verdict.reason }));
       const dirs = findings.filter((f) => f.isDir).map((f) => ({ path: f.path, state: 'drift', reason: f.verdict.reason }));
-      const { alerts } = readAlerts(ctx.root);
-      const last = alerts[alerts.length - 1] ?? null;
+      const last = lastAlerts(ctx.root, 1)[0] ?? null;
       const policy = policyFileHealth(ctx.root);
       const warnings: string[] = [];
       if (l.config.approval === 'none') warnings.push('approval = "none": changes are applied without confirmation (tests and development only)');
