@@ -19,6 +19,7 @@ import { newAlertId } from '../store/alerts.js';
 import { hmacEqual } from '../store/keys.js';
 import { codeHmac, listPendingIds, newPendingId, proposalSha, readPending, removePending, writePending, type PendingChange, type PendingRecord } from './pending.js';
 import { recoverJournal } from './journal.js';
+import type { ChangeCommand, PendingView, Reply } from './protocol.js';
 
 export const MAX_CODE_ATTEMPTS = 3;
 
@@ -32,12 +33,7 @@ export interface ChangeEnv {
   now?(): number;
 }
 
-export type Reply = { ok: boolean; error?: string; details?: unknown; exitCode?: number; [k: string]: unknown };
-
-export interface PendingView {
-  id: string; approval: string; paths: string[]; command: string; user: string; created: string; expires: string;
-  proposal_sha: string; summary: string; attempts_left: number; supersedes: string | null;
-}
+export type { Reply, PendingView, ChangeCommand } from './protocol.js';
 
 const enc = (cs: ChangeRequest[]): PendingChange[] => cs.map((c) => ({ path: c.path, content_b64: c.content === null ? null : c.content.toString('base64') }));
 const dec = (cs: PendingChange[]): ChangeRequest[] => cs.map((c) => ({ path: String(c.path), content: c.content_b64 === null ? null : Buffer.from(String(c.content_b64), 'base64') }));
@@ -148,13 +144,13 @@ export function prepareWriter(env: ChangeEnv): void {
   sweepPending(env);
 }
 
-export async function changeOp(req: Record<string, unknown>, env: ChangeEnv): Promise<Reply> {
+export async function changeOp(req: ChangeCommand, env: ChangeEnv): Promise<Reply> {
   try {
     switch (req.action) {
       case 'propose': return await propose(req, env);
       case 'answer': return await answer(req, env);
       case 'show': {
-        const r = readPending(env.ctx.rootFd, env.key, String(req.id));
+        const r = readPending(env.ctx.rootFd, env.key, req.id);
         if (!r.ok) return { ok: false, error: r.detail, exitCode: EXIT.finding };
         if ((env.now?.() ?? Date.now()) > r.rec.expires_at) { expire(env, r.rec); return { ok: false, expired: true, error: `approval ${r.rec.id} has expired; nothing was applied (reported as an approval-expired alert)`, exitCode: EXIT.finding }; }
         return { ok: true, pending: viewOf(env, r.rec) };
@@ -165,24 +161,20 @@ export async function changeOp(req: Record<string, unknown>, env: ChangeEnv): Pr
         for (const id of listPendingIds(env.ctx.rootFd)) { const r = readPending(env.ctx.rootFd, env.key, id); if (r.ok) out.push(viewOf(env, r.rec)); }
         return { ok: true, pending: out };
       }
-      default: return { ok: false, error: `unknown change action "${String(req.action)}"`, exitCode: EXIT.usage };
     }
   } catch (err) {
     return fail(err);
   }
 }
 
-function requests(req: Record<string, unknown>): ChangeRequest[] {
-  const raw = Array.isArray(req.changes) ? (req.changes as PendingChange[]) : [];
-  if (!raw.length) throw new WardenError('no change given');
-  return dec(raw);
-}
+type Propose = Extract<ChangeCommand, { action: 'propose' }>;
+type Answer = Extract<ChangeCommand, { action: 'answer' }>;
 
-async function propose(req: Record<string, unknown>, env: ChangeEnv): Promise<Reply> {
-  const changes = requests(req);
-  const base = req.base && typeof req.base === 'object' ? (req.base as BaseHashes) : undefined;
-  const command = String(req.command ?? 'apply');
-  const user = String(req.user ?? 'unknown');
+async function propose(req: Propose, env: ChangeEnv): Promise<Reply> {
+  const changes = dec(req.changes);
+  const base: BaseHashes | undefined = req.base;
+  const command = req.command ?? 'apply';
+  const user = req.user ?? 'unknown';
   const checked = checkChanges(env.ctx, changes, base);
   const normalized = checked.map((c) => ({ path: c.path, content: c.content }));
   if (env.ctx.config.approval === 'none') {
@@ -193,8 +185,8 @@ async function propose(req: Record<string, unknown>, env: ChangeEnv): Promise<Re
   return { ok: true, pending: viewOf(env, rec) };
 }
 
-async function answer(req: Record<string, unknown>, env: ChangeEnv): Promise<Reply> {
-  const id = String(req.id ?? '');
+async function answer(req: Answer, env: ChangeEnv): Promise<Reply> {
+  const id = req.id;
   const r = readPending(env.ctx.rootFd, env.key, id);
   if (!r.ok) {
     if (r.problem === 'tampered') sweepPending(env);
@@ -210,7 +202,7 @@ async function answer(req: Record<string, unknown>, env: ChangeEnv): Promise<Rep
     return { ok: true, denied: true };
   }
   if (rec.approval === 'owner-code') {
-    const code = typeof req.code === 'string' ? req.code.trim() : '';
+    const code = req.code?.trim() ?? '';
     if (!code) return { ok: false, needCode: true, error: `request ${id} needs the one-time code sent to the owner's channels: 'warden approve ${id} --code CODE'`, exitCode: EXIT.usage };
     if (!rec.code_hmac || !hmacEqual(rec.code_hmac, codeHmac(env.key, id, code))) {
       rec.attempts += 1;
@@ -229,7 +221,7 @@ async function answer(req: Record<string, unknown>, env: ChangeEnv): Promise<Rep
   }
   // Recompute what was asked, and compare with what was bound at request time.
   const changes = dec(rec.changes);
-  const seenSha = typeof req.proposal_sha === 'string' ? req.proposal_sha : rec.proposal_sha;
+  const seenSha = req.proposal_sha ?? rec.proposal_sha;
   const now = currentBase(env.ctx, changes.map((c) => c.path));
   const staleFiles = Object.keys(rec.base).filter((p) => rec.base[p] !== now[p]);
   const proposalChanged = proposalSha(rec.changes) !== rec.proposal_sha || seenSha !== rec.proposal_sha;

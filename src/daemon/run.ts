@@ -18,7 +18,8 @@ import { loadKey, readSeal, sealPath } from '../store/keys.js';
 import { reconcileProtectedSet, type ApplyContext } from '../changes/apply.js';
 import { attachChangeService, handleChangeRequest } from './change-service.js';
 import { initRoot } from '../changes/init.js';
-import { listenControl, type Request, type Response } from './control.js';
+import { listenControl } from './control.js';
+import type { AnyReply, ControlRequest } from './protocol.js';
 import { acquireLock, type Lock } from '../store/lock.js';
 import { createSdNotifier } from './sd-notify.js';
 import { adviceFor } from '../guard/classify.js';
@@ -140,7 +141,7 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
         notifier?.reload(next);
         g.rescan();
       };
-      const control = await listenControl(rootFd, async (req: Request): Promise<Response> => handleRequest(req, g, ctx, reload, () => watcher, () => notifier?.status() ?? null));
+      const control = await listenControl(rootFd, (req) => handleRequest(req, g, ctx, reload, () => watcher, () => notifier?.status() ?? null), { log });
       cleanups.push(() => control.close());
 
       const rescanTimer = setInterval(() => {
@@ -199,8 +200,8 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
   return { stop, guard, done };
 }
 
-async function handleRequest(req: Request, g: Guard, ctx: () => ApplyContext, reload: (c: WardenConfig) => Promise<void>,
-  watcher: () => WatchHandle | null, notifierStatus: () => unknown): Promise<Response> {
+async function handleRequest(req: ControlRequest, g: Guard, ctx: () => ApplyContext, reload: (c: WardenConfig) => Promise<void>,
+  watcher: () => WatchHandle | null, notifierStatus: () => unknown): Promise<AnyReply> {
   switch (req.op) {
     case 'ping':
       return {
@@ -209,18 +210,7 @@ async function handleRequest(req: Request, g: Guard, ctx: () => ApplyContext, re
         failing: g.failingPaths(), counters: g.counters, notifier: notifierStatus(),
       };
     case 'change':
-      // Sanctioned changes and approvals (src/approvals/service.ts).
-      return handleChangeRequest(req, g, ctx(), reload);
-    case 'apply': {
-      // Older request shape: a proposal that respects approval (applied now only when approval = "none").
-      const r = await handleChangeRequest({ ...req, action: 'propose' }, g, ctx(), reload);
-      const applied = r.applied as Record<string, unknown> | undefined;
-      if (applied) return { ok: true, ...applied };
-      return r.ok ? { ok: false, error: `approval needed: request ${String((r.pending as { id?: string })?.id)}; answer with 'warden approve ID'`, pending: r.pending, exitCode: 1 } : r;
-    }
-    case 'rescan':
-      return { ok: true, reverted: g.rescan() };
-    default:
-      return { ok: false, error: `unknown request "${req.op}"` };
+      // Sanctioned changes and approvals (src/changes/approvals.ts).
+      return handleChangeRequest(req.change, g, ctx(), reload);
   }
 }

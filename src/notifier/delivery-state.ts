@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
 import { errnoCode } from '../common/errors.js';
-import { ensureDirBeneath, openRoot, readSmallAt, replaceFileAt, safeClose, walkDir } from '../fsx/beneath.js';
+import { ensureDirBeneath, openRoot, readSmallAt, replaceFileAt, safeClose, withDir } from '../fsx/beneath.js';
 import { readJsonl } from './jsonl.js';
 import { ALERTS_REL, MESSAGES_REL, STATE_FILE, defaultNotifierStateDir } from './paths.js';
 
@@ -82,13 +82,11 @@ export function loadStateFile(stateDir: string, root?: string): NotifierStateFil
   if (rel !== null) {
     const rootFd = openRoot(root as string);
     try {
-      const w = walkDir(rootFd, rel);
-      if (!w.ok) { safeClose(w.parentFd); return null; }
-      try {
+      return withDir(rootFd, rel, (fd) => {
         let b: Buffer | null;
-        try { b = readSmallAt(w.fd, STATE_FILE); } catch { return null; }
+        try { b = readSmallAt(fd, STATE_FILE); } catch { return null; }
         return b ? parseState(b.toString('utf8')) : null;
-      } finally { safeClose(w.fd); }
+      }, () => null);
     } finally { safeClose(rootFd); }
   }
   let text: string;

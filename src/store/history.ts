@@ -7,7 +7,7 @@
 import type { SimpleGit } from 'simple-git';
 import { join } from 'node:path';
 import { userInfo } from 'node:os';
-import { ensureDirBeneath, replaceFileAt, safeClose, unlinkAt, walkDir } from '../fsx/beneath.js';
+import { ensureDirBeneath, replaceFileAt, safeClose, unlinkAt, withDir } from '../fsx/beneath.js';
 import { HISTORY_DIR } from './layout.js';
 import { credentialFingerprintText } from '../credentials/rules.js';
 import type { FileKind } from '../config/protected-set.js';
@@ -41,9 +41,7 @@ function writeMirror(rootFd: number, changes: HistoryChange[]): string[] {
     const dir = `${HISTORY_DIR}${i < 0 ? '' : '/' + rel.slice(0, i)}`;
     const name = i < 0 ? rel : rel.slice(i + 1);
     if (c.bytes === null) {
-      const w = walkDir(rootFd, dir);
-      if (!w.ok) { safeClose(w.parentFd); continue; }
-      try { unlinkAt(w.fd, name); } catch { /* already gone */ } finally { safeClose(w.fd); }
+      withDir(rootFd, dir, (fd) => { try { unlinkAt(fd, name); } catch { /* already gone */ } }, () => undefined);
     } else {
       const fd = ensureDirBeneath(rootFd, dir);
       const content = c.kind === 'credentials' ? Buffer.from(credentialFingerprintText(c.bytes)) : c.bytes;

@@ -2,8 +2,8 @@ import type { CommandSpec } from '../types.js';
 import { inspectAll } from '../../guard/inspect.js';
 import { loadBaseline, octal } from '../../store/load-baseline.js';
 import { safeClose } from '../../fsx/beneath.js';
-import { askDaemon } from '../daemon-client.js';
-import { readAlerts } from '../../store/alerts.js';
+import { pingDaemon } from '../daemon-client.js';
+import { lastAlerts } from '../../store/alerts.js';
 import { policyFileHealth } from '../../policy/index.js';
 import { channelsOff, deliveryReport } from '../delivery.js';
 import { manifestStatus } from '../../store/manifest.js';
@@ -16,7 +16,7 @@ export const statusCommand: CommandSpec = {
   usage: 'status [--root DIR] [--json]',
   // Exit 1 on drift, else 3 when no daemon runs (nothing reverts direct edits), else 0.
   async run(ctx) {
-    const ping = await askDaemon(ctx.root, { op: 'ping' }, 5000);
+    const ping = await pingDaemon(ctx.root, 5000);
     const l = loadBaseline(ctx.root);
     try {
       const findings = inspectAll(l.rootFd, l.state, l.pset, l.config.max_bytes);
@@ -28,8 +28,7 @@ export const statusCommand: CommandSpec = {
       });
       const unexpected = findings.filter((f) => !l.state.entry(f.path) && !f.isDir).map((f) => ({ path: f.path, state: 'unexpected', reason: f.verdict.reason }));
       const dirs = findings.filter((f) => f.isDir).map((f) => ({ path: f.path, state: 'drift', reason: f.verdict.reason }));
-      const { alerts } = readAlerts(ctx.root);
-      const last = alerts[alerts.length - 1] ?? null;
+      const last = lastAlerts(ctx.root, 1)[0] ?? null;
       const policy = policyFileHealth(ctx.root);
       const warnings: string[] = [];
       if (l.config.approval === 'none') warnings.push('approval = "none": changes are applied without confirmation (tests and development only)');
