@@ -1,21 +1,23 @@
 /**
- * The control socket (snapshots/control/warden.sock, 0600; its own directory so the notifier unit can be denied it): how commands hand changes to a running
+ * The control socket (warden.sock, 0600, in the guard's runtime directory in the deployment,
+ * else in the store's control/; its own directory so the notifier unit can be denied it): how commands hand changes to a running
  * daemon, so a sanctioned change never races a revert. One JSON request per connection.
  * Paths go through /proc/self/fd so a long root path never hits the 108-byte sun_path limit
  * and a swapped snapshots/ link is never followed.
  */
 import { createServer, connect, type Server } from 'node:net';
-import { ensureDirBeneath, lstatAt, safeClose, unlinkAt, walkDir, at } from '../fsx/beneath.js';
-import { CONTROL_DIR } from '../store/layout.js';
+import { lstatAt, safeClose, unlinkAt, at } from '../fsx/beneath.js';
+import { SOCKET_NAME } from '../store/layout.js';
+import type { Store } from '../store/store.js';
 
-const NAME = 'warden.sock';
+const NAME = SOCKET_NAME;
 const MAX_REQUEST = 8 * 1024 * 1024;
 
 export type Request = { op: string; [k: string]: unknown };
 export type Response = { ok: boolean; error?: string; details?: unknown; [k: string]: unknown };
 
-export async function listenControl(rootFd: number, handle: (req: Request) => Promise<Response>): Promise<{ close(): Promise<void> }> {
-  const dirFd = ensureDirBeneath(rootFd, CONTROL_DIR);
+export async function listenControl(store: Store, handle: (req: Request) => Promise<Response>): Promise<{ close(): Promise<void> }> {
+  const dirFd = store.socketDirs()[0]!.open(true) as number;
   const st = lstatAt(dirFd, NAME);
   if (st?.isSocket()) unlinkAt(dirFd, NAME);
   const server: Server = createServer((sock) => {
@@ -56,13 +58,22 @@ export async function listenControl(rootFd: number, handle: (req: Request) => Pr
   };
 }
 
+/** The directory that holds a live-looking socket (runtime directory first), or null. */
+export function openSocketDir(store: Store): { fd: number } | null {
+  for (const d of store.socketDirs()) {
+    const fd = d.open(false);
+    if (fd === null) continue;
+    if (lstatAt(fd, NAME)?.isSocket()) return { fd };
+    safeClose(fd);
+  }
+  return null;
+}
+
 /** Send one request; null when no daemon answers (no socket, refused, or timed out). */
-export async function callDaemon(rootFd: number, req: Request, timeoutMs = 30_000): Promise<Response | null> {
-  const w = walkDir(rootFd, CONTROL_DIR);
-  if (!w.ok) { safeClose(w.parentFd); return null; }
+export async function callDaemon(store: Store, req: Request, timeoutMs = 30_000): Promise<Response | null> {
+  const w = openSocketDir(store);
+  if (!w) return null;
   try {
-    const st = lstatAt(w.fd, NAME);
-    if (!st?.isSocket()) return null;
     return await new Promise<Response | null>((resolve) => {
       const sock = connect(at(w.fd, NAME));
       let buf = '';

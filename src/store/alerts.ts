@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { appendFileAt, ensureDirBeneath, openRoot, readSmallAt, safeClose, walkDir } from '../fsx/beneath.js';
+import { WardenError, errnoCode } from '../common/errors.js';
+import { appendFileAt, readSmallAt } from '../fsx/beneath.js';
 import type { Alert } from './alert-types.js';
-import { ALERTS_FILE, SNAPSHOTS } from './layout.js';
+import { ALERTS_FILE } from './layout.js';
+import { NotInitialised, Store, type StoreFd } from './store.js';
 
 let seq = 0;
 /** Sortable, short and unique within a storm: base36 ms time, a counter, random bits. */
@@ -11,32 +13,16 @@ export function newAlertId(now = Date.now()): string {
 }
 
 /** Append and fsync one alert before anyone is told about it (SPEC §6). */
-export function appendAlert(rootFd: number, alert: Alert): void {
-  const fd = ensureDirBeneath(rootFd, SNAPSHOTS);
-  try {
-    appendFileAt(fd, 'alerts.jsonl', Buffer.from(JSON.stringify(alert) + '\n'));
-  } finally {
-    safeClose(fd);
-  }
+export function appendAlert(storeFd: StoreFd, alert: Alert): void {
+  appendFileAt(storeFd, ALERTS_FILE, Buffer.from(JSON.stringify(alert) + '\n'));
 }
 
-/** All alerts, oldest first. A torn or foreign line is skipped and counted, never fatal. */
-export function readAlerts(root: string): { alerts: Alert[]; skipped: number } {
-  // Read beneath the root without following links: alerts.jsonl could be swapped for a FIFO.
-  const rootFd = openRoot(root);
-  let raw: Buffer | null = null;
-  try {
-    const w = walkDir(rootFd, SNAPSHOTS);
-    if (!w.ok) { safeClose(w.parentFd); return { alerts: [], skipped: 0 }; }
-    try { raw = readSmallAt(w.fd, ALERTS_FILE.slice(SNAPSHOTS.length + 1), 512 * 1024 * 1024); } finally { safeClose(w.fd); }
-  } finally {
-    safeClose(rootFd);
-  }
+/** Parse alerts.jsonl bytes. A torn or foreign line is skipped and counted, never fatal. */
+export function parseAlerts(raw: Buffer | null): { alerts: Alert[]; skipped: number } {
   if (!raw) return { alerts: [], skipped: 0 };
-  const text = raw.toString('utf8');
   const alerts: Alert[] = [];
   let skipped = 0;
-  for (const line of text.split('\n')) {
+  for (const line of raw.toString('utf8').split('\n')) {
     if (!line.trim()) continue;
     try {
       const a = JSON.parse(line) as Alert;
@@ -44,4 +30,30 @@ export function readAlerts(root: string): { alerts: Alert[]; skipped: number } {
     } catch { skipped++; }
   }
   return { alerts, skipped };
+}
+
+/**
+ * All alerts of an open store, oldest first. Never follows a link or opens a FIFO; a store
+ * whose alerts.jsonl is not a regular file is damage, said in plain words, never a crash.
+ */
+export function readStoreAlerts(storeFd: StoreFd, where: string): { alerts: Alert[]; skipped: number } {
+  let raw: Buffer | null;
+  try { raw = readSmallAt(storeFd, ALERTS_FILE, 512 * 1024 * 1024); }
+  catch (err) {
+    const code = errnoCode(err);
+    const what = code === 'EINVAL' ? 'is not a regular file (the store is damaged; the running guard moves it into quarantine and recreates it)' : `cannot be read (${code ?? String(err)})`;
+    throw new WardenError(`${where}/${ALERTS_FILE} ${what}`);
+  }
+  return parseAlerts(raw);
+}
+
+/** All alerts of a root, oldest first ([] before init). */
+export function readAlerts(root: string): { alerts: Alert[]; skipped: number } {
+  let store: Store;
+  try { store = Store.open(root); }
+  catch (err) {
+    if (err instanceof NotInitialised) return { alerts: [], skipped: 0 };
+    throw err;
+  }
+  try { return readStoreAlerts(store.fd, store.dir); } finally { store.close(); }
 }

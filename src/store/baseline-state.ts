@@ -10,6 +10,7 @@ import {
 import { readRegularAt, safeClose, walkDir } from '../fsx/beneath.js';
 import { readSeal, writeSeal } from './keys.js';
 import type { FileKind } from '../config/protected-set.js';
+import type { StoreFd } from './store.js';
 
 /** Keep approved bytes in memory up to this much; beyond it they are read (and checked) on demand. */
 const MEMORY_BUDGET = 48 * 1024 * 1024;
@@ -34,12 +35,12 @@ const sealPair = (generation: number, indexBytes: Buffer): string => `${generati
 /** Reads blobs with each store directory opened once (10,000 blobs at start). */
 class BlobReader {
   private readonly fds = new Map<string, number | null>();
-  constructor(private readonly rootFd: number) {}
+  constructor(private readonly storeFd: StoreFd) {}
   read(kind: FileKind, sha: string): Buffer | null {
     const dir = blobDir(kind);
     let fd = this.fds.get(dir);
     if (fd === undefined) {
-      const w = walkDir(this.rootFd, dir);
+      const w = walkDir(this.storeFd, dir);
       if (w.ok) fd = w.fd; else { safeClose(w.parentFd); fd = null; }
       this.fds.set(dir, fd);
     }
@@ -70,8 +71,8 @@ export class BaselineState {
   }
 
   /** Authenticate the index and load the blobs. Fails closed: a tampered store is never adopted. */
-  static load(rootFd: number, key: Buffer, opts: { blobs: boolean } = { blobs: true }, seal: string | null = null): BaselineState {
-    const r = readIndex(rootFd, key);
+  static load(storeFd: StoreFd, key: Buffer, opts: { blobs: boolean } = { blobs: true }, seal: string | null = null): BaselineState {
+    const r = readIndex(storeFd, key);
     const sealed = seal ? readSeal(seal) : null;
     if (!r.ok) {
       if (r.problem === 'missing' && sealed) throw new WardenError('baseline-tampered: snapshots/baseline/index was removed (a baseline was sealed for this root); warden will not start from nothing. Check the files, then \'warden init --force\'.');
@@ -87,7 +88,7 @@ export class BaselineState {
     }
     const blobs = new Map<string, Buffer>();
     let used = 0;
-    const blobReader = new BlobReader(rootFd);
+    const blobReader = new BlobReader(storeFd);
     try {
     // Read-only commands (verify, status) compare hashes only and skip the blobs.
     for (const [path, e] of opts.blobs ? Object.entries(r.index.files) : []) {
@@ -121,10 +122,10 @@ export class BaselineState {
   }
 
   /** The approved bytes of a path: from memory, else from the store with its hash checked. */
-  bytesOf(rootFd: number, path: string): Buffer | null {
+  bytesOf(storeFd: StoreFd, path: string): Buffer | null {
     const e = this.entry(path);
     if (!e) return null;
-    return this.blobs.get(e.sha256) ?? readBlob(rootFd, e.kind, e.sha256);
+    return this.blobs.get(e.sha256) ?? readBlob(storeFd, e.kind, e.sha256);
   }
 
   blobInMemory(sha: string): Buffer | undefined {
@@ -132,18 +133,18 @@ export class BaselineState {
   }
 
   /** Record accepted changes: blobs first, then the authenticated index in one rename. */
-  commit(rootFd: number, changes: BaselineChange[]): void {
+  commit(storeFd: StoreFd, changes: BaselineChange[]): void {
     const files = { ...this.index.files };
     for (const c of changes) {
       if (c.bytes === null) { delete files[c.path]; continue; }
-      const sha = writeBlob(rootFd, c.kind, c.bytes);
+      const sha = writeBlob(storeFd, c.kind, c.bytes);
       files[c.path] = { kind: c.kind, sha256: sha, size: c.bytes.length, mode: c.mode & 0o7777, uid: c.uid, gid: c.gid };
       this.blobs.set(sha, c.bytes);
     }
     const next: BaselineIndex = { ...this.index, generation: this.index.generation + 1, updated: new Date().toISOString(), files };
     const bytes = serializeIndex(next, this.key);
     if (this.seal) writeSeal(this.seal, `${sealPair(next.generation, bytes)} ${sealPair(this.index.generation, this.indexBytes)}`);
-    this.indexBytes = writeIndexBytes(rootFd, bytes);
+    this.indexBytes = writeIndexBytes(storeFd, bytes);
     this.index = next;
     this.writeSealNow();
     const live = new Set(Object.values(files).map((f) => f.sha256));
@@ -151,16 +152,16 @@ export class BaselineState {
   }
 
   /** Rewrite the index exactly as held (after a tamper). */
-  rewriteIndex(rootFd: number): void {
-    this.indexBytes = writeIndex(rootFd, this.index, this.key);
+  rewriteIndex(storeFd: StoreFd): void {
+    this.indexBytes = writeIndex(storeFd, this.index, this.key);
   }
 
   /** Put an approved blob back in the store (after a tamper). */
-  rewriteBlob(rootFd: number, path: string): boolean {
+  rewriteBlob(storeFd: StoreFd, path: string): boolean {
     const e = this.entry(path);
     const b = e && this.blobs.get(e.sha256);
     if (!e || !b || sha256Hex(b) !== e.sha256) return false;
-    writeBlob(rootFd, e.kind, b, e.sha256);
+    writeBlob(storeFd, e.kind, b, e.sha256);
     return true;
   }
 

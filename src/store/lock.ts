@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { WardenError, errnoCode } from '../common/errors.js';
 import { createFileAt, ensureDirBeneath, moveAt, readSmallAt, safeClose, unlinkAt } from '../fsx/beneath.js';
 import { CONTROL_DIR } from './layout.js';
+import type { StoreFd } from './store.js';
 
 const NAME = 'warden.lock';
 
@@ -25,14 +26,14 @@ function holder(dirFd: number): number | null {
 
 export interface Lock { release(): void }
 
-export async function acquireLock(rootFd: number, waitMs: number): Promise<Lock> {
+export async function acquireLock(storeFd: StoreFd, waitMs: number): Promise<Lock> {
   const deadline = Date.now() + waitMs;
-  const fd = ensureDirBeneath(rootFd, CONTROL_DIR);
+  const fd = ensureDirBeneath(storeFd, CONTROL_DIR);
   try {
     for (;;) {
       try {
         createFileAt(fd, NAME, Buffer.from(`${process.pid}\n`), 0o600, false);
-        const dirFdCopy = ensureDirBeneath(rootFd, CONTROL_DIR);
+        const dirFdCopy = ensureDirBeneath(storeFd, CONTROL_DIR);
         return {
           release() {
             try { if (holder(dirFdCopy) === process.pid) unlinkAt(dirFdCopy, NAME); } catch { /* gone */ }

@@ -10,7 +10,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { listenControl, type Request, type Response } from '../../src/daemon/control.js';
-import { openRoot, safeClose } from '../../src/fsx/beneath.js';
+import { Store } from '../../src/store/store.js';
 import { waitFor } from '../helpers/root.js';
 
 let cleanup: (() => Promise<void>) | null = null;
@@ -20,9 +20,9 @@ async function server(handle: (req: Request) => Promise<Response>): Promise<stri
   const base = mkdtempSync(join(tmpdir(), 'warden-control-'));
   const root = join(base, 'root');
   mkdirSync(join(root, 'snapshots'), { recursive: true });
-  const rootFd = openRoot(root);
-  const c = await listenControl(rootFd, handle);
-  cleanup = async () => { await c.close(); safeClose(rootFd); rmSync(base, { recursive: true, force: true }); };
+  const store = Store.open(root);
+  const c = await listenControl(store, handle);
+  cleanup = async () => { await c.close(); store.close(); rmSync(base, { recursive: true, force: true }); };
   return join(root, 'snapshots/control/warden.sock');
 }
 

@@ -7,8 +7,10 @@
  */
 import { connect } from 'node:net';
 import { EXIT, WardenError } from '../../common/errors.js';
-import { at, lstatAt, openRoot, safeClose, walkDir } from '../../fsx/beneath.js';
-import { CONTROL_DIR } from '../../store/layout.js';
+import { at, safeClose } from '../../fsx/beneath.js';
+import { SOCKET_NAME } from '../../store/layout.js';
+import { NotInitialised, Store } from '../../store/store.js';
+import { openSocketDir } from '../../daemon/control.js';
 import { acquireLock, pidAlive } from '../../store/lock.js';
 import { loadBaseline } from '../../store/load-baseline.js';
 import { loadKey } from '../../store/keys.js';
@@ -20,14 +22,14 @@ type Call = { kind: 'none' } | { kind: 'lost' } | { kind: 'ok'; res: Reply };
 
 /** Send one request; tell "nobody listening" apart from "accepted, then gone". */
 export async function callDaemonStrict(root: string, req: Record<string, unknown>, timeoutMs = 120_000): Promise<Call> {
-  const rootFd = openRoot(root);
+  let store: Store;
+  try { store = Store.open(root); } catch (err) { if (err instanceof NotInitialised) return { kind: 'none' }; throw err; }
   try {
-    const w = walkDir(rootFd, CONTROL_DIR);
-    if (!w.ok) { safeClose(w.parentFd); return { kind: 'none' }; }
+    const w = openSocketDir(store);
+    if (!w) return { kind: 'none' };
     try {
-      if (!lstatAt(w.fd, 'warden.sock')?.isSocket()) return { kind: 'none' };
       return await new Promise<Call>((resolve) => {
-        const sock = connect(at(w.fd, 'warden.sock'));
+        const sock = connect(at(w.fd, SOCKET_NAME));
         let connected = false;
         let buf = '';
         const timer = setTimeout(() => { sock.destroy(); resolve({ kind: 'lost' }); }, timeoutMs);
@@ -41,7 +43,7 @@ export async function callDaemonStrict(root: string, req: Record<string, unknown
         sock.on('error', () => { clearTimeout(timer); resolve({ kind: connected ? 'lost' : 'none' }); });
       });
     } finally { safeClose(w.fd); }
-  } finally { safeClose(rootFd); }
+  } finally { store.close(); }
 }
 
 /** Run a change op through the daemon, or under the lock when none runs. */
@@ -54,13 +56,13 @@ export async function runChangeOp(root: string, req: Record<string, unknown>, lo
   if (c.kind === 'lost') {
     throw new WardenError('the daemon stopped answering in the middle of the change. Nothing is left half-applied: a change of one file is atomic, and a change of several files is completed or rolled back (with a half-applied alert) when warden starts again. Check with \'warden status\' and \'warden alerts\'.', EXIT.daemonDown);
   }
-  const rootFd = openRoot(root);
+  const store = Store.open(root);
   try {
     let lock;
-    try { lock = await acquireLock(rootFd, 3000); }
+    try { lock = await acquireLock(store.fd, 3000); }
     catch (err) {
       const m = /pid (\d+)/.exec(String((err as Error).message));
-      if (m && pidAlive(Number(m[1]))) throw new WardenError(`the daemon (pid ${m[1]}) holds the lock but does not answer on snapshots/control/warden.sock`, EXIT.daemonDown);
+      if (m && pidAlive(Number(m[1]))) throw new WardenError(`the daemon (pid ${m[1]}) holds the lock but does not answer on its control socket (${store.socketDirs().map((d) => `${d.path}/${SOCKET_NAME}`).join(' or ')})`, EXIT.daemonDown);
       throw err;
     }
     try {
@@ -68,13 +70,13 @@ export async function runChangeOp(root: string, req: Record<string, unknown>, lo
       const l = loadBaseline(root, { blobs: true });
       try {
         const env: ChangeEnv = {
-          ctx: { root, rootFd: l.rootFd, state: l.state, config: l.config, pset: l.pset },
+          ctx: { root, rootFd: l.rootFd, store: l.store, state: l.state, config: l.config, pset: l.pset },
           key: loadKey(root, false),
-          raise: (a) => { appendAlert(l.rootFd, a); log(journalLine(a)); },
+          raise: (a) => { appendAlert(l.store.fd, a); log(journalLine(a)); },
         };
         prepareWriter(env);
         return { ...(await changeOp(req, env)), via: 'lock' };
-      } finally { safeClose(l.rootFd); }
+      } finally { l.close(); }
     } finally { lock.release(); }
-  } finally { safeClose(rootFd); }
+  } finally { store.close(); }
 }

@@ -2,7 +2,6 @@ import type { CommandSpec } from '../types.js';
 import { readHistory } from '../../store/history.js';
 import { normalizeRelPath } from '../../changes/apply.js';
 import { loadBaseline } from '../../store/load-baseline.js';
-import { safeClose } from '../../fsx/beneath.js';
 
 export const historyCommand: CommandSpec = {
   name: 'history',
@@ -12,9 +11,9 @@ export const historyCommand: CommandSpec = {
   async run(ctx) {
     const path = ctx.positionals[0] ? normalizeRelPath(ctx.positionals[0]) : undefined;
     const l = loadBaseline(ctx.root);
-    safeClose(l.rootFd);
     const kind = path ? (l.state.entry(path)?.kind ?? l.pset.kindOf(path) ?? 'text') : undefined;
-    const entries = await readHistory(ctx.root, path, kind);
+    let entries;
+    try { entries = await readHistory(l.store, path, kind); } finally { l.close(); }
     if (ctx.json) { ctx.out.json(entries); return 0; }
     for (const e of entries) {
       ctx.out.line(`${ctx.out.color.yellow(e.commit.slice(0, 10))} ${e.date}`);

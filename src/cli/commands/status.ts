@@ -1,7 +1,6 @@
 import type { CommandSpec } from '../types.js';
 import { inspectAll } from '../../guard/inspect.js';
 import { loadBaseline, octal } from '../../store/load-baseline.js';
-import { safeClose } from '../../fsx/beneath.js';
 import { askDaemon } from '../daemon-client.js';
 import { readAlerts } from '../../store/alerts.js';
 import { policyFileHealth } from '../../policy/index.js';
@@ -46,7 +45,7 @@ export const statusCommand: CommandSpec = {
       }
       return 0;
     } finally {
-      safeClose(l.rootFd);
+      l.close();
     }
   },
 };
