@@ -8,7 +8,8 @@ import { baseOf, dirOf } from '../guard/inspect.js';
 import { protectedSet, type ProtectedSet } from '../config/protected-set.js';
 import { readIndex, sha256Hex, writeBlob, writeIndex, type BaselineIndex } from '../store/baseline.js';
 import { initHistory } from '../store/history.js';
-import { loadKey, sealPath } from '../store/keys.js';
+import { sealPath } from '../store/keys.js';
+import { loadKeyOrExplainMove, recordKeyOwner } from '../store/rehome.js';
 import { NotInitialised, Store } from '../store/store.js';
 
 /** Exact protected paths plus whatever the globs match on disk now. */
@@ -41,7 +42,7 @@ export async function initRoot(root: string, opts: { force: boolean }): Promise<
     // Open an existing store now; create one only once everything was read (a refused
     // init leaves nothing behind).
     try { store = Store.open(root); } catch (err) { if (!(err instanceof NotInitialised)) throw err; }
-    const key = loadKey(root, true);
+    const key = loadKeyOrExplainMove(root, true);
     const existing = store ? readIndex(store.fd, key) : { ok: false as const, problem: 'missing' as const };
     if (existing.ok || existing.problem !== 'missing') {
       if (!opts.force) throw new WardenError(`a baseline already exists in ${store?.dir ?? root} (use 'warden init --force' to replace it with the files as they are now)`);
@@ -85,6 +86,7 @@ export async function initRoot(root: string, opts: { force: boolean }): Promise<
     // The index is the commit point: written last, so a failure before it leaves no baseline.
     await initHistory(store, files.map((f) => ({ path: f.path, kind: pset.kindOf(f.path) ?? 'text', bytes: f.bytes })));
     store.recordRoot(rootFd);
+    recordKeyOwner(root, rootFd);
     const indexBytes = writeIndex(store.fd, index, key);
     return { files: files.length, dirs: Object.keys(dirs).length, storeDir: store.dir, state: BaselineState.fresh(index, indexBytes, blobs, key, sealPath(root)) };
   } finally {

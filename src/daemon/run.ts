@@ -13,7 +13,8 @@ import { startWatcher, type WatchHandle } from '../guard/watcher.js';
 import { HintQueue } from '../guard/hints.js';
 import { appendAlert, newAlertId } from '../store/alerts.js';
 import { readIndex } from '../store/baseline.js';
-import { loadKey, readSeal, sealPath } from '../store/keys.js';
+import { readSeal, sealPath } from '../store/keys.js';
+import { loadKeyOrExplainMove } from '../store/rehome.js';
 import { reconcileProtectedSet, type ApplyContext } from '../changes/apply.js';
 import { attachChangeService, handleChangeRequest } from './change-service.js';
 import { initRoot } from '../changes/init.js';
@@ -68,7 +69,7 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
     catch (err) { for (const c of cleanups.reverse()) await c(); throw err; }
     cleanups.push(() => lock.release());
     try {
-      const key = loadKey(opts.root, opts.initIfNeeded);
+      const key = loadKeyOrExplainMove(opts.root, opts.initIfNeeded);
       const idx = readIndex(store.fd, key);
       // Only a root that never had a baseline is initialised: a sealed one whose index vanished is tampered.
       if (!idx.ok && idx.problem === 'missing' && opts.initIfNeeded && readSeal(sealPath(opts.root)) === null) {

@@ -3,7 +3,8 @@ import { WARDEN_TOML, configFromBytes, type WardenConfig } from '../config/warde
 import { openRoot, safeClose } from '../fsx/beneath.js';
 import { BaselineState } from './baseline-state.js';
 import { protectedSet, type ProtectedSet } from '../config/protected-set.js';
-import { loadKey, sealPath } from './keys.js';
+import { sealPath } from './keys.js';
+import { loadKeyOrExplainMove } from './rehome.js';
 import { Store } from './store.js';
 
 export interface Loaded { rootFd: number; store: Store; config: WardenConfig; state: BaselineState; pset: ProtectedSet; close(): void }
@@ -14,7 +15,7 @@ export function loadBaseline(root: string, opts: { blobs: boolean } = { blobs: f
   let rootFd = -1;
   try {
     rootFd = openRoot(root);
-    const key = loadKey(root, false);
+    const key = loadKeyOrExplainMove(root, false);
     const state = BaselineState.load(store.fd, key, opts, sealPath(root));
     const config = configFromBytes(state.bytesOf(store.fd, WARDEN_TOML));
     const fd = rootFd;

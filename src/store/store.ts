@@ -10,6 +10,7 @@ import { WardenError, errnoCode } from '../common/errors.js';
 import { at, ensureDirBeneath, lstatAt, openRoot, replaceFileAt, safeClose, walkDir } from '../fsx/beneath.js';
 import { CONTROL_DIR, ROOT_RECORD } from './layout.js';
 import { EMBEDDED_STORE, locateStore, type StoreLocation, type StoreMode } from './location.js';
+import { movedError, movedFrom } from './rehome.js';
 
 /** A descriptor of a store directory (never a root's): the compiler keeps the two apart. */
 export type StoreFd = number & { readonly __store: true };
@@ -46,7 +47,7 @@ export class Store {
         else {
           safeClose(w.parentFd);
           if (w.code !== 'ENOENT') throw new WardenError(`the store ${loc.dir} is not a directory (${w.code}): it was replaced by a link or a file; warden will not use it. Move it aside and restart the guard, or run 'warden init --force' after checking the files.`);
-          if (!opts.create) throw notInitialised(loc);
+          if (!opts.create) throw notInitialised(loc, opts.env);
           fd = ensureDirBeneath(rootFd, EMBEDDED_STORE, 0o700);
         }
       } finally { safeClose(rootFd); }
@@ -55,7 +56,7 @@ export class Store {
       catch (err) {
         const code = errnoCode(err);
         if (code !== 'ENOENT') throw new WardenError(`cannot open the store ${loc.dir}: ${code ?? String(err)}`);
-        if (!opts.create) throw notInitialised(loc);
+        if (!opts.create) throw notInitialised(loc, opts.env);
         mkdirSync(dirname(loc.dir), { recursive: true, mode: 0o700 });
         try { mkdirSync(loc.dir, 0o700); } catch (e2) { if (errnoCode(e2) !== 'EEXIST') throw e2; }
         fd = openSync(loc.dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
@@ -157,7 +158,9 @@ export class Store {
 /** No store for this root yet (before `warden init`). */
 export class NotInitialised extends WardenError {}
 
-function notInitialised(loc: StoreLocation): WardenError {
+function notInitialised(loc: StoreLocation, env?: NodeJS.ProcessEnv): WardenError {
+  const old = movedFrom(loc.root, env);
+  if (old) return movedError(loc.root, old);
   return new NotInitialised(`not initialised: no store for ${loc.root} (looked in ${loc.dir}); run 'warden init'${loc.mode === 'state' ? ' as the warden account' : ''}`);
 }
 

@@ -2,7 +2,8 @@ import type { CommandSpec } from '../types.js';
 import { inspectAll } from '../../guard/inspect.js';
 import { loadBaseline, octal } from '../../store/load-baseline.js';
 import { askDaemon } from '../daemon-client.js';
-import { readAlerts } from '../../store/alerts.js';
+import { readStoreAlerts, type readAlerts } from '../../store/alerts.js';
+import { WardenError } from '../../common/errors.js';
 import { policyFileHealth } from '../../policy/index.js';
 import { deliveryReport } from '../delivery.js';
 
@@ -23,7 +24,13 @@ export const statusCommand: CommandSpec = {
       });
       const unexpected = findings.filter((f) => !l.state.entry(f.path) && !f.isDir).map((f) => ({ path: f.path, state: 'unexpected', reason: f.verdict.reason }));
       const dirs = findings.filter((f) => f.isDir).map((f) => ({ path: f.path, state: 'drift', reason: f.verdict.reason }));
-      const { alerts } = readAlerts(ctx.root);
+      // A damaged store (say a directory where alerts.jsonl belongs) is reported, never a crash.
+      const storeProblems: string[] = [];
+      const pathProblem = l.store.pathProblem();
+      if (pathProblem) storeProblems.push(pathProblem);
+      let alerts: ReturnType<typeof readAlerts>['alerts'] = [];
+      try { alerts = readStoreAlerts(l.store.fd, l.store.dir).alerts; }
+      catch (err) { if (err instanceof WardenError) storeProblems.push(err.message); else throw err; }
       const last = alerts[alerts.length - 1] ?? null;
       const policy = policyFileHealth(ctx.root);
       const warnings: string[] = [];
@@ -32,18 +39,19 @@ export const statusCommand: CommandSpec = {
       const delivery = report ? { outbox_depth: report.outboxDepth, last_error: report.lastDeliveryError ?? null, state_dir: report.stateDir } : null;
       const daemon = ping?.ok ? { running: true, pid: ping.pid, polling: ping.polling, watcher_alive: ping.watcherAlive, failing: ping.failing, notifier: ping.notifier ?? null } : { running: false };
       if (ctx.json) {
-        ctx.out.json({ root: ctx.root, daemon, generation: l.state.index.generation, approval: l.config.approval, warnings, files: [...files, ...unexpected], dirs, policy, last_alert: last, delivery });
+        ctx.out.json({ root: ctx.root, store: { dir: l.store.dir, mode: l.store.mode, problems: storeProblems }, daemon, generation: l.state.index.generation, approval: l.config.approval, warnings, files: [...files, ...unexpected], dirs, policy, last_alert: last, delivery });
       } else {
         const c = ctx.out.color;
         ctx.out.line(daemon.running ? c.green(`daemon: running (pid ${String(daemon.pid)})${daemon.polling ? ' — polling (inotify unavailable)' : ''}`) : c.yellow('daemon: not running — direct edits are not being reverted'));
         for (const w of warnings) ctx.out.line(c.yellow(`warning: ${w}`));
+        for (const p of storeProblems) ctx.out.line(c.red(`store damaged: ${p}`));
         for (const f of files) ctx.out.line(`  ${f.state === 'ok' ? c.green('ok   ') : c.red('DRIFT')} ${f.path}${f.reason ? ` (${f.reason})` : ''}`);
         for (const u of [...unexpected, ...dirs]) ctx.out.line(`  ${c.red('DRIFT')} ${u.path} (${u.reason})`);
         for (const p of policy.filter((x) => x.grantsNothing)) ctx.out.line(c.yellow(`  grants nothing: ${p.path} — ${p.reason ?? p.status}`));
         if (delivery) ctx.out.line(`outbox: ${delivery.outbox_depth} undelivered${delivery.last_error ? `; last delivery error: ${JSON.stringify(delivery.last_error)}` : ''}`);
         ctx.out.line(last ? `last alert: ${last.time} ${last.action} ${last.path} (${last.reason}) id ${last.id}` : 'no alerts');
       }
-      return 0;
+      return storeProblems.length ? 1 : 0;
     } finally {
       l.close();
     }
