@@ -74,6 +74,7 @@ export async function initRoot(root: string, opts: { force: boolean }): Promise<
       } finally { safeClose(w.fd); }
     }
     store ??= Store.open(root, { create: true });
+    store.ensureLayout();
     const index: BaselineIndex = { version: 1, generation: 1, updated: new Date().toISOString(), files: {}, dirs };
     const blobs = new Map<string, Buffer>();
     for (const f of files) {

@@ -69,6 +69,7 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
     catch (err) { for (const c of cleanups.reverse()) await c(); throw err; }
     cleanups.push(() => lock.release());
     try {
+      store.ensureLayout();
       const key = loadKeyOrExplainMove(opts.root, opts.initIfNeeded);
       const idx = readIndex(store.fd, key);
       // Only a root that never had a baseline is initialised: a sealed one whose index vanished is tampered.

@@ -8,7 +8,7 @@ import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readli
 import { dirname } from 'node:path';
 import { WardenError, errnoCode } from '../common/errors.js';
 import { at, ensureDirBeneath, lstatAt, openRoot, replaceFileAt, safeClose, walkDir } from '../fsx/beneath.js';
-import { CONTROL_DIR, ROOT_RECORD } from './layout.js';
+import { CONTROL_DIR, LAYOUT_DIRS, ROOT_RECORD } from './layout.js';
 import { EMBEDDED_STORE, locateStore, type StoreLocation, type StoreMode } from './location.js';
 import { movedError, movedFrom } from './rehome.js';
 
@@ -143,6 +143,18 @@ export class Store {
     replaceFileAt(this.fd, ROOT_RECORD, Buffer.from(JSON.stringify(rec) + '\n'), { mode: 0o600 });
   }
 
+  /**
+   * Create the layout's missing directories (0700). They must exist before the notifier's
+   * unit starts: systemd's InaccessiblePaths= hides only what exists at that moment.
+   * An entry of the wrong type is left for the guard's repair (store-check.ts).
+   */
+  ensureLayout(): void {
+    for (const name of LAYOUT_DIRS) {
+      if (lstatAt(this.fd, name)) continue;
+      try { mkdirSync(at(this.fd, name), 0o700); } catch (err) { if (errnoCode(err) !== 'EEXIST') throw err; }
+    }
+  }
+
   /** Type of an entry of the store's layout, without following it. */
   entryType(name: string): ReturnType<typeof lstatAt> {
     return lstatAt(this.fd, name);
@@ -161,6 +173,14 @@ export class NotInitialised extends WardenError {}
 function notInitialised(loc: StoreLocation, env?: NodeJS.ProcessEnv): WardenError {
   const old = movedFrom(loc.root, env);
   if (old) return movedError(loc.root, old);
+  if (loc.mode === 'state') {
+    // A deployment from before the store moved out of the root: never used from there.
+    try {
+      if (lstatSync(`${loc.root}/${EMBEDDED_STORE}/baseline/index`).isFile()) {
+        return new WardenError(`this root's store is still inside the root (${loc.root}/${EMBEDDED_STORE}), where the agent's user can rename or exchange it; the deployment keeps it in ${loc.dir}. With the guard stopped, move it there (docs/DEPLOY.md, "Where the store lives"): mv ${loc.root}/${EMBEDDED_STORE} ${loc.dir}`);
+      }
+    } catch { /* none: a root not initialised yet */ }
+  }
   return new NotInitialised(`not initialised: no store for ${loc.root} (looked in ${loc.dir}); run 'warden init'${loc.mode === 'state' ? ' as the warden account' : ''}`);
 }
 
