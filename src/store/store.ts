@@ -9,7 +9,7 @@ import { dirname } from 'node:path';
 import { WardenError, errnoCode } from '../common/errors.js';
 import { at, ensureDirBeneath, lstatAt, openRoot, replaceFileAt, safeClose, walkDir } from '../fsx/beneath.js';
 import { CONTROL_DIR, LAYOUT_DIRS, ROOT_RECORD } from './layout.js';
-import { EMBEDDED_STORE, locateStore, type StoreLocation, type StoreMode } from './location.js';
+import { EMBEDDED_STORE, locateStore, systemStateDir, type StoreLocation, type StoreMode } from './location.js';
 import { movedError, movedFrom } from './rehome.js';
 
 /** A descriptor of a store directory (never a root's): the compiler keeps the two apart. */
@@ -181,7 +181,16 @@ function notInitialised(loc: StoreLocation, env?: NodeJS.ProcessEnv): WardenErro
       }
     } catch { /* none: a root not initialised yet */ }
   }
-  return new NotInitialised(`not initialised: no store for ${loc.root} (looked in ${loc.dir}); run 'warden init'${loc.mode === 'state' ? ' as the warden account' : ''}`);
+  // A deployment on this machine whose state directory belongs to another account: say so.
+  let hint = '';
+  if (!loc.base.deployment) {
+    try {
+      const sys = systemStateDir(env);
+      const st = lstatSync(sys);
+      if (st.isDirectory()) hint = `; this machine runs a warden guard whose state directory ${sys} belongs to uid ${st.uid}: run warden as that account (sudo -u <account> warden …)`;
+    } catch { /* no deployment here */ }
+  }
+  return new NotInitialised(`not initialised: no store for ${loc.root} (looked in ${loc.dir}); run 'warden init'${loc.mode === 'state' ? ' as the warden account' : ''}${hint}`);
 }
 
 /** Run fn with the store of root open; closes it after. */

@@ -92,3 +92,26 @@ describe('snapshots/quarantine planted as a symlink', () => {
     assert.ok(!existsSync(join(trap, revert.id)));
   });
 });
+
+describe('the store path replaced', () => {
+  it('snapshots/ renamed away and a symlink put in its place: the guard keeps its store, reports, quarantines the link and moves the store back', async () => {
+    t = makeRoot();
+    assert.equal(cli(t, ['init']).code, 0);
+    const ino = lstatSync(t.p('snapshots')).ino;
+    d = await startDaemon(t);
+    const fake = join(t.outside, 'fake-store');
+    mkdirSync(fake);
+    renameSync(t.p('snapshots'), t.p('.hidden-store'));
+    symlinkSync(fake, t.p('snapshots'));
+    await waitFor(() => { const st = lstatSync(t.p('snapshots')); return st.isDirectory() && st.ino === ino; }, 15_000, 'the real store back at its path');
+    assert.ok(!existsSync(t.p('.hidden-store')));
+    const tamper = readAlertsOf(t).find((a) => a.reason === 'baseline-tampered' && a.path === 'snapshots');
+    assert.ok(tamper, 'reported');
+    assert.match(tamper.detail ?? '', /symbolic link|no longer warden's store/);
+    assert.deepEqual(readdirSync(fake), [], 'nothing written through the link');
+    // Still guarding, with alerts in the real store.
+    writeFileSync(t.p(ORG), 'hourly_cap = 3\n');
+    await waitFor(() => readAlertsOf(t).some((a) => a.path === ORG && a.action === 'reverted'), 15_000, 'revert recorded');
+    assert.equal(cli(t, ['verify']).code, 0);
+  });
+});
