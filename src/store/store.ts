@@ -155,11 +155,6 @@ export class Store {
     }
   }
 
-  /** Type of an entry of the store's layout, without following it. */
-  entryType(name: string): ReturnType<typeof lstatAt> {
-    return lstatAt(this.fd, name);
-  }
-
   close(): void {
     if (this.closed) return;
     this.closed = true;
