@@ -87,11 +87,18 @@ export class StoreCheck {
   /** Does the store's path still lead to the directory we hold? If not, say so and repair it. */
   verifyPath(): void {
     const problem = this.store.pathProblem();
-    if (!problem) return;
+    if (!problem) { this.pathReported = null; return; }
     let outcome = 'warden keeps working on its real store';
     if (this.store.mode === 'embedded' && this.rootFd >= 0) outcome += this.repairEmbeddedPath();
-    this.tamper(`${problem}; ${outcome}`, this.store.label());
+    const detail = `${problem}; ${outcome}`;
+    // A path that cannot be repaired (the state directory's store, renamed by an
+    // administrator) is reported once, not at every rescan.
+    if (this.store.pathProblem() && detail === this.pathReported) return;
+    this.pathReported = this.store.pathProblem() ? detail : null;
+    this.tamper(detail, this.store.label());
   }
+
+  private pathReported: string | null = null;
 
   /** Put the real store back at ROOT/snapshots; what was planted there goes to quarantine. */
   private repairEmbeddedPath(): string {

@@ -7,7 +7,7 @@ import { describe, it, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { cli, makeRoot, readAlertsOf, startDaemon, waitFor, type Daemon, type TestRoot } from '../helpers/root.js';
+import { TEST_WARDEN_TOML, cli, makeRoot, readAlertsOf, startDaemon, waitFor, type Daemon, type TestRoot } from '../helpers/root.js';
 
 const ORG = 'orgs/bookclub.toml';
 const CREDS = 'config/credentials.toml';
@@ -103,7 +103,7 @@ describe('the store path replaced', () => {
     mkdirSync(fake);
     renameSync(t.p('snapshots'), t.p('.hidden-store'));
     symlinkSync(fake, t.p('snapshots'));
-    await waitFor(() => { const st = lstatSync(t.p('snapshots')); return st.isDirectory() && st.ino === ino; }, 15_000, 'the real store back at its path');
+    await waitFor(() => { const st = lstatSync(t.p('snapshots')); return st.isDirectory() && st.ino === ino && readAlertsOf(t).some((a) => a.reason === 'baseline-tampered' && a.path === 'snapshots'); }, 15_000, 'the real store back at its path, and reported');
     assert.ok(!existsSync(t.p('.hidden-store')));
     const tamper = readAlertsOf(t).find((a) => a.reason === 'baseline-tampered' && a.path === 'snapshots');
     assert.ok(tamper, 'reported');
@@ -115,3 +115,32 @@ describe('the store path replaced', () => {
     assert.equal(cli(t, ['verify']).code, 0);
   });
 });
+
+describe('the state directory’s store renamed under a running guard', () => {
+  it('reported once (not at every rescan); the guard keeps guarding on the store it holds', async () => {
+    t = makeRoot({ wardenToml: TEST_WARDEN_TOML.replace('rescan_seconds = 30', 'rescan_seconds = 0.2') });
+    const state = join(t.base, 'lib', 'warden-guard');
+    mkdirSync(state, { recursive: true, mode: 0o700 });
+    const env = { WARDEN_GUARD_STATE_DIR: state };
+    assert.equal(cli(t, ['init'], { env }).code, 0);
+    d = await startDaemon(t, ['--guard'], env);
+    const [id] = readdirSync(join(state, 'stores'));
+    const moved = join(state, 'stores', 'elsewhere');
+    renameSync(join(state, 'stores', id!), moved);
+    const tampers = () => readStoreAlerts(moved).filter((a) => a.reason === 'baseline-tampered');
+    await waitFor(() => tampers().length >= 1, 10_000, 'the rename reported');
+    assert.match(tampers()[0]!.detail ?? '', /no longer warden's store|is gone/);
+    writeFileSync(t.p(ORG), 'hourly_cap = 4\n');
+    await waitFor(() => readStoreAlerts(moved).some((a) => a.path === ORG && a.action === 'reverted'), 10_000, 'still reverting, alerts in the held store');
+    // Absence needs a window: several rescan periods (0.2 s each) pass, still the one report.
+    const t0 = Date.now();
+    await waitFor(() => Date.now() - t0 > 1500, 5000, 'seven rescan periods');
+    assert.equal(tampers().length, 1, 'one report for one unrepairable path');
+    assert.ok(!existsSync(t.p('snapshots')), 'never fell back to a store inside the root');
+  });
+});
+
+function readStoreAlerts(dir: string): { reason: string; path: string; action: string; detail?: string }[] {
+  try { return readFileSync(join(dir, 'alerts.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { reason: string; path: string; action: string }); }
+  catch { return []; }
+}
