@@ -21,6 +21,19 @@ function move(env: NodeJS.ProcessEnv = {}): { moved: TestRoot; old: string } {
   return { moved: { ...t, root: to, p: (rel: string) => join(to, rel) }, old };
 }
 
+describe('a store from before the deployment layout', () => {
+  it('a deployment that finds only ROOT/snapshots says where the store must go, and uses nothing', () => {
+    t = makeRoot();
+    assert.equal(cli(t, ['init']).code, 0);
+    const state = join(t.base, 'lib', 'warden-guard');
+    mkdirSync(state, { recursive: true, mode: 0o700 });
+    const st = cli(t, ['status'], { env: { WARDEN_GUARD_STATE_DIR: state } });
+    assert.equal(st.code, 2, st.stdout + st.stderr);
+    assert.match(st.stderr, /store is still inside the root .*snapshots.*mv .*snapshots .*warden-guard\/stores\/[0-9a-f]{16}/);
+    assert.ok(!existsSync(join(state, 'stores')), 'nothing created');
+  });
+});
+
 describe('a moved root', () => {
   it('embedded: commands name the move and the fix; rehome brings the key over; the guard starts', async () => {
     t = makeRoot();
