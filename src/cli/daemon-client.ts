@@ -1,12 +1,14 @@
 /** The command's side of the control socket: typed requests, replies checked against the protocol. */
-import { openRoot, safeClose } from '../fsx/beneath.js';
+import { NotInitialised, Store } from '../store/store.js';
 import { callDaemon, type Call } from '../daemon/control.js';
 import type { PingReply } from '../daemon/protocol.js';
 import type { ChangeCommand, Reply } from '../changes/protocol.js';
 
-function call(root: string, req: Parameters<typeof callDaemon>[1], timeoutMs?: number): Promise<Call> {
-  const fd = openRoot(root);
-  return callDaemon(fd, req, timeoutMs).finally(() => safeClose(fd));
+/** No store means no daemon: a root that is not initialised has nobody to answer. */
+async function call(root: string, req: Parameters<typeof callDaemon>[1], timeoutMs?: number): Promise<Call> {
+  let store: Store;
+  try { store = Store.open(root); } catch (err) { if (err instanceof NotInitialised) return { kind: 'none' }; throw err; }
+  try { return await callDaemon(store, req, timeoutMs); } finally { store.close(); }
 }
 
 /** The running daemon's ping reply; null when none answers (or it answers something else). */

@@ -14,7 +14,7 @@ function envOf(g: Guard, ctx: ApplyContext, reload?: (c: WardenConfig) => Promis
   return { ctx, key: loadKey(g.root, false), raise: (a) => g.record(a), ...(reload ? { reload } : {}) };
 }
 
-const ctxOf = (g: Guard): ApplyContext => ({ root: g.root, rootFd: g.rootFd, state: g.state, config: g.config, pset: g.pset });
+const ctxOf = (g: Guard): ApplyContext => ({ root: g.root, rootFd: g.rootFd, store: g.storeHandle, state: g.state, config: g.config, pset: g.pset });
 
 /** Call once the guard exists and before startupVerify(). */
 export function attachChangeService(g: Guard, log: (l: string) => void): { stop(): void } {

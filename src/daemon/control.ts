@@ -1,6 +1,6 @@
 /**
- * The control socket (snapshots/control/warden.sock, 0600; its own directory so the
- * notifier unit can be denied it): how commands hand changes to a running daemon, so a
+ * The control socket (warden.sock, 0600, in the guard's runtime directory in the deployment,
+ * else in the store's control/; its own directory so the notifier unit can be denied it): how commands hand changes to a running daemon, so a
  * sanctioned change never races a revert. One JSON request per connection, validated
  * against src/daemon/protocol.ts before the handler sees it.
  *
@@ -13,11 +13,12 @@
  * and a swapped snapshots/ link is never followed.
  */
 import { createServer, connect, type Server, type Socket } from 'node:net';
-import { ensureDirBeneath, lstatAt, safeClose, unlinkAt, withDir, at } from '../fsx/beneath.js';
-import { CONTROL_DIR } from '../store/layout.js';
+import { lstatAt, safeClose, unlinkAt, at } from '../fsx/beneath.js';
+import { SOCKET_NAME } from '../store/layout.js';
+import type { Store } from '../store/store.js';
 import { parseReply, requestSchema, type AnyReply, type ControlErrorCode, type ControlRequest } from './protocol.js';
 
-const NAME = 'warden.sock';
+const NAME = SOCKET_NAME;
 
 export interface ControlLimits {
   /** Connections served at once; more are closed as soon as they are accepted. */
@@ -31,7 +32,7 @@ export const DEFAULT_LIMITS: ControlLimits = { maxConnections: 32, maxRequest: 8
 
 export interface ControlServer { close(): Promise<void> }
 
-export async function listenControl(rootFd: number, handle: (req: ControlRequest) => Promise<AnyReply>,
+export async function listenControl(store: Store, handle: (req: ControlRequest) => Promise<AnyReply>,
   opts: { limits?: Partial<ControlLimits>; log?: (line: string) => void } = {}): Promise<ControlServer> {
   const limits = { ...DEFAULT_LIMITS, ...(opts.limits ?? {}) };
   const log = opts.log ?? ((l: string) => process.stderr.write(l + '\n'));
@@ -46,7 +47,7 @@ export async function listenControl(rootFd: number, handle: (req: ControlRequest
     refusedSince = 0;
   };
 
-  const dirFd = ensureDirBeneath(rootFd, CONTROL_DIR);
+  const dirFd = store.socketDirs()[0]!.open(true) as number;
   const st = lstatAt(dirFd, NAME);
   if (st?.isSocket()) unlinkAt(dirFd, NAME);
   const server: Server = createServer((sock) => serve(sock, handle, limits, complain));
@@ -111,11 +112,24 @@ function serve(sock: Socket, handle: (req: ControlRequest) => Promise<AnyReply>,
 /** Nobody listening; accepted and then gone (or timed out, or answered nonsense); a reply. */
 export type Call = { kind: 'none' } | { kind: 'lost'; why: string } | { kind: 'ok'; res: AnyReply };
 
+/** The directory that holds a live-looking socket (runtime directory first), or null. */
+export function openSocketDir(store: Store): { fd: number } | null {
+  for (const d of store.socketDirs()) {
+    const fd = d.open(false);
+    if (fd === null) continue;
+    if (lstatAt(fd, NAME)?.isSocket()) return { fd };
+    safeClose(fd);
+  }
+  return null;
+}
+
 /** Send one request and read its reply, checked against the protocol. */
-export function callDaemon(rootFd: number, req: ControlRequest, timeoutMs = 30_000): Promise<Call> {
-  return withDir(rootFd, CONTROL_DIR, (dirFd) => {
-    if (!lstatAt(dirFd, NAME)?.isSocket()) return Promise.resolve<Call>({ kind: 'none' });
-    return new Promise<Call>((resolve) => {
+export async function callDaemon(store: Store, req: ControlRequest, timeoutMs = 30_000): Promise<Call> {
+  const w = openSocketDir(store);
+  if (!w) return { kind: 'none' };
+  const dirFd = w.fd;
+  try {
+    return await new Promise<Call>((resolve) => {
       const sock = connect(at(dirFd, NAME));
       let connected = false;
       let buf = '';
@@ -132,5 +146,5 @@ export function callDaemon(rootFd: number, req: ControlRequest, timeoutMs = 30_0
       });
       sock.on('error', () => { clearTimeout(timer); resolve(connected ? { kind: 'lost', why: 'the connection failed' } : { kind: 'none' }); });
     });
-  }, () => Promise.resolve<Call>({ kind: 'none' }));
+  } finally { safeClose(dirFd); }
 }

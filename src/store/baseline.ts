@@ -8,6 +8,7 @@ import type { FileKind } from '../config/protected-set.js';
 import { ensureDirBeneath, readSmallAt, replaceFileAt, safeClose, walkDir, lstatAt } from '../fsx/beneath.js';
 import { hmacEqual, hmacHex } from './keys.js';
 import { BASELINE_DIR, BLOBS_DIR, INDEX_NAME, SECRETS_DIR } from './layout.js';
+import type { StoreFd } from './store.js';
 
 export interface FileEntry {
   kind: FileKind;
@@ -58,8 +59,8 @@ export function parseIndex(raw: Buffer, key: Buffer): IndexCheck {
   }
 }
 
-export function readIndex(rootFd: number, key: Buffer): IndexCheck {
-  const w = walkDir(rootFd, BASELINE_DIR);
+export function readIndex(storeFd: StoreFd, key: Buffer): IndexCheck {
+  const w = walkDir(storeFd, BASELINE_DIR);
   if (!w.ok) {
     safeClose(w.parentFd);
     return w.code === 'ENOENT'
@@ -78,12 +79,12 @@ export function readIndex(rootFd: number, key: Buffer): IndexCheck {
   }
 }
 
-export function writeIndex(rootFd: number, index: BaselineIndex, key: Buffer): Buffer {
-  return writeIndexBytes(rootFd, serializeIndex(index, key));
+export function writeIndex(storeFd: StoreFd, index: BaselineIndex, key: Buffer): Buffer {
+  return writeIndexBytes(storeFd, serializeIndex(index, key));
 }
 
-export function writeIndexBytes(rootFd: number, bytes: Buffer): Buffer {
-  const fd = ensureDirBeneath(rootFd, BASELINE_DIR);
+export function writeIndexBytes(storeFd: StoreFd, bytes: Buffer): Buffer {
+  const fd = ensureDirBeneath(storeFd, BASELINE_DIR);
   try {
     replaceFileAt(fd, INDEX_NAME, bytes, { mode: 0o600 });
   } finally {
@@ -95,8 +96,8 @@ export function writeIndexBytes(rootFd: number, bytes: Buffer): Buffer {
 export const blobDir = (kind: FileKind): string => (kind === 'credentials' ? SECRETS_DIR : BLOBS_DIR);
 
 /** Store content under its hash (idempotent: an intact blob is left as it is). */
-export function writeBlob(rootFd: number, kind: FileKind, bytes: Uint8Array, sha = sha256Hex(bytes)): string {
-  const fd = ensureDirBeneath(rootFd, blobDir(kind));
+export function writeBlob(storeFd: StoreFd, kind: FileKind, bytes: Uint8Array, sha = sha256Hex(bytes)): string {
+  const fd = ensureDirBeneath(storeFd, blobDir(kind));
   try {
     const existing = safeRead(fd, sha);
     if (existing && sha256Hex(existing) === sha) return sha;
@@ -112,8 +113,8 @@ function safeRead(fd: number, name: string): Buffer | null {
 }
 
 /** Read a blob and check it against its name; null when missing or not intact. */
-export function readBlob(rootFd: number, kind: FileKind, sha: string): Buffer | null {
-  const w = walkDir(rootFd, blobDir(kind));
+export function readBlob(storeFd: StoreFd, kind: FileKind, sha: string): Buffer | null {
+  const w = walkDir(storeFd, blobDir(kind));
   if (!w.ok) { safeClose(w.parentFd); return null; }
   try {
     const b = safeRead(w.fd, sha);

@@ -11,21 +11,21 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { callDaemon, listenControl, type ControlLimits } from '../../src/daemon/control.js';
 import type { AnyReply, ControlRequest } from '../../src/daemon/protocol.js';
-import { openRoot, safeClose } from '../../src/fsx/beneath.js';
+import { Store } from '../../src/store/store.js';
 import { waitFor } from '../helpers/root.js';
 
 let cleanup: (() => Promise<void>) | null = null;
 afterEach(async () => { await cleanup?.(); cleanup = null; });
 
-let rootFdOf: number;
+let storeOf: Store;
 async function server(handle: (req: ControlRequest) => Promise<AnyReply>, limits: Partial<ControlLimits> = {}, logs: string[] = []): Promise<string> {
   const base = mkdtempSync(join(tmpdir(), 'warden-control-'));
   const root = join(base, 'root');
   mkdirSync(join(root, 'snapshots'), { recursive: true });
-  const rootFd = openRoot(root);
-  rootFdOf = rootFd;
-  const c = await listenControl(rootFd, handle, { limits, log: (l) => logs.push(l) });
-  cleanup = async () => { await c.close(); safeClose(rootFd); rmSync(base, { recursive: true, force: true }); };
+  const store = Store.open(root);
+  storeOf = store;
+  const c = await listenControl(store, handle, { limits, log: (l) => logs.push(l) });
+  cleanup = async () => { await c.close(); store.close(); rmSync(base, { recursive: true, force: true }); };
   return join(root, 'snapshots/control/warden.sock');
 }
 
@@ -107,7 +107,7 @@ it('a request that does not fit the protocol is refused with code bad-request, n
 
 it('the command side checks replies too: a reply that does not fit is "lost", not trusted', { timeout: 60_000 }, async () => {
   await server(async () => ({ ok: true, pid: 'not a number' }) as unknown as AnyReply);
-  const c = await callDaemon(rootFdOf, { op: 'ping' }, 10_000);
+  const c = await callDaemon(storeOf, { op: 'ping' }, 10_000);
   assert.equal(c.kind, 'lost');
   assert.match(c.kind === 'lost' ? c.why : '', /does not fit the protocol.*pid/);
 });
@@ -137,7 +137,7 @@ it('more than maxConnections at once: the extra ones are closed at once, the oth
   // Free one slot: a real request goes through again.
   held[0]!.sock.destroy();
   await held[0]!.ended;
-  const c = await waitFor(async () => { const r = await callDaemon(rootFdOf, { op: 'change', change: { action: 'list' } }, 5000); return r.kind === 'ok' ? r : null; }, 20_000, 'a free slot');
+  const c = await waitFor(async () => { const r = await callDaemon(storeOf, { op: 'change', change: { action: 'list' } }, 5000); return r.kind === 'ok' ? r : null; }, 20_000, 'a free slot');
   assert.deepEqual(c.res, { ok: true, summary: 'served' });
   for (const h of held.slice(1)) h.sock.destroy();
 });

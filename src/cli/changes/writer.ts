@@ -6,9 +6,10 @@
  * start-up recovery (journal.ts) makes sure nothing is left half-applied.
  */
 import { EXIT, WardenError } from '../../common/errors.js';
-import { ensureDirBeneath, openRoot, safeClose } from '../../fsx/beneath.js';
-import { CONTROL_DIR, LOCK_FILE, SOCKET_FILE } from '../../store/layout.js';
+import { ensureDirBeneath, safeClose } from '../../fsx/beneath.js';
+import { CONTROL_DIR, LOCK_NAME, SOCKET_NAME } from '../../store/layout.js';
 import { LockHeldError, acquireLock } from '../../store/lock.js';
+import { Store } from '../../store/store.js';
 import { loadBaseline } from '../../store/load-baseline.js';
 import { loadKey } from '../../store/keys.js';
 import { appendAlert } from '../../store/alerts.js';
@@ -30,15 +31,15 @@ export async function runChangeOp(root: string, req: ChangeCommand, log: (l: str
   if (c.kind === 'lost') {
     throw new WardenError(`the daemon stopped answering in the middle of the change (${c.why}). Nothing is left half-applied: a change of one file is atomic, and a change of several files is completed or rolled back (with a half-applied alert) when warden starts again. Check with 'warden status' and 'warden alerts'.`, EXIT.daemonDown);
   }
-  const rootFd = openRoot(root);
+  const store = Store.open(root);
   try {
     let lock;
     // The key names the lock's kernel-held half: a running daemon is seen even when its socket and lock file were removed.
-    const controlFd = ensureDirBeneath(rootFd, CONTROL_DIR);
-    try { lock = await acquireLock(controlFd, { role: 'command', waitMs: 3000, key: loadKey(root, false), label: LOCK_FILE, log }); }
+    const controlFd = ensureDirBeneath(store.fd, CONTROL_DIR);
+    try { lock = await acquireLock(controlFd, { role: 'command', waitMs: 3000, key: loadKey(root, false), label: store.label(`${CONTROL_DIR}/${LOCK_NAME}`), log }); }
     catch (err) {
       if (err instanceof LockHeldError && err.holder?.role === 'daemon') {
-        throw new WardenError(`the warden daemon (pid ${err.holder.pid}) guards this root but does not answer on ${SOCKET_FILE}; nothing was applied. Restart the daemon (systemctl restart warden-guard, or stop and start \`warden run\`), then try again.`, EXIT.daemonDown);
+        throw new WardenError(`the warden daemon (pid ${err.holder.pid}) guards this root but does not answer on its control socket (${store.socketDirs().map((d) => `${d.path}/${SOCKET_NAME}`).join(' or ')}); nothing was applied. Restart the daemon (systemctl restart warden-guard, or stop and start \`warden run\`), then try again.`, EXIT.daemonDown);
       }
       throw err;
     } finally { safeClose(controlFd); }
@@ -47,13 +48,13 @@ export async function runChangeOp(root: string, req: ChangeCommand, log: (l: str
       const l = loadBaseline(root, { blobs: true, settle: true });
       try {
         const env: ChangeEnv = {
-          ctx: { root, rootFd: l.rootFd, state: l.state, config: l.config, pset: l.pset },
+          ctx: { root, rootFd: l.rootFd, store: l.store, state: l.state, config: l.config, pset: l.pset },
           key: loadKey(root, false),
-          raise: (a) => { appendAlert(l.rootFd, a); log(journalLine(a)); },
+          raise: (a) => { appendAlert(l.store.fd, a); log(journalLine(a)); },
         };
         prepareWriter(env);
         return { ...(await changeOp(req, env)), via: 'lock' };
-      } finally { safeClose(l.rootFd); }
+      } finally { l.close(); }
     } finally { lock.release(); }
-  } finally { safeClose(rootFd); }
+  } finally { store.close(); }
 }

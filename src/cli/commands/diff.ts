@@ -14,16 +14,17 @@ import { credentialFingerprintText, diffCredentials } from '../../credentials/ru
 import { lineDiff } from '../../changes/diff.js';
 import type { FileKind } from '../../config/protected-set.js';
 import type { Alert } from '../../store/alert-types.js';
+import type { Store, StoreFd } from '../../store/store.js';
 import { colorDiff, printable } from '../output.js';
 import { clean } from '../../notifier/format.js';
 
 type Rejected = { kind: 'file'; bytes: Buffer } | { kind: 'other'; what: string } | { kind: 'none'; why: string };
 
-function readQuarantine(rootFd: number, a: Alert, maxBytes: number): Rejected {
+function readQuarantine(store: Store, a: Alert, maxBytes: number): Rejected {
   if (!a.quarantine) return { kind: 'none', why: a.reason === 'deleted' ? 'the file was deleted' : 'nothing was kept' };
-  const prefix = `${QUARANTINE_DIR}/${a.id}/`;
+  const prefix = store.label(`${QUARANTINE_DIR}/${a.id}/`);
   if (!a.quarantine.startsWith(prefix) || a.quarantine.slice(prefix.length).includes('/')) throw new WardenError(`alert ${a.id} names an unexpected quarantine path`, EXIT.finding);
-  const w = walkDir(rootFd, `${QUARANTINE_DIR}/${a.id}`);
+  const w = walkDir(store.fd, `${QUARANTINE_DIR}/${a.id}`);
   if (!w.ok) { safeClose(w.parentFd); return { kind: 'none', why: 'its quarantine is gone' }; }
   try {
     const name = a.quarantine.slice(prefix.length);
@@ -37,9 +38,9 @@ function readQuarantine(rootFd: number, a: Alert, maxBytes: number): Rejected {
 }
 
 /** The approved bytes the alert restored: the blob named by `before.sha256`, if the store still has it. */
-function readBlob(rootFd: number, kind: FileKind, sha: string): Buffer | null {
+function readBlob(storeFd: StoreFd, kind: FileKind, sha: string): Buffer | null {
   if (!/^[0-9a-f]{64}$/.test(sha)) return null;
-  const w = walkDir(rootFd, blobDir(kind));
+  const w = walkDir(storeFd, blobDir(kind));
   if (!w.ok) { safeClose(w.parentFd); return null; }
   try {
     const r = readRegularAt(w.fd, sha, 64 * 1024 * 1024);
@@ -72,14 +73,14 @@ export const diffCommand: CommandSpec = {
     try {
       kind = l.state.entry(a.path)?.kind ?? l.pset.kindOf(a.path) ?? 'text';
       if (a.before?.sha256) {
-        approved = readBlob(l.rootFd, kind, a.before.sha256);
+        approved = readBlob(l.store.fd, kind, a.before.sha256);
         if (!approved) {
-          approved = l.state.entry(a.path) ? l.state.bytesOf(l.rootFd, a.path) : null;
+          approved = l.state.entry(a.path) ? l.state.bytesOf(l.store.fd, a.path) : null;
           notes.push('the version approved at the time is no longer in the store; compared with the version approved now');
         }
       }
-      rejected = readQuarantine(l.rootFd, a, l.config.max_bytes);
-    } finally { safeClose(l.rootFd); }
+      rejected = readQuarantine(l.store, a, l.config.max_bytes);
+    } finally { l.close(); }
     const secret = kind === 'credentials';
     const asText = (b: Buffer | null): string => (b === null ? '' : secret ? credentialFingerprintText(b) : b.toString('utf8'));
     const rejectedBytes = rejected.kind === 'file' ? rejected.bytes : null;
