@@ -12,6 +12,7 @@ import { WARDEN_TOML } from '../config/warden-config.js';
 import { diffCredentialSet, mergeCredentialSet } from '../credentials/rules.js';
 import { sha256Hex } from '../store/baseline.js';
 import { loadKey } from '../store/keys.js';
+import type { Store } from '../store/store.js';
 import { removeIntent, writeIntent, type JournalFile } from './journal.js';
 import { step, type CrashStep } from './seam.js';
 import { parseWardenConfig, type WardenConfig } from '../config/warden-config.js';
@@ -31,6 +32,8 @@ export type BaseHashes = Record<string, string | null>;
 export interface ApplyContext {
   root: string;
   rootFd: number;
+  /** The store, held open (store.ts). */
+  store: Store;
   state: BaselineState;
   config: WardenConfig;
   pset: ProtectedSet;
@@ -79,7 +82,7 @@ function approvedPolicyFiles(ctx: ApplyContext): PolicyFileInput[] {
   for (const p of [CONDITIONS_TOML, GUESTS_TOML, WARDEN_TOML]) out.set(p, { path: p, text: null });
   for (const p of ctx.state.paths()) {
     if (!policyKindOf(p)) continue;
-    const b = ctx.state.bytesOf(ctx.rootFd, p);
+    const b = ctx.state.bytesOf(ctx.store.fd, p);
     out.set(p, b ? { path: p, text: b.toString('utf8') } : { path: p, text: null, unreadable: 'approved content unavailable' });
   }
   return [...out.values()];
@@ -105,7 +108,7 @@ export function checkChanges(ctx: ApplyContext, reqs: ChangeRequest[], base?: Ba
   if (base) checkBase(ctx, base);
   let policy = approvedPolicyFiles(ctx);
   for (const c of out) {
-    const approved = ctx.state.bytesOf(ctx.rootFd, c.path);
+    const approved = ctx.state.bytesOf(ctx.store.fd, c.path);
     const text = c.content === null ? null : c.content.toString('utf8');
     if (c.kind === 'credentials') {
       if (text === null) errors.push({ file: c.path, message: 'a credential file is edited, never removed' });
@@ -126,7 +129,7 @@ function checkCredentialSet(ctx: ApplyContext, changes: CheckedChange[]): Locate
   const credChanges = changes.filter((c) => c.kind === 'credentials' && c.content !== null);
   if (!credChanges.length) return [];
   const files = [...new Set([...ctx.config.credentials.files, ...ctx.state.paths().filter((p) => ctx.state.entry(p)?.kind === 'credentials'), ...credChanges.map((c) => c.path)])];
-  const oldFiles = files.map((p) => ({ path: p, text: ctx.state.bytesOf(ctx.rootFd, p)?.toString('utf8') ?? null }));
+  const oldFiles = files.map((p) => ({ path: p, text: ctx.state.bytesOf(ctx.store.fd, p)?.toString('utf8') ?? null }));
   const newFiles = oldFiles.map((f) => { const c = credChanges.find((x) => x.path === f.path); return c ? { path: f.path, text: (c.content as Buffer).toString('utf8') } : f; });
   const before = mergeCredentialSet(oldFiles);
   const after = mergeCredentialSet(newFiles);
@@ -154,7 +157,7 @@ export function applyChanges(ctx: ApplyContext, reqs: ChangeRequest[], command: 
   else {
     // One file: the baseline first, so the guard recognises the new file by its hash; a
     // crash in between leaves a baseline the next start rolls the file forward to.
-    ctx.state.commit(ctx.rootFd, changes);
+    ctx.state.commit(ctx.store.fd, changes);
     for (const c of changes) writeLive(ctx.rootFd, c);
   }
   let newConfig: WardenConfig | undefined;
@@ -165,14 +168,14 @@ export function applyChanges(ctx: ApplyContext, reqs: ChangeRequest[], command: 
     if (parsed.ok) {
       newConfig = parsed.config;
       extra.push(...reconcileProtectedSet(ctx, protectedSet(newConfig), newConfig.max_bytes));
-      if (extra.length) ctx.state.commit(ctx.rootFd, extra);
+      if (extra.length) ctx.state.commit(ctx.store.fd, extra);
     }
   }
   const all = [...changes, ...extra];
   const hist: HistoryChange[] = all.map((c) => ({ path: c.path, kind: c.kind, bytes: c.bytes }));
   // History is a record, not the commit point: a failed git commit must not undo an applied
   // change, but it must not pass silently either.
-  const history = commitHistory(ctx.root, ctx.rootFd, hist, command, user).catch((err: unknown) => {
+  const history = commitHistory(ctx.store, hist, command, user).catch((err: unknown) => {
     process.stderr.write(`<3>warden: the change is applied, but recording it in snapshots/history failed: ${String((err as Error)?.message ?? err).split('\n')[0]}\n`);
     return null;
   });
@@ -186,18 +189,18 @@ function applyTransaction(ctx: ApplyContext, changes: BaselineChange[], command:
   const blobs = new Map<string, Buffer>();
   const files: JournalFile[] = changes.map((c) => {
     const e = ctx.state.entry(c.path);
-    const old = e ? ctx.state.bytesOf(ctx.rootFd, c.path) : null;
+    const old = e ? ctx.state.bytesOf(ctx.store.fd, c.path) : null;
     if (e && !old) throw new WardenError(`the approved content of ${c.path} is not available; nothing was changed`);
     if (old) blobs.set(e!.sha256, old);
     const newSha = c.bytes ? sha256Hex(c.bytes) : null;
     if (c.bytes && newSha) blobs.set(newSha, c.bytes);
     return { path: c.path, kind: c.kind, mode: c.mode, uid: c.uid, gid: c.gid, old: e?.sha256 ?? null, new: newSha };
   });
-  writeIntent(ctx.rootFd, key, { version: 2, id: randomBytes(6).toString('hex'), created: new Date().toISOString(), command, user, generation: ctx.state.index.generation, files }, blobs);
+  writeIntent(ctx.store.fd, key, { version: 2, id: randomBytes(6).toString('hex'), created: new Date().toISOString(), command, user, generation: ctx.state.index.generation, files }, blobs);
   changes.forEach((c, i) => { writeLive(ctx.rootFd, c); step(`file-${Math.min(i + 1, 3)}` as CrashStep); });
-  ctx.state.commit(ctx.rootFd, changes);
+  ctx.state.commit(ctx.store.fd, changes);
   step('baseline');
-  removeIntent(ctx.rootFd);
+  removeIntent(ctx.store.fd);
   step('done');
 }
 

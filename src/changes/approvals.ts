@@ -19,6 +19,7 @@ import { newAlertId } from '../store/alerts.js';
 import { hmacEqual } from '../store/keys.js';
 import { codeHmac, listPendingIds, newPendingId, proposalSha, readPending, removePending, writePending, type PendingChange, type PendingRecord } from './pending.js';
 import { recoverJournal } from './journal.js';
+import type { ChangeCommand, PendingView, Reply } from './protocol.js';
 
 export const MAX_CODE_ATTEMPTS = 3;
 
@@ -32,12 +33,7 @@ export interface ChangeEnv {
   now?(): number;
 }
 
-export type Reply = { ok: boolean; error?: string; details?: unknown; exitCode?: number; [k: string]: unknown };
-
-export interface PendingView {
-  id: string; approval: string; paths: string[]; command: string; user: string; created: string; expires: string;
-  proposal_sha: string; summary: string; attempts_left: number; supersedes: string | null;
-}
+export type { Reply, PendingView, ChangeCommand } from './protocol.js';
 
 const enc = (cs: ChangeRequest[]): PendingChange[] => cs.map((c) => ({ path: c.path, content_b64: c.content === null ? null : c.content.toString('base64') }));
 const dec = (cs: PendingChange[]): ChangeRequest[] => cs.map((c) => ({ path: String(c.path), content: c.content_b64 === null ? null : Buffer.from(String(c.content_b64), 'base64') }));
@@ -51,7 +47,7 @@ function fail(err: unknown): Reply {
 function summaryOf(env: ChangeEnv, changes: ChangeRequest[]): string {
   const items = changes.map((c) => {
     const e = env.ctx.state.entry(c.path);
-    return { path: c.path, kind: e?.kind ?? env.ctx.pset.kindOf(c.path) ?? 'text' as const, before: env.ctx.state.bytesOf(env.ctx.rootFd, c.path), after: c.content };
+    return { path: c.path, kind: e?.kind ?? env.ctx.pset.kindOf(c.path) ?? 'text' as const, before: env.ctx.state.bytesOf(env.ctx.store.fd, c.path), after: c.content };
   });
   return describeChanges(items, env.ctx.config);
 }
@@ -87,18 +83,18 @@ function createPending(env: ChangeEnv, changes: ChangeRequest[], command: string
     code = String(randomInt(0, 100_000_000)).padStart(8, '0');
     rec.code_hmac = codeHmac(env.key, id, code);
   }
-  writePending(env.ctx.rootFd, env.key, rec);
+  writePending(env.ctx.store.fd, env.key, rec);
   if (code) {
     const paths = rec.changes.map((c) => c.path).join(', ');
     try {
-      appendOutboxMessage(env.ctx.root, {
+      appendOutboxMessage(env.ctx.store.fd, {
         id: `approval-${id}`, time: rec.created, kind: 'owner-code',
         text: `warden: one-time code ${code} approves request ${id}: 'warden ${command}' by ${user} (${paths}). It expires ${new Date(rec.expires_at).toISOString()}. If you did not ask for this, do nothing: 'warden deny ${id}'.`,
       });
     } catch (err) {
       // No code reached the owner (say snapshots/outbox was swapped for a link): a request
       // nobody can answer is withdrawn at once.
-      try { removePending(env.ctx.rootFd, id); } catch { /* it expires */ }
+      try { removePending(env.ctx.store.fd, id); } catch { /* it expires */ }
       const why = (err as NodeJS.ErrnoException)?.code ?? String((err as Error)?.message ?? err);
       throw new WardenError(`cannot queue the one-time code for the owner in snapshots/outbox (${why}); nothing was requested or changed`, EXIT.finding);
     }
@@ -114,7 +110,7 @@ function alertFor(rec: PendingRecord, reason: AlertReason, detail: string, advic
 }
 
 function expire(env: ChangeEnv, rec: PendingRecord): void {
-  removePending(env.ctx.rootFd, rec.id);
+  removePending(env.ctx.store.fd, rec.id);
   const paths = rec.changes.map((c) => c.path).join(', ');
   env.raise(alertFor(rec, 'approval-expired',
     `approval ${rec.id} for 'warden ${rec.command}' by ${rec.user} (${paths}), requested ${rec.created}, expired unanswered at ${new Date(rec.expires_at).toISOString()}; nothing was applied`,
@@ -125,11 +121,11 @@ function expire(env: ChangeEnv, rec: PendingRecord): void {
 export function sweepPending(env: ChangeEnv): number {
   const now = env.now?.() ?? Date.now();
   let n = 0;
-  for (const id of listPendingIds(env.ctx.rootFd)) {
-    const r = readPending(env.ctx.rootFd, env.key, id);
+  for (const id of listPendingIds(env.ctx.store.fd)) {
+    const r = readPending(env.ctx.store.fd, env.key, id);
     if (!r.ok) {
       if (r.problem === 'tampered') {
-        removePending(env.ctx.rootFd, id);
+        removePending(env.ctx.store.fd, id);
         env.raise({ id: newAlertId(), time: new Date().toISOString(), path: `snapshots/pending/${id}.json`, action: 'flagged', reason: 'baseline-tampered', before: null, after: null, quarantine: null, detail: `${r.detail}; removed, never applied`, advice: `warden's store was edited outside warden; check who wrote to snapshots/.` });
       }
       continue;
@@ -141,20 +137,20 @@ export function sweepPending(env: ChangeEnv): number {
 
 /** Before a writer starts work: finish or undo an interrupted transaction, report expired approvals. */
 export function prepareWriter(env: ChangeEnv): void {
-  const rec = recoverJournal(env.ctx.rootFd, env.ctx.state, env.ctx.config, env.key, env.raise);
+  const rec = recoverJournal(env.ctx.rootFd, env.ctx.store, env.ctx.state, env.ctx.config, env.key, env.raise);
   if (rec && rec.changes.length) {
-    void import('../store/history.js').then(({ commitHistory }) => commitHistory(env.ctx.root, env.ctx.rootFd, rec.changes.map((c) => ({ path: c.path, kind: c.kind, bytes: c.bytes })), `recover ${rec.outcome} ${rec.paths.join(' ')}`, 'warden')).catch(() => null);
+    void import('../store/history.js').then(({ commitHistory }) => commitHistory(env.ctx.store, rec.changes.map((c) => ({ path: c.path, kind: c.kind, bytes: c.bytes })), `recover ${rec.outcome} ${rec.paths.join(' ')}`, 'warden')).catch(() => null);
   }
   sweepPending(env);
 }
 
-export async function changeOp(req: Record<string, unknown>, env: ChangeEnv): Promise<Reply> {
+export async function changeOp(req: ChangeCommand, env: ChangeEnv): Promise<Reply> {
   try {
     switch (req.action) {
       case 'propose': return await propose(req, env);
       case 'answer': return await answer(req, env);
       case 'show': {
-        const r = readPending(env.ctx.rootFd, env.key, String(req.id));
+        const r = readPending(env.ctx.store.fd, env.key, req.id);
         if (!r.ok) return { ok: false, error: r.detail, exitCode: EXIT.finding };
         if ((env.now?.() ?? Date.now()) > r.rec.expires_at) { expire(env, r.rec); return { ok: false, expired: true, error: `approval ${r.rec.id} has expired; nothing was applied (reported as an approval-expired alert)`, exitCode: EXIT.finding }; }
         return { ok: true, pending: viewOf(env, r.rec) };
@@ -162,27 +158,23 @@ export async function changeOp(req: Record<string, unknown>, env: ChangeEnv): Pr
       case 'list': {
         sweepPending(env);
         const out: PendingView[] = [];
-        for (const id of listPendingIds(env.ctx.rootFd)) { const r = readPending(env.ctx.rootFd, env.key, id); if (r.ok) out.push(viewOf(env, r.rec)); }
+        for (const id of listPendingIds(env.ctx.store.fd)) { const r = readPending(env.ctx.store.fd, env.key, id); if (r.ok) out.push(viewOf(env, r.rec)); }
         return { ok: true, pending: out };
       }
-      default: return { ok: false, error: `unknown change action "${String(req.action)}"`, exitCode: EXIT.usage };
     }
   } catch (err) {
     return fail(err);
   }
 }
 
-function requests(req: Record<string, unknown>): ChangeRequest[] {
-  const raw = Array.isArray(req.changes) ? (req.changes as PendingChange[]) : [];
-  if (!raw.length) throw new WardenError('no change given');
-  return dec(raw);
-}
+type Propose = Extract<ChangeCommand, { action: 'propose' }>;
+type Answer = Extract<ChangeCommand, { action: 'answer' }>;
 
-async function propose(req: Record<string, unknown>, env: ChangeEnv): Promise<Reply> {
-  const changes = requests(req);
-  const base = req.base && typeof req.base === 'object' ? (req.base as BaseHashes) : undefined;
-  const command = String(req.command ?? 'apply');
-  const user = String(req.user ?? 'unknown');
+async function propose(req: Propose, env: ChangeEnv): Promise<Reply> {
+  const changes = dec(req.changes);
+  const base: BaseHashes | undefined = req.base;
+  const command = req.command ?? 'apply';
+  const user = req.user ?? 'unknown';
   const checked = checkChanges(env.ctx, changes, base);
   const normalized = checked.map((c) => ({ path: c.path, content: c.content }));
   if (env.ctx.config.approval === 'none') {
@@ -193,9 +185,9 @@ async function propose(req: Record<string, unknown>, env: ChangeEnv): Promise<Re
   return { ok: true, pending: viewOf(env, rec) };
 }
 
-async function answer(req: Record<string, unknown>, env: ChangeEnv): Promise<Reply> {
-  const id = String(req.id ?? '');
-  const r = readPending(env.ctx.rootFd, env.key, id);
+async function answer(req: Answer, env: ChangeEnv): Promise<Reply> {
+  const id = req.id;
+  const r = readPending(env.ctx.store.fd, env.key, id);
   if (!r.ok) {
     if (r.problem === 'tampered') sweepPending(env);
     return { ok: false, error: r.detail, exitCode: EXIT.finding };
@@ -206,22 +198,22 @@ async function answer(req: Record<string, unknown>, env: ChangeEnv): Promise<Rep
     return { ok: false, expired: true, error: `approval ${id} expired at ${new Date(rec.expires_at).toISOString()}; nothing was applied (reported as an approval-expired alert)`, exitCode: EXIT.finding };
   }
   if (req.answer === 'deny') {
-    removePending(env.ctx.rootFd, id);
+    removePending(env.ctx.store.fd, id);
     return { ok: true, denied: true };
   }
   if (rec.approval === 'owner-code') {
-    const code = typeof req.code === 'string' ? req.code.trim() : '';
+    const code = req.code?.trim() ?? '';
     if (!code) return { ok: false, needCode: true, error: `request ${id} needs the one-time code sent to the owner's channels: 'warden approve ${id} --code CODE'`, exitCode: EXIT.usage };
     if (!rec.code_hmac || !hmacEqual(rec.code_hmac, codeHmac(env.key, id, code))) {
       rec.attempts += 1;
       if (rec.attempts >= MAX_CODE_ATTEMPTS) {
-        removePending(env.ctx.rootFd, id);
+        removePending(env.ctx.store.fd, id);
         env.raise(alertFor(rec, 'approval-refused',
           `a wrong one-time code was given ${MAX_CODE_ATTEMPTS} times for approval ${id} ('warden ${rec.command}' by ${rec.user}); the change was cancelled, nothing was applied`,
           `If you did not try to approve this, someone else did: check who ran 'warden ${rec.command}'. Otherwise propose the change again.`));
         return { ok: false, refused: true, error: `wrong code ${MAX_CODE_ATTEMPTS} times: request ${id} is cancelled and the owner was alerted; nothing was changed`, exitCode: EXIT.finding };
       }
-      writePending(env.ctx.rootFd, env.key, rec);
+      writePending(env.ctx.store.fd, env.key, rec);
       return { ok: false, wrongCode: true, attempts_left: MAX_CODE_ATTEMPTS - rec.attempts, error: `wrong code for request ${id}; ${MAX_CODE_ATTEMPTS - rec.attempts} attempt(s) left`, exitCode: EXIT.finding };
     }
   } else if (req.via !== 'tty') {
@@ -229,11 +221,11 @@ async function answer(req: Record<string, unknown>, env: ChangeEnv): Promise<Rep
   }
   // Recompute what was asked, and compare with what was bound at request time.
   const changes = dec(rec.changes);
-  const seenSha = typeof req.proposal_sha === 'string' ? req.proposal_sha : rec.proposal_sha;
+  const seenSha = req.proposal_sha ?? rec.proposal_sha;
   const now = currentBase(env.ctx, changes.map((c) => c.path));
   const staleFiles = Object.keys(rec.base).filter((p) => rec.base[p] !== now[p]);
   const proposalChanged = proposalSha(rec.changes) !== rec.proposal_sha || seenSha !== rec.proposal_sha;
-  removePending(env.ctx.rootFd, id);
+  removePending(env.ctx.store.fd, id);
   if (staleFiles.length || proposalChanged) {
     const why = staleFiles.length ? `${staleFiles.join(', ')} changed since request ${id} was made` : `the proposal of request ${id} is not the one you were shown`;
     let next: PendingRecord;

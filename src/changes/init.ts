@@ -8,8 +8,10 @@ import { baseOf, dirOf } from '../guard/inspect.js';
 import { protectedSet, type ProtectedSet } from '../config/protected-set.js';
 import { readIndex, sha256Hex, writeBlobs, writeIndex, type BaselineIndex, type BlobWrite } from '../store/baseline.js';
 import { initHistory } from '../store/history.js';
-import { loadKey, sealPath } from '../store/keys.js';
 import { publishManifest } from '../store/manifest.js';
+import { sealPath } from '../store/keys.js';
+import { loadKeyOrExplainMove, recordKeyOwner } from '../store/rehome.js';
+import { NotInitialised, Store } from '../store/store.js';
 
 /** Exact protected paths plus whatever the globs match on disk now. */
 export function candidatePathsFor(rootFd: number, pset: ProtectedSet): string[] {
@@ -30,17 +32,21 @@ export function candidatePathsFor(rootFd: number, pset: ProtectedSet): string[] 
   return [...set].sort();
 }
 
-export interface InitResult { files: number; dirs: number; state: BaselineState }
+export interface InitResult { files: number; dirs: number; state: BaselineState; storeDir: string }
 
 export async function initRoot(root: string, opts: { force: boolean }): Promise<InitResult> {
   const config = loadWardenConfigFromDisk(root);
   const pset = protectedSet(config);
   const rootFd = openRoot(root);
+  let store: Store | null = null;
   try {
-    const key = loadKey(root, true);
-    const existing = readIndex(rootFd, key);
+    // Open an existing store now; create one only once everything was read (a refused
+    // init leaves nothing behind).
+    try { store = Store.open(root); } catch (err) { if (!(err instanceof NotInitialised)) throw err; }
+    const key = loadKeyOrExplainMove(root, true);
+    const existing = store ? readIndex(store.fd, key) : { ok: false as const, problem: 'missing' as const };
     if (existing.ok || existing.problem !== 'missing') {
-      if (!opts.force) throw new WardenError(`a baseline already exists in ${root}/snapshots (use 'warden init --force' to replace it with the files as they are now)`);
+      if (!opts.force) throw new WardenError(`a baseline already exists in ${store?.dir ?? root} (use 'warden init --force' to replace it with the files as they are now)`);
     }
     // Read everything first: refuse (changing nothing) if any protected path is not a regular file.
     const files: { path: string; bytes: Buffer; mode: number; uid: number; gid: number }[] = [];
@@ -78,6 +84,8 @@ export async function initRoot(root: string, opts: { force: boolean }): Promise<
     } finally {
       for (const fd of dirFds.values()) if (fd !== null) safeClose(fd);
     }
+    store ??= Store.open(root, { create: true });
+    store.ensureLayout();
     const index: BaselineIndex = { version: 1, generation: 1, updated: new Date().toISOString(), files: {}, dirs };
     const blobs = new Map<string, Buffer>();
     const writes: BlobWrite[] = [];
@@ -90,13 +98,16 @@ export async function initRoot(root: string, opts: { force: boolean }): Promise<
       index.files[f.path] = { kind, sha256: sha, size: f.bytes.length, mode: f.mode, uid: f.uid, gid: f.gid };
     }
     // Every blob durable (one sync for all of them) before the index below can name it.
-    writeBlobs(rootFd, writes);
+    writeBlobs(store.fd, writes);
     // The index is the commit point: written last, so a failure before it leaves no baseline.
-    await initHistory(root, rootFd, files.map((f) => ({ path: f.path, kind: pset.kindOf(f.path) ?? 'text', bytes: f.bytes })));
-    const indexBytes = writeIndex(rootFd, index, key);
+    await initHistory(store, files.map((f) => ({ path: f.path, kind: pset.kindOf(f.path) ?? 'text', bytes: f.bytes })));
+    store.recordRoot(rootFd);
+    recordKeyOwner(root, rootFd);
+    const indexBytes = writeIndex(store.fd, index, key);
     publishManifest(rootFd, index);
-    return { files: files.length, dirs: Object.keys(dirs).length, state: BaselineState.fresh(index, indexBytes, blobs, key, sealPath(root)) };
+    return { files: files.length, dirs: Object.keys(dirs).length, storeDir: store.dir, state: BaselineState.fresh(index, indexBytes, blobs, key, sealPath(root)) };
   } finally {
+    store?.close();
     safeClose(rootFd);
   }
 }

@@ -35,6 +35,7 @@ import type { FileKind } from '../config/protected-set.js';
 import { sha256Hex } from '../store/baseline.js';
 import { hmacEqual, hmacHex } from '../store/keys.js';
 import { JOURNAL_DIR, QUARANTINE_DIR } from '../store/layout.js';
+import type { Store, StoreFd } from '../store/store.js';
 import type { Alert } from '../store/alert-types.js';
 import { newAlertId } from '../store/alerts.js';
 import { diffCredentials } from '../credentials/rules.js';
@@ -48,8 +49,8 @@ export interface Intent { version: 2; id: string; created: string; command: stri
 const MANIFEST = 'intent';
 const HEADER = 'warden-intent 1 hmac-sha256=';
 
-export function writeIntent(rootFd: number, key: Buffer, intent: Intent, blobs: Map<string, Buffer>): void {
-  const fd = ensureDirBeneath(rootFd, JOURNAL_DIR, 0o700);
+export function writeIntent(storeFd: StoreFd, key: Buffer, intent: Intent, blobs: Map<string, Buffer>): void {
+  const fd = ensureDirBeneath(storeFd, JOURNAL_DIR, 0o700);
   try {
     for (const [sha, bytes] of blobs) {
       const name = `${sha}.blob`;
@@ -73,8 +74,8 @@ export function writeIntent(rootFd: number, key: Buffer, intent: Intent, blobs: 
 }
 
 /** Remove the manifest (the commit point of "done"), then the blobs and any stray temp files. */
-export function removeIntent(rootFd: number): void {
-  const w = walkDir(rootFd, JOURNAL_DIR);
+export function removeIntent(storeFd: StoreFd): void {
+  const w = walkDir(storeFd, JOURNAL_DIR);
   if (!w.ok) { safeClose(w.parentFd); return; }
   try {
     try { unlinkAt(w.fd, MANIFEST); fsyncSync(w.fd); } catch (err) { if (errnoCode(err) !== 'ENOENT') throw err; }
@@ -91,8 +92,8 @@ function clearDir(fd: number): void {
 
 type Read = { ok: true; intent: Intent; blobs: Map<string, Buffer> } | { ok: false; problem: string } | null;
 
-function readIntent(rootFd: number, key: Buffer): Read {
-  const w = walkDir(rootFd, JOURNAL_DIR);
+function readIntent(storeFd: StoreFd, key: Buffer): Read {
+  const w = walkDir(storeFd, JOURNAL_DIR);
   if (!w.ok) { safeClose(w.parentFd); return null; }
   try {
     let raw: Buffer | null;
@@ -152,23 +153,23 @@ function staleProblem(intent: Intent, state: BaselineState): string | null {
  * snapshots/quarantine/<id>/journal, so it is never obeyed and nothing is lost. Falls
  * back to removing it. Returns the quarantine path, or null if it was removed instead.
  */
-function quarantineJournal(rootFd: number, id: string): string | null {
+function quarantineJournal(store: Store, id: string): string | null {
   const dest = `${QUARANTINE_DIR}/${id}`;
   try {
-    const w = walkDir(rootFd, dirOf(JOURNAL_DIR));
+    const w = walkDir(store.fd, dirOf(JOURNAL_DIR));
     if (!w.ok) { safeClose(w.parentFd); return null; }
     try {
       if (!lstatAt(w.fd, baseOf(JOURNAL_DIR))?.isDirectory()) return null;
-      const q = ensureDirBeneath(rootFd, dest, 0o700);
+      const q = ensureDirBeneath(store.fd, dest, 0o700);
       try {
         moveAt(w.fd, baseOf(JOURNAL_DIR), q, baseOf(JOURNAL_DIR));
         fsyncSync(q);
         fsyncSync(w.fd);
       } finally { safeClose(q); }
-      return `${dest}/${baseOf(JOURNAL_DIR)}`;
+      return store.label(`${dest}/${baseOf(JOURNAL_DIR)}`);
     } finally { safeClose(w.fd); }
   } catch {
-    removeIntent(rootFd);
+    removeIntent(store.fd);
     return null;
   }
 }
@@ -185,15 +186,15 @@ export interface Recovery {
  * Finish or undo an interrupted multi-file change. Call before the guard verifies
  * anything, with the one-writer lock held. Returns null when there was no journal.
  */
-export function recoverJournal(rootFd: number, state: BaselineState, config: WardenConfig, key: Buffer, raise: (a: Alert) => void): Recovery | null {
-  const r = readIntent(rootFd, key);
+export function recoverJournal(rootFd: number, store: Store, state: BaselineState, config: WardenConfig, key: Buffer, raise: (a: Alert) => void): Recovery | null {
+  const r = readIntent(store.fd, key);
   if (r === null) return null;
   const problem = r.ok ? staleProblem(r.intent, state) : r.problem;
   if (!r.ok || problem !== null) {
     const id = newAlertId();
-    const quarantine = quarantineJournal(rootFd, id);
+    const quarantine = quarantineJournal(store, id);
     raise({
-      id, time: new Date().toISOString(), path: `${JOURNAL_DIR}/${MANIFEST}`, action: 'flagged', reason: 'baseline-tampered', before: null, after: null, quarantine,
+      id, time: new Date().toISOString(), path: store.label(`${JOURNAL_DIR}/${MANIFEST}`), action: 'flagged', reason: 'baseline-tampered', before: null, after: null, quarantine,
       detail: r.ok
         ? `an intent journal was found that does not belong to the current baseline (${problem}): a replay of an earlier transaction; it was ${quarantine ? 'moved into quarantine' : 'removed'} and not obeyed`
         : `an intent journal was found that warden did not write (${problem}); it was ${quarantine ? 'moved into quarantine' : 'removed'} and not obeyed`,
@@ -226,7 +227,7 @@ export function recoverJournal(rootFd: number, state: BaselineState, config: War
       changes.push({ path: f.path, kind: f.kind, bytes: target === null ? null : (blobs.get(target) as Buffer), mode: f.mode, uid: f.uid, gid: f.gid });
     }
   }
-  if (changes.length) state.commit(rootFd, changes);
+  if (changes.length) state.commit(store.fd, changes);
   const outcome = forward ? 'rolled-forward' : 'rolled-back';
   const paths = intent.files.map((f) => f.path);
   for (const f of intent.files) {
@@ -246,6 +247,6 @@ export function recoverJournal(rootFd: number, state: BaselineState, config: War
         : `Nothing was changed. Run the change again (e.g. 'warden cred rotate GROUP') once the cause of the interruption is gone.`,
     });
   }
-  removeIntent(rootFd);
+  removeIntent(store.fd);
   return { outcome, id: intent.id, paths, changes };
 }

@@ -11,6 +11,7 @@ import { readdirSync } from 'node:fs';
 import { at, ensureDirBeneath, lstatAt, readSmallAt, replaceFileAt, safeClose, unlinkAt, walkDir } from '../fsx/beneath.js';
 import { hmacEqual, hmacHex } from '../store/keys.js';
 import { PENDING_DIR } from '../store/layout.js';
+import type { StoreFd } from '../store/store.js';
 import type { BaseHashes } from './apply.js';
 
 export type ApprovalMode = 'tty' | 'owner-code';
@@ -56,23 +57,23 @@ function serialize(rec: PendingRecord, key: Buffer): Buffer {
   return Buffer.concat([Buffer.from(`warden-pending 1 hmac-sha256=${hmacHex(key, body)}\n`), body]);
 }
 
-export function writePending(rootFd: number, key: Buffer, rec: PendingRecord): void {
-  const fd = ensureDirBeneath(rootFd, PENDING_DIR, 0o700);
+export function writePending(storeFd: StoreFd, key: Buffer, rec: PendingRecord): void {
+  const fd = ensureDirBeneath(storeFd, PENDING_DIR, 0o700);
   try { replaceFileAt(fd, `${rec.id}.json`, serialize(rec, key), { mode: 0o600 }); } finally { safeClose(fd); }
 }
 
-export function removePending(rootFd: number, id: string): void {
+export function removePending(storeFd: StoreFd, id: string): void {
   if (!ID_RE.test(id)) return;
-  const w = walkDir(rootFd, PENDING_DIR);
+  const w = walkDir(storeFd, PENDING_DIR);
   if (!w.ok) { safeClose(w.parentFd); return; }
   try { if (lstatAt(w.fd, `${id}.json`)) unlinkAt(w.fd, `${id}.json`); } finally { safeClose(w.fd); }
 }
 
 export type PendingRead = { ok: true; rec: PendingRecord } | { ok: false; problem: 'missing' | 'tampered'; detail: string };
 
-export function readPending(rootFd: number, key: Buffer, id: string): PendingRead {
+export function readPending(storeFd: StoreFd, key: Buffer, id: string): PendingRead {
   if (!ID_RE.test(id)) return { ok: false, problem: 'missing', detail: `"${id}" is not a pending approval id` };
-  const w = walkDir(rootFd, PENDING_DIR);
+  const w = walkDir(storeFd, PENDING_DIR);
   if (!w.ok) { safeClose(w.parentFd); return { ok: false, problem: 'missing', detail: `no pending approval ${id}` }; }
   try {
     let raw: Buffer | null;
@@ -91,8 +92,8 @@ export function readPending(rootFd: number, key: Buffer, id: string): PendingRea
   } finally { safeClose(w.fd); }
 }
 
-export function listPendingIds(rootFd: number): string[] {
-  const w = walkDir(rootFd, PENDING_DIR);
+export function listPendingIds(storeFd: StoreFd): string[] {
+  const w = walkDir(storeFd, PENDING_DIR);
   if (!w.ok) { safeClose(w.parentFd); return []; }
   try {
     return readdirSync(at(w.fd, '.')).filter((n) => n.endsWith('.json')).map((n) => n.slice(0, -5)).filter((id) => ID_RE.test(id)).sort();

@@ -1,8 +1,29 @@
-import { openRoot, safeClose } from '../fsx/beneath.js';
-import { callDaemon, type Request, type Response } from '../daemon/control.js';
+/** The command's side of the control socket: typed requests, replies checked against the protocol. */
+import { NotInitialised, Store } from '../store/store.js';
+import { callDaemon, type Call } from '../daemon/control.js';
+import type { PingReply } from '../daemon/protocol.js';
+import type { ChangeCommand, Reply } from '../changes/protocol.js';
 
-/** Ask the running daemon; null when none answers. */
-export async function askDaemon(root: string, req: Request, timeoutMs?: number): Promise<Response | null> {
-  const fd = openRoot(root);
-  try { return await callDaemon(fd, req, timeoutMs); } finally { safeClose(fd); }
+/** No store means no daemon: a root that is not initialised has nobody to answer. */
+async function call(root: string, req: Parameters<typeof callDaemon>[1], timeoutMs?: number): Promise<Call> {
+  let store: Store;
+  try { store = Store.open(root); } catch (err) { if (err instanceof NotInitialised) return { kind: 'none' }; throw err; }
+  try { return await callDaemon(store, req, timeoutMs); } finally { store.close(); }
+}
+
+/** The running daemon's ping reply; null when none answers (or it answers something else). */
+export async function pingDaemon(root: string, timeoutMs?: number): Promise<PingReply | null> {
+  const c = await call(root, { op: 'ping' }, timeoutMs);
+  return c.kind === 'ok' && c.res.ok && 'pid' in c.res ? c.res : null;
+}
+
+/** Hand a change command to the daemon. `refused`: the socket itself said no (a typed code). */
+export type ChangeCall = { kind: 'none' } | { kind: 'lost'; why: string } | { kind: 'ok'; res: Reply } | { kind: 'refused'; code: string; error: string };
+
+export async function sendChange(root: string, change: ChangeCommand, timeoutMs = 120_000): Promise<ChangeCall> {
+  const c = await call(root, { op: 'change', change }, timeoutMs);
+  if (c.kind !== 'ok') return c;
+  if ('code' in c.res) return { kind: 'refused', code: c.res.code, error: c.res.error };
+  if ('pid' in c.res) return { kind: 'lost', why: 'the daemon answered a ping to a change request' };
+  return { kind: 'ok', res: c.res };
 }

@@ -51,7 +51,7 @@ export const HELP: Record<string, HelpText> = {
   },
   status: {
     examples: ['warden status', 'warden status --json | jq .daemon.running'],
-    notes: ['Exit codes: 0 daemon running and every file as approved; 1 a file differs from its baseline; 3 no daemon is running (nothing reverts direct edits).'],
+    notes: ['Exit codes: 0 the daemon runs and every file is as approved; 1 a file differs from its baseline (daemon or not);', '3 no daemon runs (nothing reverts direct edits).'],
   },
   verify: {
     examples: ['warden verify                  # like aide --check; changes nothing', 'warden verify --json'],

@@ -102,9 +102,13 @@ export async function main(rawArgv: string[]): Promise<number> {
     if (wantsJson) out.json({ version: version() }); else process.stdout.write(`warden ${version()}\n`);
     return EXIT.ok;
   }
-  if (!name || name === '--json' || name === '--help' || name === '-h' || name === 'help') {
+  if (name === '--json' && rest.length === 0) {
+    out.json({ error: 'no command given', commands: commands.map((c) => c.name) });
+    return EXIT.usage;
+  }
+  if (!name || name === '--help' || name === '-h' || name === 'help') {
     process.stdout.write(topHelp() + '\n');
-    return name && name !== '--json' ? EXIT.ok : EXIT.usage;
+    return name ? EXIT.ok : EXIT.usage;
   }
   // Spelled as two words: `notify test`.
   const joined = rest[0] && !rest[0].startsWith('-') ? `${name} ${rest[0]}` : undefined;

@@ -4,9 +4,10 @@
  */
 import { WardenError, formatLocated } from '../common/errors.js';
 import { WARDEN_TOML, configFromBytes, type WardenConfig } from '../config/warden-config.js';
-import { loadWardenConfig } from '../store/approved-config.js';
+import { loadWardenConfigFrom } from '../store/approved-config.js';
+import { Store } from '../store/store.js';
 import { ensureDirBeneath, openRoot, safeClose } from '../fsx/beneath.js';
-import { CONTROL_DIR, LOCK_FILE } from '../store/layout.js';
+import { CONTROL_DIR, LOCK_NAME } from '../store/layout.js';
 import { BaselineState } from '../store/baseline-state.js';
 import { Guard } from '../guard/guard.js';
 import { startWatcher, type WatchHandle } from '../guard/watcher.js';
@@ -14,11 +15,13 @@ import { HintQueue } from '../guard/hints.js';
 import { appendAlert, newAlertId } from '../store/alerts.js';
 import { readIndex } from '../store/baseline.js';
 import { publishManifest } from '../store/manifest.js';
-import { loadKey, readSeal, sealPath } from '../store/keys.js';
+import { readSeal, sealPath } from '../store/keys.js';
+import { loadKeyOrExplainMove } from '../store/rehome.js';
 import { reconcileProtectedSet, type ApplyContext } from '../changes/apply.js';
 import { attachChangeService, handleChangeRequest } from './change-service.js';
 import { initRoot } from '../changes/init.js';
-import { listenControl, type Request, type Response } from './control.js';
+import { listenControl } from './control.js';
+import type { AnyReply, ControlRequest } from './protocol.js';
 import { acquireLock, type Lock } from '../store/lock.js';
 import { createSdNotifier } from './sd-notify.js';
 import { adviceFor } from '../guard/classify.js';
@@ -52,10 +55,16 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
   const log = opts.log ?? stderrLog;
   const say = opts.stdout ?? ((l: string) => process.stdout.write(l + '\n'));
   process.umask(0o077);
-  // The guard takes its settings from the authenticated baseline once loaded (below).
-  let config = opts.guard ? configFromBytes(null) : loadWardenConfig(opts.root);
+  // The store is opened once and held: every later access goes through its descriptor,
+  // whatever happens to the path it was opened from (store.ts).
+  const store = Store.open(opts.root, { create: opts.guard && opts.initIfNeeded });
+  // The guard takes its settings from the authenticated baseline once loaded (below); a
+  // notifier alone, from the approved copy in the store it holds (never from the root).
+  let config: WardenConfig;
+  try { config = opts.guard ? configFromBytes(null) : loadWardenConfigFrom(store.fd, opts.root); }
+  catch (err) { store.close(); throw err; }
   const sd = createSdNotifier();
-  const cleanups: (() => Promise<void> | void)[] = [];
+  const cleanups: (() => Promise<void> | void)[] = [() => store.close()];
   let guard: Guard | null = null;
   let watcher: WatchHandle | null = null;
   let rootFd = -1;
@@ -66,14 +75,17 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
   if (opts.guard) {
     rootFd = openRoot(opts.root);
     cleanups.push(() => safeClose(rootFd));
-    const key = loadKey(opts.root, opts.initIfNeeded);
+    const key = loadKeyOrExplainMove(opts.root, opts.initIfNeeded);
     // Held for the daemon's whole life: commands see it even when the socket is gone.
-    const controlFd = ensureDirBeneath(rootFd, CONTROL_DIR);
+    const controlFd = ensureDirBeneath(store.fd, CONTROL_DIR);
     let lock: Lock;
-    try { lock = await acquireLock(controlFd, { role: 'daemon', waitMs: 10_000, key, label: LOCK_FILE, log }); } finally { safeClose(controlFd); }
+    try { lock = await acquireLock(controlFd, { role: 'daemon', waitMs: 10_000, key, label: store.label(`${CONTROL_DIR}/${LOCK_NAME}`), log }); }
+    catch (err) { for (const c of cleanups.reverse()) await c(); throw err; }
+    finally { safeClose(controlFd); }
     cleanups.push(() => lock.release());
     try {
-      const idx = readIndex(rootFd, key);
+      store.ensureLayout();
+      const idx = readIndex(store.fd, key);
       // Only a root that never had a baseline is initialised: a sealed one whose index vanished is tampered.
       if (!idx.ok && idx.problem === 'missing' && opts.initIfNeeded && readSeal(sealPath(opts.root)) === null) {
         const r = await initRoot(opts.root, { force: false });
@@ -81,21 +93,22 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
       }
       let state: BaselineState;
       try {
-        state = BaselineState.load(rootFd, key, { blobs: true, settle: true }, sealPath(opts.root));
+        state = BaselineState.load(store.fd, key, { blobs: true, settle: true }, sealPath(opts.root)).publishFor(rootFd);
       } catch (err) {
         if (err instanceof WardenError && err.message.startsWith('baseline-tampered')) {
           // Fail closed, but leave a record the owner will be told about.
           const id = newAlertId();
           try {
-            appendAlert(rootFd, { id, time: new Date().toISOString(), path: 'snapshots/baseline/index', action: 'flagged', reason: 'baseline-tampered', before: null, after: null, quarantine: null, detail: err.message, advice: adviceFor('snapshots/baseline/index', 'baseline-tampered', id, null) });
+            const where = store.label('baseline/index');
+            appendAlert(store.fd, { id, time: new Date().toISOString(), path: where, action: 'flagged', reason: 'baseline-tampered', before: null, after: null, quarantine: null, detail: err.message, advice: adviceFor(where, 'baseline-tampered', id, null) });
           } catch { /* the error below still says it */ }
         }
         throw err;
       }
       // Run on the approved settings, never on whatever is on disk now (it may be an edit
       // made while warden was stopped, which startup verification is about to revert).
-      config = configFromBytes(state.bytesOf(rootFd, WARDEN_TOML));
-      const g = new Guard({ root: opts.root, rootFd, config, state, log, onDirRepaired: () => {
+      config = configFromBytes(state.bytesOf(store.fd, WARDEN_TOML));
+      const g = new Guard({ root: opts.root, rootFd, store, config, state, log, onDirRepaired: () => {
         for (const d of watcher?.rearmChanged() ?? []) log(`<6>warden: re-armed the watch on ${d}`);
         // chokidar re-adds a directory asynchronously; the per-file inode watches re-arm now.
         watcher?.syncFiles(guard?.state.paths() ?? []);
@@ -127,20 +140,20 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
       g.lastRescanAt = Date.now();
       watcher.syncFiles(g.state.paths());
 
-      const ctx = (): ApplyContext => ({ root: opts.root, rootFd, state: g.state, config: g.config, pset: g.pset });
+      const ctx = (): ApplyContext => ({ root: opts.root, rootFd, store, state: g.state, config: g.config, pset: g.pset });
       const reload = async (next: WardenConfig) => {
         config = next;
         g.setConfig(next);
         const c = ctx();
         const extra = reconcileProtectedSet(c, g.pset, next.max_bytes);
-        if (extra.length) g.state.commit(rootFd, extra);
+        if (extra.length) g.state.commit(store.fd, extra);
         await watcher?.close();
         watcher = await startWatcher(opts.root, g.pset, { onEvent: (rel, d) => hints.hint(rel, d), onError: onWatchError }, false);
         watcher.syncFiles(g.state.paths());
         notifier?.reload(next);
         g.rescan();
       };
-      const control = await listenControl(rootFd, async (req: Request): Promise<Response> => handleRequest(req, g, ctx, reload, () => watcher, () => notifier?.status() ?? null));
+      const control = await listenControl(store, (req) => handleRequest(req, g, ctx, reload, () => watcher, () => notifier?.status() ?? null), { log });
       cleanups.push(() => control.close());
 
       const rescanTimer = setInterval(() => {
@@ -156,7 +169,7 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
         cleanups.push(() => clearInterval(wd));
       }
       process.on('SIGHUP', () => {
-        try { reload(configFromBytes(g.state.bytesOf(rootFd, WARDEN_TOML))).then(() => log('<5>warden: reloaded the approved config/warden.toml'), (err) => log(`<3>warden: SIGHUP reload failed: ${String((err as Error)?.message ?? err)}`)); }
+        try { reload(configFromBytes(g.state.bytesOf(store.fd, WARDEN_TOML))).then(() => log('<5>warden: reloaded the approved config/warden.toml'), (err) => log(`<3>warden: SIGHUP reload failed: ${String((err as Error)?.message ?? err)}`)); }
         catch (err) { log(`<3>warden: SIGHUP: config/warden.toml is invalid, keeping the old settings: ${err instanceof WardenError ? [err.message, ...err.details.map(formatLocated)].join('; ') : String(err)}`); }
       });
     } catch (err) {
@@ -168,11 +181,11 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
   if (opts.notifier) {
     // Dynamic import: a guard-only process never loads discord or desktop code.
     const { startNotifier, defaultNotifierStateDir } = await import('../notifier/index.js');
-    notifier = await startNotifier({ root: opts.root, config, stateDir: defaultNotifierStateDir(opts.root, opts.guard), log });
+    notifier = await startNotifier({ root: opts.root, store, config, stateDir: defaultNotifierStateDir(store, opts.guard), log });
     const n = notifier;
     cleanups.push(() => n.stop());
     if (!opts.guard) {
-      process.on('SIGHUP', () => { try { n.reload(loadWardenConfig(opts.root)); } catch (err) { log(`<3>warden: SIGHUP: ${String((err as Error).message)}`); } });
+      process.on('SIGHUP', () => { try { n.reload(loadWardenConfigFrom(store.fd, opts.root)); } catch (err) { log(`<3>warden: SIGHUP: ${String((err as Error).message)}`); } });
       if (sd.watchdogIntervalMs) {
         const wd = setInterval(() => sd.watchdog(), sd.watchdogIntervalMs);
         cleanups.push(() => clearInterval(wd));
@@ -199,8 +212,8 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
   return { stop, guard, done };
 }
 
-async function handleRequest(req: Request, g: Guard, ctx: () => ApplyContext, reload: (c: WardenConfig) => Promise<void>,
-  watcher: () => WatchHandle | null, notifierStatus: () => unknown): Promise<Response> {
+async function handleRequest(req: ControlRequest, g: Guard, ctx: () => ApplyContext, reload: (c: WardenConfig) => Promise<void>,
+  watcher: () => WatchHandle | null, notifierStatus: () => unknown): Promise<AnyReply> {
   switch (req.op) {
     case 'ping':
       return {
@@ -209,18 +222,7 @@ async function handleRequest(req: Request, g: Guard, ctx: () => ApplyContext, re
         failing: g.failingPaths(), counters: g.counters, notifier: notifierStatus(),
       };
     case 'change':
-      // Sanctioned changes and approvals (src/approvals/service.ts).
-      return handleChangeRequest(req, g, ctx(), reload);
-    case 'apply': {
-      // Older request shape: a proposal that respects approval (applied now only when approval = "none").
-      const r = await handleChangeRequest({ ...req, action: 'propose' }, g, ctx(), reload);
-      const applied = r.applied as Record<string, unknown> | undefined;
-      if (applied) return { ok: true, ...applied };
-      return r.ok ? { ok: false, error: `approval needed: request ${String((r.pending as { id?: string })?.id)}; answer with 'warden approve ID'`, pending: r.pending, exitCode: 1 } : r;
-    }
-    case 'rescan':
-      return { ok: true, reverted: g.rescan() };
-    default:
-      return { ok: false, error: `unknown request "${req.op}"` };
+      // Sanctioned changes and approvals (src/changes/approvals.ts).
+      return handleChangeRequest(req.change, g, ctx(), reload);
   }
 }

@@ -55,6 +55,28 @@ export function walkDir(rootFd: number, relDir: string): WalkResult {
   return { ok: true, fd };
 }
 
+/** Why walkDir could not reach a directory (the descriptors it opened are closed). */
+export interface WalkFailure { code: string; depth: number; segment: string }
+
+/**
+ * Open `relDir` beneath rootFd (as walkDir), run `fn` with its descriptor, and close every
+ * descriptor opened on the way, whatever happens: after `fn` returns, throws, or (if it
+ * returns a promise) settles. Where the directory cannot be reached, `onMissing` says what
+ * to return instead. No caller ever holds a descriptor to close, so none can leak.
+ */
+export function withDir<T>(rootFd: number, relDir: string, fn: (dirFd: number) => T, onMissing: (f: WalkFailure) => T): T {
+  const w = walkDir(rootFd, relDir);
+  if (!w.ok) {
+    safeClose(w.parentFd);
+    return onMissing({ code: w.code, depth: w.depth, segment: w.segment });
+  }
+  let r: T;
+  try { r = fn(w.fd); } catch (err) { safeClose(w.fd); throw err; }
+  if (r instanceof Promise) return r.finally(() => safeClose(w.fd)) as T;
+  safeClose(w.fd);
+  return r;
+}
+
 /** Like walkDir but throws on failure. */
 export function openDirBeneath(rootFd: number, relDir: string): number {
   const r = walkDir(rootFd, relDir);
@@ -283,5 +305,36 @@ export function withParent<T>(rootFd: number, relPath: string, create: boolean, 
     return fn(fd, name);
   } finally {
     safeClose(fd);
+  }
+}
+
+/**
+ * Read `length` bytes at `position` of a regular file beneath dirFd (no links, never a
+ * FIFO or device): for files read in pieces, from an offset, instead of whole. Returns
+ * null when the file is absent; `size` is the file's size when it was read.
+ */
+export function readRangeAt(dirFd: number, name: string, position: number, length: number): { bytes: Buffer; size: number } | null {
+  const st = lstatAt(dirFd, name);
+  if (!st) return null;
+  if (!st.isFile()) throw Object.assign(new Error(`${name} is not a regular file`), { code: 'EINVAL' });
+  let fd: number;
+  try { fd = openSync(at(dirFd, name), O_RDONLY | O_NOFOLLOW | O_NONBLOCK); } catch (err) {
+    if (errnoCode(err) === 'ENOENT') return null;
+    throw err;
+  }
+  try {
+    const stats = fstatSync(fd);
+    if (!stats.isFile()) throw Object.assign(new Error(`${name} is not a regular file`), { code: 'EINVAL' });
+    const want = Math.max(0, Math.min(length, stats.size - position));
+    const buf = Buffer.alloc(want);
+    let n = 0;
+    while (n < want) {
+      const r = readSync(fd, buf, n, want - n, position + n);
+      if (r === 0) break;
+      n += r;
+    }
+    return { bytes: buf.subarray(0, n), size: stats.size };
+  } finally {
+    closeSync(fd);
   }
 }

@@ -6,6 +6,8 @@
 import { errnoCode } from '../common/errors.js';
 import type { Alert, AlertReason } from '../store/alert-types.js';
 import { appendAlert, newAlertId } from '../store/alerts.js';
+import { ALERTS_FILE } from '../store/layout.js';
+import type { Store } from '../store/store.js';
 import { adviceFor } from './classify.js';
 
 export class AlertSink {
@@ -13,23 +15,34 @@ export class AlertSink {
   count = 0;
 
   constructor(
-    private readonly rootFd: number,
+    private readonly store: Store,
     private readonly log: (line: string) => void,
     private readonly onAlert: (a: Alert) => void,
+    /** Repair a damaged layout entry (a directory at alerts.jsonl); true when it did. */
+    private readonly repair: (name: string) => boolean = () => false,
   ) {}
 
   /** Durable first, then the journal line and the callback. */
   record(alert: Alert): void {
     this.count++;
+    this.unwritten.push(alert);
     try {
-      this.flush();
-      appendAlert(this.rootFd, alert);
+      this.flushOrRepair();
     } catch (err) {
-      this.unwritten.push(alert);
-      this.log(`<2>warden: cannot append to snapshots/alerts.jsonl (${errnoCode(err) ?? err}); alert ${alert.id} kept in memory and retried`);
+      this.log(`<2>warden: cannot append to ${this.store.label(ALERTS_FILE)} (${errnoCode(err) ?? err}); alert ${alert.id} kept in memory and retried`);
     }
     this.log(journalLine(alert));
     this.onAlert(alert);
+  }
+
+  /** alerts.jsonl that is not a file (say a directory was planted there) is moved aside and recreated. */
+  private flushOrRepair(): void {
+    try {
+      this.flush();
+    } catch (err) {
+      if (!this.repair(ALERTS_FILE)) throw err;
+      this.flush();
+    }
   }
 
   /** An alert that reverts nothing: tamper, a degraded watcher. */
@@ -48,15 +61,22 @@ export class AlertSink {
 
   /** Write what is waiting; throws when the store still refuses (the caller logs). */
   flush(): void {
+    if (this.flushing) return;
+    this.flushing = true;
+    try { this.flushNow(); } finally { this.flushing = false; }
+  }
+
+  private flushing = false;
+  private flushNow(): void {
     while (this.unwritten.length) {
-      appendAlert(this.rootFd, this.unwritten[0] as Alert);
+      appendAlert(this.store.fd, this.unwritten[0] as Alert);
       this.unwritten.shift();
     }
   }
 
   /** At stop: say which alerts never became durable. */
   reportUnwritten(): void {
-    if (this.unwritten.length) this.log(`<2>warden: ${this.unwritten.length} alert(s) could not be written to snapshots/alerts.jsonl: ${this.unwritten.map((a) => a.id).join(', ')}`);
+    if (this.unwritten.length) this.log(`<2>warden: ${this.unwritten.length} alert(s) could not be written to ${this.store.label(ALERTS_FILE)}: ${this.unwritten.map((a) => a.id).join(', ')}`);
   }
 }
 

@@ -13,6 +13,8 @@ import { fixDirAt, lstatAt, makeDirAt, replaceFileAt, safeClose, walkDir } from 
 import type { Alert, AlertReason, FileFacts } from '../store/alert-types.js';
 import { newAlertId } from '../store/alerts.js';
 import type { BaselineState } from '../store/baseline-state.js';
+import type { Store } from '../store/store.js';
+import { EMBEDDED_STORE } from '../store/location.js';
 import { adviceFor, type Observation, type Verdict } from './classify.js';
 import { diffCredentials } from '../credentials/rules.js';
 import { DirCache, baseOf, candidatePaths, dirOf, inspectDirs, inspectFileAt, type Finding } from './inspect.js';
@@ -21,12 +23,14 @@ import { protectedSet, type ProtectedSet } from '../config/protected-set.js';
 import { AlertSink } from './alert-sink.js';
 import { Quarantine, fsyncQuiet } from './quarantine.js';
 import { RetryBook } from './retry.js';
-import { INDEX_PATH, StoreCheck } from './store-check.js';
+import { StoreCheck } from './store-check.js';
 import { sweepTemps } from './temps.js';
 
 export interface GuardOptions {
   root: string;
   rootFd: number;
+  /** The store, held open: every store access goes through its descriptor. */
+  store: Store;
   config: WardenConfig;
   state: BaselineState;
   /** Called once per alert after it is durable in alerts.jsonl. */
@@ -40,6 +44,7 @@ export interface GuardOptions {
 export class Guard {
   readonly root: string;
   readonly rootFd: number;
+  readonly storeHandle: Store;
   config: WardenConfig;
   pset: ProtectedSet;
   readonly state: BaselineState;
@@ -58,14 +63,18 @@ export class Guard {
   constructor(opts: GuardOptions) {
     this.root = opts.root;
     this.rootFd = opts.rootFd;
+    this.storeHandle = opts.store;
     this.config = opts.config;
     this.pset = protectedSet(opts.config);
     this.state = opts.state;
     this.log = opts.log ?? ((l) => process.stderr.write(l + '\n'));
     this.onDirRepaired = opts.onDirRepaired ?? (() => {});
-    this.alerts = new AlertSink(opts.rootFd, this.log, opts.onAlert ?? (() => {}));
-    this.quarantine = new Quarantine(opts.rootFd, this.log);
-    this.store = new StoreCheck(opts.rootFd, opts.state, (detail, path) => this.raiseTamper(detail, path), this.log);
+    // A layout entry found damaged on the way (quarantine/ planted as a link, a directory at
+    // alerts.jsonl) is repaired at once, then the operation is tried again.
+    const repair = (name: string) => this.store.verifyLayout(name).length > 0;
+    this.alerts = new AlertSink(opts.store, this.log, opts.onAlert ?? (() => {}), repair);
+    this.quarantine = new Quarantine(opts.store, this.log, repair);
+    this.store = new StoreCheck(opts.store, opts.state, (detail, path) => this.raiseTamper(detail, path), this.log, opts.rootFd);
   }
 
   get counters(): { checks: number; reverts: number; alerts: number } {
@@ -137,7 +146,11 @@ export class Guard {
   }
 
   private onPathEventUnsafe(rel: string, isDirEvent: boolean): void {
-    if (rel === 'snapshots' || rel.startsWith('snapshots/')) { this.store.onEvent(rel); return; }
+    if (rel === EMBEDDED_STORE || rel.startsWith(`${EMBEDDED_STORE}/`)) {
+      // The embedded store's path, seen from the root: a store event (or a swap of the path).
+      if (this.storeHandle.mode === 'embedded') this.store.onEvent(rel === EMBEDDED_STORE ? '' : rel.slice(EMBEDDED_STORE.length + 1));
+      return;
+    }
     if (isDirEvent || rel === '' || Object.hasOwn(this.state.index.dirs, rel) || this.pset.isProtectedDir(rel)) {
       this.fixDirs(false);
       const prefix = rel === '' ? '' : rel + '/';
@@ -244,7 +257,7 @@ export class Guard {
         return;
       }
       const entry = this.state.entry(f.path);
-      const approved = this.state.bytesOf(this.rootFd, f.path);
+      const approved = this.state.bytesOf(this.storeHandle.fd, f.path);
       if (!entry || !approved) {
         this.raiseTamper(`the approved content of ${f.path} is not in memory and the store copy is missing or altered`);
         throw Object.assign(new Error('approved content unavailable'), { code: 'EBADBASELINE' });
@@ -308,7 +321,7 @@ export class Guard {
     return this.alerts.pending();
   }
 
-  raiseTamper(detail: string, path = INDEX_PATH): void {
+  raiseTamper(detail: string, path = this.store.indexLabel): void {
     this.alerts.flag('baseline-tampered', path, detail);
   }
 

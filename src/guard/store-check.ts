@@ -1,35 +1,58 @@
 /**
- * The store under watch: compare snapshots/ with the authenticated baseline the guard holds,
+ * The store under watch: compare the store with the authenticated baseline the guard holds,
  * and put back whatever was edited outside warden (SPEC §3: never adopt the tampered one).
+ *
+ * The store is held by descriptor (store.ts), so the guard keeps working on its real store
+ * whatever happens to the path. Three kinds of damage are repaired here, each raising
+ * `baseline-tampered`:
+ * - the path no longer leads to the held directory (renamed, exchanged with renameat2
+ *   RENAME_EXCHANGE, replaced by a link): in embedded mode whatever sits at ROOT/snapshots
+ *   is moved into quarantine and the real store is renamed back;
+ * - an entry of the layout that is not what it must be (a link or a file where a directory
+ *   belongs, a directory where alerts.jsonl belongs): moved into quarantine, recreated,
+ *   never followed;
+ * - an edited index or blob: written back from memory.
  */
+import { mkdirSync, renameSync, fsyncSync } from 'node:fs';
 import { errnoCode } from '../common/errors.js';
-import { lstatAt, readSmallAt, safeClose, walkDir } from '../fsx/beneath.js';
+import { at, ensureDirBeneath, lstatAt, moveAt, readSmallAt, safeClose, walkDir } from '../fsx/beneath.js';
 import { blobDir, sha256Hex } from '../store/baseline.js';
-import { BASELINE_DIR, INDEX_NAME } from '../store/layout.js';
+import { newAlertId } from '../store/alerts.js';
+import { BASELINE_DIR, INDEX_NAME, LAYOUT_DIRS, LAYOUT_FILES, QUARANTINE_DIR } from '../store/layout.js';
+import { EMBEDDED_STORE } from '../store/location.js';
 import type { BaselineState } from '../store/baseline-state.js';
+import type { Store } from '../store/store.js';
 import { DirCache } from './inspect.js';
 import { statStamp } from './observe.js';
 
-export const INDEX_PATH = `${BASELINE_DIR}/${INDEX_NAME}`;
+export const INDEX_PATH = `snapshots/${BASELINE_DIR}/${INDEX_NAME}`;
 
 export class StoreCheck {
   /** Stat stamps of store blobs last verified by hash. */
   private readonly blobStamps = new Map<string, string>();
+  private repairing = false;
 
   constructor(
-    private readonly rootFd: number,
+    private readonly store: Store,
     private readonly state: BaselineState,
     private readonly tamper: (detail: string, path: string) => void,
     private readonly log: (line: string) => void,
+    /** The guard's root descriptor: the embedded store's path is repaired beneath it. */
+    private readonly rootFd: number = -1,
   ) {}
 
+  /** The path of the index as alerts name it. */
+  get indexLabel(): string { return this.store.label(`${BASELINE_DIR}/${INDEX_NAME}`); }
+
   /**
-   * Index and blobs. On a hint, that one blob; on a rescan, only blobs whose stat stamp
-   * changed since they were last hashed; allBlobs re-hashes everything.
+   * Path, layout, index and blobs. On a hint, that one blob; on a rescan, only blobs whose
+   * stat stamp changed since they were last hashed; allBlobs re-hashes everything.
    */
   verify(allBlobs: boolean, hint?: string): void {
+    this.verifyPath();
+    this.verifyLayout();
     this.verifyIndex();
-    const dirs = new DirCache(this.rootFd);
+    const dirs = new DirCache(this.store.fd);
     const seen = new Set<string>();
     try {
       for (const path of this.state.paths()) {
@@ -51,8 +74,8 @@ export class StoreCheck {
         }
         if (!ok) {
           this.blobStamps.delete(e.sha256);
-          this.tamper(`the stored approved content of ${path} was altered or removed; written back from memory`, `${blobDir(e.kind)}/${e.sha256}`);
-          try { if (!this.state.rewriteBlob(this.rootFd, path)) this.log(`<2>warden: approved content of ${path} is not in memory; cannot repair the store`); }
+          this.tamper(`the stored approved content of ${path} was altered or removed; written back from memory`, this.store.label(`${blobDir(e.kind)}/${e.sha256}`));
+          try { if (!this.state.rewriteBlob(this.store.fd, path)) this.log(`<2>warden: approved content of ${path} is not in memory; cannot repair the store`); }
           catch (err) { this.log(`<2>warden: cannot rewrite blob: ${errnoCode(err) ?? err}`); }
         }
       }
@@ -61,11 +84,100 @@ export class StoreCheck {
     }
   }
 
+  /** Does the store's path still lead to the directory we hold? If not, say so and repair it. */
+  verifyPath(): void {
+    const problem = this.store.pathProblem();
+    if (!problem) { this.pathReported = null; return; }
+    let outcome = 'warden keeps working on its real store';
+    if (this.store.mode === 'embedded' && this.rootFd >= 0) outcome += this.repairEmbeddedPath();
+    const detail = `${problem}; ${outcome}`;
+    // A path that cannot be repaired (the state directory's store, renamed by an
+    // administrator) is reported once, not at every rescan.
+    if (this.store.pathProblem() && detail === this.pathReported) return;
+    this.pathReported = this.store.pathProblem() ? detail : null;
+    this.tamper(detail, this.store.label());
+  }
+
+  private pathReported: string | null = null;
+
+  /** Put the real store back at ROOT/snapshots; what was planted there goes to quarantine. */
+  private repairEmbeddedPath(): string {
+    const id = newAlertId();
+    let kept = '';
+    try {
+      if (lstatAt(this.rootFd, EMBEDDED_STORE)) {
+        const q = ensureDirBeneath(this.store.fd, `${QUARANTINE_DIR}/${id}`, 0o700);
+        try { moveAt(this.rootFd, EMBEDDED_STORE, q, EMBEDDED_STORE); } finally { safeClose(q); }
+        kept = `; what was at the path is kept in ${this.store.label(`${QUARANTINE_DIR}/${id}/${EMBEDDED_STORE}`)}`;
+      }
+      const now = this.store.currentPath();
+      if (!now) return `${kept}; the real store is no longer reachable by path, so the path could not be repaired`;
+      renameSync(now, at(this.rootFd, EMBEDDED_STORE));
+      try { fsyncSync(this.rootFd); } catch { /* best effort */ }
+      const still = this.store.pathProblem();
+      return still ? `${kept}; repairing the path failed (${still}), will try again` : `${kept}; the store was moved back from ${now}`;
+    } catch (err) {
+      return `${kept}; repairing the path failed (${errnoCode(err) ?? String(err)}), will try again`;
+    }
+  }
+
+  /**
+   * Every entry of the store's own layout must be what it is: a directory, or a regular
+   * file for alerts.jsonl. Anything else is moved into quarantine and recreated.
+   * Returns the names repaired.
+   */
+  verifyLayout(only?: string): string[] {
+    if (this.repairing) return [];
+    this.repairing = true;
+    const fixed: string[] = [];
+    try {
+      for (const name of only ? [only] : [...LAYOUT_DIRS, ...LAYOUT_FILES]) {
+        const st = lstatAt(this.store.fd, name);
+        if (!st) continue;
+        const isDir = (LAYOUT_DIRS as readonly string[]).includes(name);
+        if (isDir ? st.isDirectory() : st.isFile()) continue;
+        const what = st.isSymbolicLink() ? 'a symbolic link' : st.isDirectory() ? 'a directory' : st.isFile() ? 'a file' : 'a special file';
+        const kept = this.quarantineEntry(name, isDir);
+        fixed.push(name);
+        this.tamper(`${this.store.label(name)} was ${what} instead of ${isDir ? 'a directory' : 'a regular file'}; ${kept ? `moved to ${kept} and recreated` : 'it could not be moved aside'}; never followed`, this.store.label(name));
+      }
+    } catch (err) {
+      this.log(`<2>warden: cannot check the store's layout: ${errnoCode(err) ?? String(err)}`);
+    } finally {
+      this.repairing = false;
+    }
+    return fixed;
+  }
+
+  /** Move a damaged layout entry into quarantine/<id>/ and recreate it (directories). */
+  private quarantineEntry(name: string, isDir: boolean): string | null {
+    const id = newAlertId();
+    try {
+      if (name === QUARANTINE_DIR) {
+        // The quarantine itself is damaged: set it aside, make a new one, and keep the old inside it.
+        const aside = `.${QUARANTINE_DIR}-damaged-${id}`;
+        moveAt(this.store.fd, name, this.store.fd, aside);
+        mkdirSync(at(this.store.fd, QUARANTINE_DIR), 0o700);
+        const q = ensureDirBeneath(this.store.fd, `${QUARANTINE_DIR}/${id}`, 0o700);
+        try { moveAt(this.store.fd, aside, q, name); } finally { safeClose(q); }
+      } else {
+        const q = ensureDirBeneath(this.store.fd, `${QUARANTINE_DIR}/${id}`, 0o700);
+        try { moveAt(this.store.fd, name, q, name); } finally { safeClose(q); }
+        if (isDir) mkdirSync(at(this.store.fd, name), 0o700);
+      }
+      try { fsyncSync(this.store.fd); } catch { /* best effort */ }
+      return this.store.label(`${QUARANTINE_DIR}/${id}/${name}`);
+    } catch (err) {
+      this.log(`<2>warden: cannot move the damaged ${this.store.label(name)} aside: ${errnoCode(err) ?? String(err)}`);
+      return null;
+    }
+  }
+
   private verifyIndex(): void {
-    const w = walkDir(this.rootFd, BASELINE_DIR);
+    const w = walkDir(this.store.fd, BASELINE_DIR);
     let raw: Buffer | null = null;
     let problem: string | null = null;
-    if (!w.ok) { safeClose(w.parentFd); problem = `${BASELINE_DIR} is missing or not a directory`; }
+    if (!w.ok) { safeClose(w.parentFd); problem = `${this.store.label(BASELINE_DIR)} is missing or not a directory`; }
     else {
       try { raw = readSmallAt(w.fd, INDEX_NAME); if (!raw) problem = 'index deleted'; } catch (err) { problem = `index unreadable (${errnoCode(err)})`; }
       finally { safeClose(w.fd); }
@@ -75,18 +187,20 @@ export class StoreCheck {
       // A second writer also moves the seal (outside the store): keep it on the index held, or the next start refuses.
       let seal: string | null = null;
       try { seal = this.state.checkSeal(); } catch (err) { this.log(`<2>warden: cannot rewrite the baseline seal: ${errnoCode(err) ?? err}`); }
-      if (seal) this.tamper(`${seal}; sealed the baseline held in memory again`, INDEX_PATH);
+      if (seal) this.tamper(`${seal}; sealed the baseline held in memory again`, this.indexLabel);
       return;
     }
-    this.tamper(`${problem}; the baseline held in memory was written back`, INDEX_PATH);
-    try { this.state.rewriteIndex(this.rootFd); } catch (err) { this.log(`<2>warden: cannot rewrite the baseline index: ${errnoCode(err) ?? err}`); }
+    this.tamper(`${problem}; the baseline held in memory was written back`, this.indexLabel);
+    try { this.state.rewriteIndex(this.store.fd); } catch (err) { this.log(`<2>warden: cannot rewrite the baseline index: ${errnoCode(err) ?? err}`); }
   }
 
-  /** A watcher hint inside snapshots/. */
+  /** A watcher hint inside the store (relative to the store; '' = the store's path itself). */
   onEvent(rel: string): void {
-    if (rel === INDEX_PATH || rel === BASELINE_DIR) { this.verify(false, '-'); return; }
-    const m = /^snapshots\/(blobs|secrets)\/([0-9a-f]{64})$/.exec(rel);
+    if (rel === '') { this.verifyPath(); return; }
+    if (rel === `${BASELINE_DIR}/${INDEX_NAME}` || rel === BASELINE_DIR) { this.verify(false, '-'); return; }
+    const m = /^(blobs|secrets)\/([0-9a-f]{64})$/.exec(rel);
     if (m) { this.verify(false, m[2]); return; }
-    if (/^snapshots(\/(blobs|secrets))?$/.test(rel)) this.verify(true);
+    if (/^(blobs|secrets)$/.test(rel)) { this.verify(true); return; }
+    if ((LAYOUT_DIRS as readonly string[]).includes(rel) || (LAYOUT_FILES as readonly string[]).includes(rel)) { this.verifyPath(); this.verifyLayout(rel); }
   }
 }

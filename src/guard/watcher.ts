@@ -40,7 +40,7 @@ export interface WatchHandle {
 export const FILE_WATCH_LIMIT = 1000;
 
 const STORE_DIRS = /^snapshots(\/(baseline|blobs|secrets))?$/;
-const STORE_FILES = /^snapshots\/(baseline\/index|(blobs|secrets)\/[0-9a-f]{64})$/;
+const STORE_FILES = /^snapshots\/(baseline\/index|(blobs|secrets)\/[0-9a-f]{64}|alerts\.jsonl|quarantine|pending|journal|control|outbox|notify|history)$/;
 
 function inRecursiveGlob(rel: string, pset: ProtectedSet): boolean {
   return pset.patterns.some((p) => p.glob && p.pattern.includes('**') && (rel === p.base || rel.startsWith(p.base + '/')));

@@ -8,9 +8,11 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
 import { errnoCode } from '../common/errors.js';
-import { ensureDirBeneath, openRoot, readSmallAt, replaceFileAt, safeClose, walkDir } from '../fsx/beneath.js';
+import { at, ensureDirBeneath, openRoot, readSmallAt, replaceFileAt, safeClose, walkDir, withDir } from '../fsx/beneath.js';
+import { NotInitialised, Store } from '../store/store.js';
+import { stateBase } from '../store/location.js';
 import { readJsonl } from './jsonl.js';
-import { ALERTS_REL, MESSAGES_REL, STATE_FILE, defaultNotifierStateDir } from './paths.js';
+import { ALERTS_REL, MESSAGES_REL, STATE_FILE, defaultNotifierStateDir, systemNotifierStateDir } from './paths.js';
 
 export { defaultNotifierStateDir } from './paths.js';
 
@@ -82,13 +84,11 @@ export function loadStateFile(stateDir: string, root?: string): NotifierStateFil
   if (rel !== null) {
     const rootFd = openRoot(root as string);
     try {
-      const w = walkDir(rootFd, rel);
-      if (!w.ok) { safeClose(w.parentFd); return null; }
-      try {
+      return withDir(rootFd, rel, (fd) => {
         let b: Buffer | null;
-        try { b = readSmallAt(w.fd, STATE_FILE); } catch { return null; }
+        try { b = readSmallAt(fd, STATE_FILE); } catch { return null; }
         return b ? parseState(b.toString('utf8')) : null;
-      } finally { safeClose(w.fd); }
+      }, () => null);
     } finally { safeClose(rootFd); }
   }
   let text: string;
@@ -127,8 +127,11 @@ export async function saveStateFile(stateDir: string, state: NotifierStateFile, 
  * embedded directory if `warden run` wrote one, else the standalone default.
  */
 export function findNotifierStateDir(root: string, env: NodeJS.ProcessEnv = process.env): string {
-  const embedded = defaultNotifierStateDir(root, true);
-  return existsSync(join(embedded, STATE_FILE)) ? embedded : defaultNotifierStateDir(root, false, env);
+  const embedded = defaultNotifierStateDir(root, true, env);
+  if (existsSync(join(embedded, STATE_FILE))) return embedded;
+  // The deployment's notifier unit keeps its state in its own StateDirectory=.
+  if (!env.STATE_DIRECTORY && stateBase(env).deployment) return systemNotifierStateDir(env);
+  return defaultNotifierStateDir(root, false, env);
 }
 
 export type ItemDelivery =
@@ -185,13 +188,19 @@ export function readDeliveryState(root: string, stateDir: string = findNotifierS
       if (s.state === 'pending' || s.state === 'failed') report.outboxDepth++;
     }
   };
-  for (const r of readJsonl(join(root, ALERTS_REL)).records as { id?: unknown }[]) {
-    if (typeof r.id !== 'string' || report.alerts[r.id]) continue;
-    fill(r.id, (report.alerts[r.id] = {}));
-  }
-  for (const r of readJsonl(join(root, MESSAGES_REL)).records as { id?: unknown }[]) {
-    if (typeof r.id !== 'string' || report.messages[r.id]) continue;
-    fill(msgKey(r.id), (report.messages[r.id] = {}));
-  }
+  // The items, from the store (held while reading; never a path inside the root).
+  let store: Store | null = null;
+  try { store = Store.open(root); } catch (err) { if (!(err instanceof NotInitialised)) throw err; }
+  if (!store) return report;
+  try {
+    for (const r of readJsonl(at(store.fd, ALERTS_REL)).records as { id?: unknown }[]) {
+      if (typeof r.id !== 'string' || report.alerts[r.id]) continue;
+      fill(r.id, (report.alerts[r.id] = {}));
+    }
+    for (const r of readJsonl(at(store.fd, MESSAGES_REL)).records as { id?: unknown }[]) {
+      if (typeof r.id !== 'string' || report.messages[r.id]) continue;
+      fill(msgKey(r.id), (report.messages[r.id] = {}));
+    }
+  } finally { store.close(); }
   return report;
 }

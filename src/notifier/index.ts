@@ -5,7 +5,6 @@
  * the network clients; the guard must never import it (test/notifier/import-graph.test.ts).
  */
 import { watch, type FSWatcher } from 'node:fs';
-import { join } from 'node:path';
 import type { WardenConfig } from '../config/warden-config.js';
 import type { Alert } from '../store/alert-types.js';
 import { DeliveryError, statusFor, type Channel } from './channel.js';
@@ -19,6 +18,8 @@ import { JsonlTail } from './jsonl.js';
 import { backoffDelay } from '../common/backoff.js';
 import type { OutboxMessage } from '../store/outbox-messages.js';
 import { ALERTS_REL, MESSAGES_DIR_REL, MESSAGES_REL } from './paths.js';
+import { at } from '../fsx/beneath.js';
+import { Store } from '../store/store.js';
 
 export { readDeliveryState, defaultNotifierStateDir, findNotifierStateDir } from './delivery-state.js';
 export type { DeliveryReport, ItemDelivery, ChannelName, ChannelStatus } from './delivery-state.js';
@@ -42,6 +43,11 @@ const DEFAULT_TIMING: Timing = { pollMs: 250, backoffBaseMs: 1000, backoffCapMs:
 
 export interface NotifierOptions {
   root: string;
+  /**
+   * The store it reads alerts and the outbox from, held open (the guard's, when they share a
+   * process). Without one, the notifier opens the root's store itself, once (store.ts).
+   */
+  store?: Store;
   config: WardenConfig;
   stateDir: string;
   log?: (line: string) => void;
@@ -104,12 +110,18 @@ class Notifier implements NotifierHandle {
   private malformedLogged = 0;
   private startedAt = Date.now();
 
+  private store: Store;
+  private ownStore: boolean;
+
   constructor(private opts: NotifierOptions) {
     this.timing = { ...DEFAULT_TIMING, ...(opts.timing ?? {}) };
     this.log = opts.log ?? ((l) => process.stderr.write(l + '\n'));
     this.config = opts.config;
-    this.alertsTail = new JsonlTail(join(opts.root, ALERTS_REL));
-    this.messagesTail = new JsonlTail(join(opts.root, MESSAGES_REL));
+    this.ownStore = !opts.store;
+    this.store = opts.store ?? Store.open(opts.root);
+    // Through the held descriptor: a renamed or exchanged store path never feeds us forged lines.
+    this.alertsTail = new JsonlTail(at(this.store.fd, ALERTS_REL));
+    this.messagesTail = new JsonlTail(at(this.store.fd, MESSAGES_REL));
   }
 
   async start(): Promise<void> {
@@ -204,10 +216,10 @@ class Notifier implements NotifierHandle {
   }
 
   private armWatchers(): void {
-    for (const rel of ['snapshots', MESSAGES_DIR_REL]) {
+    for (const rel of ['.', MESSAGES_DIR_REL]) {
       if (this.watchers.has(rel)) continue;
       try {
-        const w = watch(join(this.opts.root, rel), { persistent: false }, () => this.kick());
+        const w = watch(at(this.store.fd, rel), { persistent: false }, () => this.kick());
         w.on('error', () => { w.close(); this.watchers.delete(rel); });
         this.watchers.set(rel, w);
       } catch { /* not there yet: the poll re-arms it */ }
@@ -388,6 +400,7 @@ class Notifier implements NotifierHandle {
     }
     for (const run of this.runs.values()) run.ch.close?.();
     await this.persist();
+    if (this.ownStore) this.store.close();
   }
 }
 

@@ -6,6 +6,8 @@ import { createHash } from 'node:crypto';
 import { openRoot, readSmallAt, safeClose, walkDir } from '../fsx/beneath.js';
 import { WardenError, errnoCode } from '../common/errors.js';
 import { WARDEN_TOML, configFromBytes, type WardenConfig } from '../config/warden-config.js';
+import { BASELINE_DIR, BLOBS_DIR, INDEX_NAME, SECRETS_DIR } from './layout.js';
+import { NotInitialised, Store, type StoreFd } from './store.js';
 
 /**
  * warden.toml as it is on disk now. Only `warden init` uses this (there is no approved copy
@@ -32,32 +34,41 @@ export function loadWardenConfigFromDisk(root: string): WardenConfig {
  * against the index's hash), else the file on disk (before `warden init`).
  */
 export function loadWardenConfig(root: string): WardenConfig {
-  const fd = openRoot(root);
-  let approved: Buffer | null | undefined;
-  try {
-    approved = approvedBytes(fd, WARDEN_TOML);
-  } finally { safeClose(fd); }
+  let store: Store;
+  try { store = Store.open(root); }
+  catch (err) {
+    if (err instanceof NotInitialised) return loadWardenConfigFromDisk(root);
+    throw err;
+  }
+  try { return loadWardenConfigFrom(store.fd, root); } finally { store.close(); }
+}
+
+/** The approved warden.toml from an open store; the disk's before the first baseline. */
+export function loadWardenConfigFrom(storeFd: StoreFd, root: string): WardenConfig {
+  const approved = approvedBytes(storeFd, WARDEN_TOML);
   return approved === undefined ? loadWardenConfigFromDisk(root) : configFromBytes(approved);
 }
 
 /**
  * Read one approved file from the store without the HMAC key (the notifier has no access to
  * it): undefined when there is no baseline, null when the baseline has no such file.
- * The blob must match the index's hash.
+ * The blob must match the index's hash. What makes this trustworthy is where it reads: a
+ * store handle (store.ts) that refuses a directory not owned by this account, which in the
+ * deployment lives in the guard's state directory, out of the agent's reach.
  */
-export function approvedBytes(rootFd: number, path: string): Buffer | null | undefined {
-  const w = walkDir(rootFd, 'snapshots/baseline');
+export function approvedBytes(storeFd: StoreFd, path: string): Buffer | null | undefined {
+  const w = walkDir(storeFd, BASELINE_DIR);
   if (!w.ok) { safeClose(w.parentFd); return undefined; }
   let raw: Buffer | null;
-  try { raw = readSmallAt(w.fd, 'index'); } catch { raw = null; } finally { safeClose(w.fd); }
+  try { raw = readSmallAt(w.fd, INDEX_NAME); } catch { raw = null; } finally { safeClose(w.fd); }
   if (!raw) return undefined;
   const nl = raw.indexOf(0x0a);
   let entry: { sha256?: string; kind?: string } | undefined;
   try { entry = (JSON.parse(raw.subarray(nl + 1).toString('utf8')) as { files: Record<string, { sha256: string; kind: string }> }).files[path]; }
-  catch { throw new WardenError('snapshots/baseline/index is malformed; run warden verify'); }
+  catch { throw new WardenError('the store\'s baseline/index is malformed; run warden verify'); }
   if (!entry?.sha256) return null;
-  const dir = entry.kind === 'credentials' ? 'snapshots/secrets' : 'snapshots/blobs';
-  const b = walkDir(rootFd, dir);
+  const dir = entry.kind === 'credentials' ? SECRETS_DIR : BLOBS_DIR;
+  const b = walkDir(storeFd, dir);
   if (!b.ok) { safeClose(b.parentFd); throw new WardenError(`the approved copy of ${path} is missing from the store`); }
   try {
     const bytes = readSmallAt(b.fd, entry.sha256);

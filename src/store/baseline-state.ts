@@ -10,7 +10,8 @@ import {
 import { readRegularAt, safeClose, walkDir } from '../fsx/beneath.js';
 import { readSeal, writeSeal } from './keys.js';
 import type { FileKind } from '../config/protected-set.js';
-import { publishManifest } from '../store/manifest.js';
+import { publishManifest } from './manifest.js';
+import type { StoreFd } from './store.js';
 
 /** Keep approved bytes in memory up to this much; beyond it they are read (and checked) on demand. */
 const MEMORY_BUDGET = 48 * 1024 * 1024;
@@ -42,12 +43,12 @@ export const RECOVERY = 'run `warden init --force` to review the difference and 
 /** Reads blobs with each store directory opened once (10,000 blobs at start). */
 class BlobReader {
   private readonly fds = new Map<string, number | null>();
-  constructor(private readonly rootFd: number) {}
+  constructor(private readonly storeFd: StoreFd) {}
   read(kind: FileKind, sha: string): Buffer | null {
     const dir = blobDir(kind);
     let fd = this.fds.get(dir);
     if (fd === undefined) {
-      const w = walkDir(this.rootFd, dir);
+      const w = walkDir(this.storeFd, dir);
       if (w.ok) fd = w.fd; else { safeClose(w.parentFd); fd = null; }
       this.fds.set(dir, fd);
     }
@@ -88,8 +89,8 @@ export class BaselineState {
    * `settle`: only the one writer (the daemon, or a command under the lock) may bring the
    * seal up to date; a reader racing a commit would put back a stale pair.
    */
-  static load(rootFd: number, key: Buffer, opts: LoadOptions = { blobs: true }, seal: string | null = null): BaselineState {
-    const r = readIndex(rootFd, key);
+  static load(storeFd: StoreFd, key: Buffer, opts: LoadOptions = { blobs: true }, seal: string | null = null): BaselineState {
+    const r = readIndex(storeFd, key);
     const sealed = seal ? readSeal(seal) : null;
     if (!r.ok) {
       if (r.problem === 'missing' && sealed) throw new WardenError(`baseline-tampered: snapshots/baseline/index was removed (a baseline was sealed for this root); warden will not start from nothing: ${RECOVERY}.`);
@@ -105,7 +106,7 @@ export class BaselineState {
     }
     const blobs = new Map<string, Buffer>();
     let used = 0;
-    const blobReader = new BlobReader(rootFd);
+    const blobReader = new BlobReader(storeFd);
     try {
     // Read-only commands (verify, status) compare hashes only and skip the blobs.
     for (const [path, e] of opts.blobs ? Object.entries(r.index.files) : []) {
@@ -139,33 +140,42 @@ export class BaselineState {
   }
 
   /** The approved bytes of a path: from memory, else from the store with its hash checked. */
-  bytesOf(rootFd: number, path: string): Buffer | null {
+  bytesOf(storeFd: StoreFd, path: string): Buffer | null {
     const e = this.entry(path);
     if (!e) return null;
-    return this.blobs.get(e.sha256) ?? readBlob(rootFd, e.kind, e.sha256);
+    return this.blobs.get(e.sha256) ?? readBlob(storeFd, e.kind, e.sha256);
   }
 
   blobInMemory(sha: string): Buffer | undefined {
     return this.blobs.get(sha);
   }
 
+  /** The root whose runtime manifest every commit publishes (SPEC §9.3); null: none (tests, readers). */
+  private publishRoot: number | null = null;
+
+  /** Publish the runtime manifest of the root behind rootFd after every commit. */
+  publishFor(rootFd: number): this {
+    this.publishRoot = rootFd;
+    return this;
+  }
+
   /** Record accepted changes: blobs first, then the authenticated index in one rename. */
-  commit(rootFd: number, changes: BaselineChange[]): void {
+  commit(storeFd: StoreFd, changes: BaselineChange[]): void {
     const files = { ...this.index.files };
     for (const c of changes) {
       if (c.bytes === null) { delete files[c.path]; continue; }
-      const sha = writeBlob(rootFd, c.kind, c.bytes);
+      const sha = writeBlob(storeFd, c.kind, c.bytes);
       files[c.path] = { kind: c.kind, sha256: sha, size: c.bytes.length, mode: c.mode & 0o7777, uid: c.uid, gid: c.gid };
       this.blobs.set(sha, c.bytes);
     }
     const next: BaselineIndex = { ...this.index, generation: this.index.generation + 1, updated: new Date().toISOString(), files };
     const bytes = serializeIndex(next, this.key);
     if (this.seal) writeSeal(this.seal, `${sealPair(next.generation, bytes)} ${sealPair(this.index.generation, this.indexBytes)}`);
-    this.indexBytes = writeIndexBytes(rootFd, bytes);
+    this.indexBytes = writeIndexBytes(storeFd, bytes);
     this.index = next;
     this.writeSealNow();
     // The one commit point of every accepted change: tell the runtime's view (SPEC §9.3).
-    publishManifest(rootFd, this.index);
+    if (this.publishRoot !== null) publishManifest(this.publishRoot, this.index);
     const live = new Set(Object.values(files).map((f) => f.sha256));
     for (const sha of this.blobs.keys()) if (!live.has(sha)) this.blobs.delete(sha);
   }
@@ -175,14 +185,14 @@ export class BaselineState {
    * seal follows it: while the index is put back the seal names both, so a crash in between
    * leaves a pair the next start accepts, never a seal that names neither.
    */
-  rewriteIndex(rootFd: number): void {
+  rewriteIndex(storeFd: StoreFd): void {
     const bytes = serializeIndex(this.index, this.key);
     const mine = sealPair(this.index.generation, bytes);
     if (this.seal) {
       const onDisk = safeReadSeal(this.seal)?.split(' ').slice(0, 2).join(' ') ?? '';
       writeSeal(this.seal, onDisk && onDisk !== mine ? `${mine} ${onDisk}` : mine);
     }
-    this.indexBytes = writeIndexBytes(rootFd, bytes);
+    this.indexBytes = writeIndexBytes(storeFd, bytes);
     this.writeSealNow();
   }
 
@@ -200,11 +210,11 @@ export class BaselineState {
   }
 
   /** Put an approved blob back in the store (after a tamper). */
-  rewriteBlob(rootFd: number, path: string): boolean {
+  rewriteBlob(storeFd: StoreFd, path: string): boolean {
     const e = this.entry(path);
     const b = e && this.blobs.get(e.sha256);
     if (!e || !b || sha256Hex(b) !== e.sha256) return false;
-    writeBlob(rootFd, e.kind, b, e.sha256);
+    writeBlob(storeFd, e.kind, b, e.sha256);
     return true;
   }
 

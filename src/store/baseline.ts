@@ -10,6 +10,7 @@ import { errnoCode } from '../common/errors.js';
 import { syncNamesIn } from '../fsx/durable.js';
 import { hmacEqual, hmacHex } from './keys.js';
 import { BASELINE_DIR, BLOBS_DIR, INDEX_NAME, SECRETS_DIR } from './layout.js';
+import type { StoreFd } from './store.js';
 
 export interface FileEntry {
   kind: FileKind;
@@ -60,8 +61,8 @@ export function parseIndex(raw: Buffer, key: Buffer): IndexCheck {
   }
 }
 
-export function readIndex(rootFd: number, key: Buffer): IndexCheck {
-  const w = walkDir(rootFd, BASELINE_DIR);
+export function readIndex(storeFd: StoreFd, key: Buffer): IndexCheck {
+  const w = walkDir(storeFd, BASELINE_DIR);
   if (!w.ok) {
     safeClose(w.parentFd);
     return w.code === 'ENOENT'
@@ -80,12 +81,12 @@ export function readIndex(rootFd: number, key: Buffer): IndexCheck {
   }
 }
 
-export function writeIndex(rootFd: number, index: BaselineIndex, key: Buffer): Buffer {
-  return writeIndexBytes(rootFd, serializeIndex(index, key));
+export function writeIndex(storeFd: StoreFd, index: BaselineIndex, key: Buffer): Buffer {
+  return writeIndexBytes(storeFd, serializeIndex(index, key));
 }
 
-export function writeIndexBytes(rootFd: number, bytes: Buffer): Buffer {
-  const fd = ensureDirBeneath(rootFd, BASELINE_DIR);
+export function writeIndexBytes(storeFd: StoreFd, bytes: Buffer): Buffer {
+  const fd = ensureDirBeneath(storeFd, BASELINE_DIR);
   try {
     replaceFileAt(fd, INDEX_NAME, bytes, { mode: 0o600 });
   } finally {
@@ -97,8 +98,8 @@ export function writeIndexBytes(rootFd: number, bytes: Buffer): Buffer {
 export const blobDir = (kind: FileKind): string => (kind === 'credentials' ? SECRETS_DIR : BLOBS_DIR);
 
 /** Store content under its hash (idempotent: an intact blob is left as it is). */
-export function writeBlob(rootFd: number, kind: FileKind, bytes: Uint8Array, sha = sha256Hex(bytes)): string {
-  const fd = ensureDirBeneath(rootFd, blobDir(kind));
+export function writeBlob(storeFd: StoreFd, kind: FileKind, bytes: Uint8Array, sha = sha256Hex(bytes)): string {
+  const fd = ensureDirBeneath(storeFd, blobDir(kind));
   try {
     const existing = safeRead(fd, sha);
     if (existing && sha256Hex(existing) === sha) return sha;
@@ -112,13 +113,13 @@ export function writeBlob(rootFd: number, kind: FileKind, bytes: Uint8Array, sha
 export interface BlobWrite { kind: FileKind; bytes: Uint8Array; sha: string }
 
 /**
- * Store many blobs (init: every protected file), durable together: each is written (temp +
- * rename, no fsync of its own), then one sync makes all of them and their directory
+ * Store many blobs (init: every protected file), durable together: each is written with no
+ * fsync of its own (created under its name when absent, else temp + rename), then one sync makes all of them and their directory
  * entries durable before this returns. The caller renames the index only after it returns,
  * so an index on disk never names a blob a crash could lose; a blob left torn by a crash
  * before that fails its hash and is rewritten by the next run.
  */
-export function writeBlobs(rootFd: number, items: readonly BlobWrite[]): void {
+export function writeBlobs(storeFd: StoreFd, items: readonly BlobWrite[]): void {
   const byDir = new Map<string, BlobWrite[]>();
   for (const it of items) {
     const d = blobDir(it.kind);
@@ -126,7 +127,7 @@ export function writeBlobs(rootFd: number, items: readonly BlobWrite[]): void {
     if (list) list.push(it); else byDir.set(d, [it]);
   }
   for (const [dir, list] of byDir) {
-    const fd = ensureDirBeneath(rootFd, dir);
+    const fd = ensureDirBeneath(storeFd, dir);
     try {
       const written = new Set<string>();
       for (const it of list) {
@@ -151,8 +152,8 @@ function safeRead(fd: number, name: string): Buffer | null {
 }
 
 /** Read a blob and check it against its name; null when missing or not intact. */
-export function readBlob(rootFd: number, kind: FileKind, sha: string): Buffer | null {
-  const w = walkDir(rootFd, blobDir(kind));
+export function readBlob(storeFd: StoreFd, kind: FileKind, sha: string): Buffer | null {
+  const w = walkDir(storeFd, blobDir(kind));
   if (!w.ok) { safeClose(w.parentFd); return null; }
   try {
     const b = safeRead(w.fd, sha);

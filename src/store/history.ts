@@ -5,11 +5,11 @@
  * no credential value ever enters a git object. Kept off the revert path: git is slow.
  */
 import type { SimpleGit } from 'simple-git';
-import { join } from 'node:path';
 import { userInfo } from 'node:os';
-import { createFileAt, ensureDirBeneath, replaceFileAt, safeClose, unlinkAt, walkDir } from '../fsx/beneath.js';
+import { at, createFileAt, ensureDirBeneath, replaceFileAt, safeClose, unlinkAt, walkDir } from '../fsx/beneath.js';
 import { errnoCode } from '../common/errors.js';
 import { HISTORY_DIR } from './layout.js';
+import type { Store, StoreFd } from './store.js';
 import { credentialFingerprintText } from '../credentials/rules.js';
 import type { FileKind } from '../config/protected-set.js';
 
@@ -18,11 +18,13 @@ export function osUser(): string {
 }
 
 /** simple-git costs ~11 MB: load it only when history is written or read, never in an idle guard. */
-async function git(root: string, extraConfig: string[] = []): Promise<SimpleGit> {
+async function git(store: Store, extraConfig: string[] = []): Promise<SimpleGit> {
   const { simpleGit } = await import('simple-git');
   // simple-git needs an identity per instance (a fresh machine has no global one).
+  // The work tree is reached through the held store descriptor: git's child process
+  // changes into it before exec, so a renamed or exchanged store path never redirects it.
   return simpleGit({
-    baseDir: join(root, HISTORY_DIR),
+    baseDir: at(store.fd, HISTORY_DIR),
     config: ['user.name=warden', 'user.email=warden@localhost', 'commit.gpgsign=false', ...extraConfig],
   });
 }
@@ -41,14 +43,14 @@ export function mirrorName(path: string, kind: FileKind): string {
 }
 
 /** Write the mirror files for a change (null bytes = removed); each directory is opened once. */
-function writeMirror(rootFd: number, changes: HistoryChange[]): string[] {
+function writeMirror(storeFd: StoreFd, changes: HistoryChange[]): string[] {
   const touched: string[] = [];
   const dirs = new Map<string, number | null>();
   const dirFd = (dir: string, create: boolean): number | null => {
     let fd = dirs.get(dir);
     if (fd === undefined || (fd === null && create)) {
-      if (create) fd = ensureDirBeneath(rootFd, dir);
-      else { const w = walkDir(rootFd, dir); if (w.ok) fd = w.fd; else { safeClose(w.parentFd); fd = null; } }
+      if (create) fd = ensureDirBeneath(storeFd, dir);
+      else { const w = walkDir(storeFd, dir); if (w.ok) fd = w.fd; else { safeClose(w.parentFd); fd = null; } }
       dirs.set(dir, fd);
     }
     return fd;
@@ -80,18 +82,18 @@ function writeMirror(rootFd: number, changes: HistoryChange[]): string[] {
   return touched;
 }
 
-export async function initHistory(root: string, rootFd: number, changes: HistoryChange[], user = osUser()): Promise<void> {
-  safeClose(ensureDirBeneath(rootFd, HISTORY_DIR));
-  const g = await git(root, BULK);
+export async function initHistory(store: Store, changes: HistoryChange[], user = osUser()): Promise<void> {
+  safeClose(ensureDirBeneath(store.fd, HISTORY_DIR));
+  const g = await git(store, BULK);
   await g.init();
-  writeMirror(rootFd, changes);
+  writeMirror(store.fd, changes);
   await g.add(['-A', '.']);
   await g.commit(`init: baseline of ${changes.length} file(s)\n\ncommand: warden init\nuser: ${user}\n`, undefined, { '--allow-empty': null });
 }
 
-export async function commitHistory(root: string, rootFd: number, changes: HistoryChange[], command: string, user = osUser()): Promise<string> {
-  const touched = writeMirror(rootFd, changes);
-  const g = await git(root);
+export async function commitHistory(store: Store, changes: HistoryChange[], command: string, user = osUser()): Promise<string> {
+  const touched = writeMirror(store.fd, changes);
+  const g = await git(store);
   await g.add(['-A', '--', ...touched]);
   const paths = changes.map((c) => c.path).join(', ');
   const r = await g.commit(`${command.split(' ')[0] ?? command}: ${paths}\n\ncommand: warden ${command}\nuser: ${user}\npaths: ${paths}\n`, undefined, { '--allow-empty': null });
@@ -100,16 +102,16 @@ export async function commitHistory(root: string, rootFd: number, changes: Histo
 
 export interface HistoryEntry { commit: string; date: string; message: string }
 
-export async function readHistory(root: string, path?: string, kind?: FileKind): Promise<HistoryEntry[]> {
-  const g = await git(root);
+export async function readHistory(store: Store, path?: string, kind?: FileKind): Promise<HistoryEntry[]> {
+  const g = await git(store);
   const opts: Record<string, string | null> = {};
   const log = path ? await g.log({ file: mirrorName(path, kind ?? 'text'), ...opts }) : await g.log(opts);
   return log.all.map((e) => ({ commit: e.hash, date: e.date, message: `${e.message}${e.body ? '\n' + e.body : ''}`.trim() }));
 }
 
 /** One accepted change as a patch (credential files appear as their fingerprint mirror). */
-export async function readPatch(root: string, commit: string, path?: string, kind?: FileKind): Promise<string> {
+export async function readPatch(store: Store, commit: string, path?: string, kind?: FileKind): Promise<string> {
   if (!/^[0-9a-f]{7,64}$/.test(commit)) throw new Error(`not a commit id: ${commit}`);
-  const g = await git(root);
+  const g = await git(store);
   return g.show(['--format=', '--patch', '--no-color', '--no-ext-diff', commit, ...(path ? ['--', mirrorName(path, kind ?? 'text')] : [])]);
 }

@@ -2,27 +2,21 @@
  * The HMAC key that authenticates the baseline index. It lives outside snapshots/ so
  * that whoever can edit the store cannot forge a matching index (SPEC §3).
  */
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { closeSync, constants, fstatSync, mkdirSync, openSync, readSync, renameSync, writeSync, fsyncSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { WardenError, errnoCode } from '../common/errors.js';
+import { KEYS_DIR, rootId, stateBase } from './location.js';
 
-/** $STATE_DIRECTORY under systemd, else $XDG_STATE_HOME/warden, else ~/.local/state/warden. */
+export { rootId } from './location.js';
+
+/** The guard's state directory (location.ts): $STATE_DIRECTORY, /var/lib/warden-guard when ours, else $XDG_STATE_HOME/warden. */
 export function stateBaseDir(env: NodeJS.ProcessEnv = process.env): string {
-  const sd = env.STATE_DIRECTORY?.split(':')[0];
-  if (sd) return sd;
-  const xdg = env.XDG_STATE_HOME;
-  return join(xdg && xdg.startsWith('/') ? xdg : join(homedir(), '.local', 'state'), 'warden');
-}
-
-/** One key per root, named by the root's real path. */
-export function rootId(root: string): string {
-  return createHash('sha256').update(root).digest('hex').slice(0, 16);
+  return stateBase(env).dir;
 }
 
 export function keyPath(root: string, env: NodeJS.ProcessEnv = process.env): string {
-  return join(stateBaseDir(env), 'keys', `${rootId(root)}.key`);
+  return join(stateBaseDir(env), KEYS_DIR, `${rootId(root)}.key`);
 }
 
 const KEY_BYTES = 32;
@@ -75,7 +69,7 @@ export function hmacEqual(a: string, b: string): boolean {
  * latest one, so an old authenticated index copied back is not adopted at the next start.
  */
 export function sealPath(root: string, env: NodeJS.ProcessEnv = process.env): string {
-  return join(stateBaseDir(env), 'keys', `${rootId(root)}.seal`);
+  return join(stateBaseDir(env), KEYS_DIR, `${rootId(root)}.seal`);
 }
 
 export function readSeal(path: string): string | null {

@@ -1,19 +1,32 @@
-/** Where things live inside snapshots/ (SPEC §3). Every path is relative to the root. */
-export const SNAPSHOTS = 'snapshots';
-export const BASELINE_DIR = 'snapshots/baseline';
+/**
+ * Where things live inside the store (SPEC §3). Every path is relative to the store's
+ * directory (store.ts holds it open); where the store itself lives is location.ts's job.
+ */
+export const BASELINE_DIR = 'baseline';
 export const INDEX_NAME = 'index';
-export const BLOBS_DIR = 'snapshots/blobs';
+export const BLOBS_DIR = 'blobs';
 /** Credential blobs: never in git, never in a log. */
-export const SECRETS_DIR = 'snapshots/secrets';
-export const HISTORY_DIR = 'snapshots/history';
-export const QUARANTINE_DIR = 'snapshots/quarantine';
-export const PENDING_DIR = 'snapshots/pending';
-export const JOURNAL_DIR = 'snapshots/journal';
-export const ALERTS_FILE = 'snapshots/alerts.jsonl';
-export const CONTROL_DIR = 'snapshots/control';
-export const SOCKET_FILE = 'snapshots/control/warden.sock';
-export const LOCK_FILE = 'snapshots/control/warden.lock';
-export const DAEMON_INFO_FILE = 'snapshots/daemon.json';
+export const SECRETS_DIR = 'secrets';
+export const HISTORY_DIR = 'history';
+export const QUARANTINE_DIR = 'quarantine';
+export const PENDING_DIR = 'pending';
+export const JOURNAL_DIR = 'journal';
+export const ALERTS_FILE = 'alerts.jsonl';
+export const CONTROL_DIR = 'control';
+export const SOCKET_NAME = 'warden.sock';
+export const LOCK_NAME = 'warden.lock';
+export const DAEMON_INFO_FILE = 'daemon.json';
 /** Owner messages (one-time approval codes); the notifier only reads them. */
-export const MESSAGES_DIR = 'snapshots/outbox';
-export const MESSAGES_FILE = 'snapshots/outbox/messages.jsonl';
+export const MESSAGES_DIR = 'outbox';
+export const MESSAGES_NAME = 'messages.jsonl';
+export const MESSAGES_FILE = 'outbox/messages.jsonl';
+/** The notifier's delivery state when guard and notifier share a process. */
+export const NOTIFY_DIR = 'notify';
+
+/** Which root the store belongs to (path, inode): lets a moved root be re-homed. */
+export const ROOT_RECORD = 'root.json';
+
+/** The store's own directories: anything else at these names is damage (repaired, never followed). */
+export const LAYOUT_DIRS = [BASELINE_DIR, BLOBS_DIR, SECRETS_DIR, HISTORY_DIR, QUARANTINE_DIR, PENDING_DIR, JOURNAL_DIR, CONTROL_DIR, MESSAGES_DIR, NOTIFY_DIR] as const;
+/** The store's own append-only files. */
+export const LAYOUT_FILES = [ALERTS_FILE] as const;

@@ -3,20 +3,26 @@ import { WARDEN_TOML, configFromBytes, type WardenConfig } from '../config/warde
 import { openRoot, safeClose } from '../fsx/beneath.js';
 import { BaselineState, type LoadOptions } from './baseline-state.js';
 import { protectedSet, type ProtectedSet } from '../config/protected-set.js';
-import { loadKey, sealPath } from './keys.js';
+import { sealPath } from './keys.js';
+import { loadKeyOrExplainMove } from './rehome.js';
+import { Store } from './store.js';
 
-export interface Loaded { rootFd: number; config: WardenConfig; state: BaselineState; pset: ProtectedSet }
+export interface Loaded { rootFd: number; store: Store; config: WardenConfig; state: BaselineState; pset: ProtectedSet; close(): void }
 
 /** The authenticated baseline, and the settings from its approved warden.toml (never the disk's). */
 export function loadBaseline(root: string, opts: LoadOptions = { blobs: false }): Loaded {
-  const rootFd = openRoot(root);
+  const store = Store.open(root);
+  let rootFd = -1;
   try {
-    const key = loadKey(root, false);
-    const state = BaselineState.load(rootFd, key, opts, sealPath(root));
-    const config = configFromBytes(state.bytesOf(rootFd, WARDEN_TOML));
-    return { rootFd, config, state, pset: protectedSet(config) };
+    rootFd = openRoot(root);
+    const key = loadKeyOrExplainMove(root, false);
+    const state = BaselineState.load(store.fd, key, opts, sealPath(root)).publishFor(rootFd);
+    const config = configFromBytes(state.bytesOf(store.fd, WARDEN_TOML));
+    const fd = rootFd;
+    return { rootFd, store, config, state, pset: protectedSet(config), close: () => { safeClose(fd); store.close(); } };
   } catch (err) {
-    safeClose(rootFd);
+    if (rootFd >= 0) safeClose(rootFd);
+    store.close();
     throw err;
   }
 }

@@ -5,10 +5,10 @@
  * anyway. Pure: this module is imported by the runtime library as well as by the writer
  * (store/manifest.ts); nothing here does I/O except the one existence probe passed in.
  */
-import { basename, join } from 'node:path';
+import { join } from 'node:path';
 import type { FileKind } from '../config/protected-set.js';
 import type { BaselineIndex } from './baseline.js';
-import { SNAPSHOTS } from './layout.js';
+import { EMBEDDED_STORE as SNAPSHOTS, runtimeBase, stateBase, GUARD_STATE_NAME } from './location.js';
 
 export const MANIFEST_FORMAT = 'warden-runtime-manifest';
 export const MANIFEST_NAME = 'manifest.json';
@@ -114,10 +114,10 @@ const sessionLocation = (root: string): ManifestLocation => ({ setup: 'session',
  * `warden run` in a session, beside the store (snapshots/manifest.json).
  */
 export function publishLocation(root: string, env: NodeJS.ProcessEnv = process.env): ManifestLocation {
-  const rd = env.RUNTIME_DIRECTORY?.split(':')[0];
+  // The guard's runtime directory ($RUNTIME_DIRECTORY, or /run/warden-guard when it is ours).
+  const rd = runtimeBase(env);
   if (rd) return { setup: 'deployment', path: join(rd, MANIFEST_NAME), dir: rd };
-  const sd = env.STATE_DIRECTORY?.split(':')[0];
-  if (sd) { const dir = join('/run', basename(sd)); return { setup: 'deployment', path: join(dir, MANIFEST_NAME), dir }; }
+  if (stateBase(env).deployment) { const dir = join('/run', GUARD_STATE_NAME); return { setup: 'deployment', path: join(dir, MANIFEST_NAME), dir }; }
   return sessionLocation(root);
 }
 

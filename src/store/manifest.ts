@@ -12,7 +12,7 @@ import { fstatSync, readFileSync, readlinkSync, statSync } from 'node:fs';
 import { errnoCode } from '../common/errors.js';
 import { at, ensureDirBeneath, openRoot, replaceFileAt, safeClose } from '../fsx/beneath.js';
 import type { BaselineIndex } from './baseline.js';
-import { SNAPSHOTS } from './layout.js';
+import { EMBEDDED_STORE as SNAPSHOTS } from './location.js';
 import { MANIFEST_NAME, expectedLocation, manifestFromIndex, parseManifest, publishLocation, serializeManifest, type RootIdentity } from './manifest-format.js';
 
 /** The identity of the directory behind rootFd: its real path (as the kernel resolves it) and inode. */

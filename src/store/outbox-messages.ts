@@ -3,15 +3,15 @@
  * guard process calls appendOutboxMessage, so this module must never import a network
  * module (enforced by test/notifier/import-graph.test.ts).
  *
- * The message is written beneath the root through the confined primitives of
- * src/fsx/beneath.ts: every directory on the way (snapshots/, snapshots/outbox/) is opened
- * with O_DIRECTORY|O_NOFOLLOW and the file with O_NOFOLLOW|O_NONBLOCK plus an isFile()
- * check, so a snapshots/outbox swapped for a symlink fails (ELOOP) instead of sending the
- * code to a file the attacker reads, or writing outside the root.
+ * The message is written into the store through its held descriptor (store.ts) and the
+ * confined primitives of src/fsx/beneath.ts: outbox/ is opened with O_DIRECTORY|O_NOFOLLOW
+ * and the file with O_NOFOLLOW|O_NONBLOCK plus an isFile() check, so an outbox swapped for
+ * a symlink fails (ELOOP) instead of sending the code to a file the attacker reads.
  */
 import { WardenError } from '../common/errors.js';
-import { appendFileAt, ensureDirBeneath, openRoot, safeClose } from '../fsx/beneath.js';
-import { MESSAGES_DIR as MESSAGES_DIR_REL, MESSAGES_FILE as MESSAGES_REL } from './layout.js';
+import { appendFileAt, ensureDirBeneath, safeClose } from '../fsx/beneath.js';
+import { MESSAGES_DIR, MESSAGES_NAME } from './layout.js';
+import { withStore, type StoreFd } from './store.js';
 
 export interface OutboxMessage {
   id: string;
@@ -22,18 +22,18 @@ export interface OutboxMessage {
 }
 
 /** Append one message as a JSON line and fsync it before returning (durable outbox). */
-export function appendOutboxMessage(root: string, msg: OutboxMessage): void {
+export function appendOutboxMessage(store: StoreFd | string, msg: OutboxMessage): void {
+  // A root path (tests, one-off tools): find its store the way every command does.
+  if (typeof store === 'string') { withStore(store, (s) => appendOutboxMessage(s.fd, msg), { create: true }); return; }
+  const storeFd = store;
   if (!msg.id || msg.kind !== 'owner-code' || typeof msg.text !== 'string') {
     throw new WardenError('outbox message needs an id, kind "owner-code" and a text');
   }
   const line = Buffer.from(JSON.stringify({ id: msg.id, time: msg.time, kind: msg.kind, text: msg.text }) + '\n');
-  const rootFd = openRoot(root);
+  const dirFd = ensureDirBeneath(storeFd, MESSAGES_DIR, 0o700);
   try {
-    const dirFd = ensureDirBeneath(rootFd, MESSAGES_DIR_REL, 0o700);
-    try {
-      // One write() of an O_APPEND fd: concurrent appenders never interleave within a line.
-      // Refuses (EINVAL) to write into something that is not a plain file.
-      appendFileAt(dirFd, MESSAGES_REL.slice(MESSAGES_DIR_REL.length + 1), line);
-    } finally { safeClose(dirFd); }
-  } finally { safeClose(rootFd); }
+    // One write() of an O_APPEND fd: concurrent appenders never interleave within a line.
+    // Refuses (EINVAL) to write into something that is not a plain file.
+    appendFileAt(dirFd, MESSAGES_NAME, line);
+  } finally { safeClose(dirFd); }
 }

@@ -7,7 +7,7 @@
 import { describe, it, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CLI, cli, makeRoot, readAlertsOf, startDaemon, waitFor, fileSha, treeSnapshot, type Daemon, type TestRoot } from '../helpers/root.js';
 import { REPO, discordPair, gitLog, outboxCodes, run, wardenToml } from './helpers.js';
@@ -132,9 +132,8 @@ describe('owner-code approval', () => {
     assert.equal(fileSha(t.p(ORG)), before);
   });
 
-  it('snapshots/outbox swapped for a link outside the root: no code written through it, no request left', async () => {
+  it('snapshots/outbox swapped for a link outside the root (daemon stopped): no code written through it, no request left', async () => {
     setup('owner-code');
-    d = await startDaemon(t);
     const before = fileSha(t.p(ORG));
     mkdirSync(join(t.outside, 'outbox'));
     writeFileSync(join(t.outside, 'outbox', 'messages.jsonl'), '');
@@ -148,6 +147,23 @@ describe('owner-code approval', () => {
     assert.equal(readFileSync(join(t.outside, 'outbox', 'messages.jsonl'), 'utf8'), '', 'the code did not reach the attacker');
     assert.deepEqual(readdirSync(t.p('snapshots/pending')).filter((f) => f.endsWith('.json')), [], 'the unanswerable request was withdrawn');
     assert.equal(fileSha(t.p(ORG)), before);
+  });
+
+  it('snapshots/outbox swapped for a link while the guard runs: the link is quarantined, never followed; the code goes to the real outbox', async () => {
+    setup('owner-code');
+    d = await startDaemon(t);
+    mkdirSync(join(t.outside, 'outbox'));
+    writeFileSync(join(t.outside, 'outbox', 'messages.jsonl'), '');
+    rmSync(t.p('snapshots/outbox'), { recursive: true, force: true });
+    symlinkSync(join(t.outside, 'outbox'), t.p('snapshots/outbox'));
+    const outside = treeSnapshot(t.outside);
+    await waitFor(() => readAlertsOf(t).some((a) => a.reason === 'baseline-tampered' && a.path === 'snapshots/outbox'), 10_000, 'the planted link reported');
+    assert.ok(lstatSync(t.p('snapshots/outbox')).isDirectory(), 'recreated as a directory');
+    const s = await run(t, ['apply', ORG, '--from', proposal(44)]);
+    const id = pendingId(s.stdout);
+    assert.ok(outboxCodes(t).some((m) => m.request === id), 'the code is in the real outbox');
+    assert.deepEqual(treeSnapshot(t.outside), outside, 'nothing written outside the root');
+    assert.equal(readFileSync(join(t.outside, 'outbox', 'messages.jsonl'), 'utf8'), '', 'the code did not reach the attacker');
   });
 
   it('deny drops the request', async () => {

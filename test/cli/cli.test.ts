@@ -179,6 +179,9 @@ describe('help that teaches', () => {
     assert.equal(j.code, 2);
     assert.match(JSON.parse(j.stdout).error, /unknown command "bogus"/);
     assert.equal(j.stderr, '');
+    const bare = at(t, t.outside, ['--json']);
+    assert.equal(bare.code, 2);
+    assert.equal(JSON.parse(bare.stdout).error, 'no command given');
     const g = at(t, t.outside, ['notify', 'bogus', '--json']);
     assert.equal(g.code, 2);
     assert.match(JSON.parse(g.stdout).error, /unknown subcommand/);
@@ -236,6 +239,12 @@ describe('alerts, diff and history -p', () => {
     assert.doesNotMatch(r.stdout, /\x1b\[/, 'no colour on a pipe');
     assert.equal(cli(t, ['diff']).stdout, r.stdout, 'no id: the latest alert');
     assert.equal(cli(t, ['diff', 'nope']).code, 1);
+    const gone = await revertOf(t, 'blocks/conditional/nsfw.md', () => rmSync(t.p('blocks/conditional/nsfw.md')));
+    const d = cli(t, ['diff', gone]).stdout;
+    assert.match(d, /\+\+\+ blocks\/conditional\/nsfw\.md \(rejected: the file was deleted\)\n {2}@@ line 1 \(5 lines removed\)\n {2}- \+\+\+\n/);
+    const added = await revertOf(t, 'orgs/new.toml', () => writeFileSync(t.p('orgs/new.toml'), 'members = []\n'));
+    const n = cli(t, ['diff', added]).stdout;
+    assert.match(n, /--- orgs\/new\.toml \(no approved version: a new file\)\n.*\n {2}@@ line 1 \(1 line added\)\n {2}\+ members = \[\]\n/);
   });
 
   it('diff of a credential alert and history -p show fingerprints, never a value', async () => {

@@ -1,9 +1,10 @@
 /**
  * The README's tour, run as written: its commands are taken from README.md and run in a
  * temporary clone of the example root with a running daemon (what `npm start` runs),
- * once in a plain shell (no terminal: `apply` stays pending) and once on a terminal
- * (every `[y/N]` answered y). Afterwards the clone is back at its committed state, and
- * the repository's own example files are exactly as they were: the test never touches them.
+ * once in a plain shell (no terminal: `apply` stays pending), once on a pseudo-terminal
+ * (every `[y/N]` answered y) and once in tmux (answers typed into the pane). Afterwards
+ * the clone is back at its committed state, and the repository's own example files are
+ * exactly as they were: the test never touches them.
  */
 import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -68,7 +69,7 @@ describe('the README tour works as written', () => {
 
   const clone = cloneExample(base);
   const env: NodeJS.ProcessEnv = { ...process.env, XDG_STATE_HOME: join(base, 'state'), NO_COLOR: '1', TMPDIR: base };
-  delete env.STATE_DIRECTORY; delete env.NOTIFY_SOCKET; delete env.WATCHDOG_USEC; delete env.WARDEN_ROOT;
+  delete env.STATE_DIRECTORY; delete env.NOTIFY_SOCKET; delete env.WATCHDOG_USEC; delete env.WARDEN_ROOT; delete env.TMUX;
   const lines = tourCommands(readFileSync(join(REPO, 'README.md'), 'utf8'));
   // The one liberty taken: the tour's scratch file goes to this test's own directory.
   const script = ['shopt -s expand_aliases', 'set -e', ...lines.map((l) => l.replaceAll('/tmp/new.toml', join(base, 'new.toml'))), 'echo TOUR-DONE'].join('\n');
@@ -121,6 +122,32 @@ describe('the README tour works as written', () => {
     assert.equal(warden(['verify']).status, 0);
     const hist = warden(['history', 'orgs/bookclub.toml']).stdout;
     assert.equal((hist.match(/^ {4}apply: orgs\/bookclub\.toml$/gm) ?? []).length, 2, 'the change and the reset are both in history');
+  });
+
+  it('in tmux: the same tour, typed answers and all, ends at the committed state', async (ctx) => {
+    if (spawnSync('tmux', ['-V']).status !== 0) { ctx.skip('tmux is not installed'); return; }
+    const sock = `warden-i16-tour-${process.pid}`;
+    const conf = join(base, 'tmux.conf');
+    writeFileSync(conf, 'set -g history-limit 100000\nset -g remain-on-exit on\n');
+    const tmux = (...args: string[]) => spawnSync('tmux', ['-L', sock, '-f', conf, ...args], { env, encoding: 'utf8' });
+    const started = tmux('new-session', '-d', '-s', 'tour', '-x', '200', '-y', '50', '-c', clone, `bash ${join(base, 'tour.sh')}; echo TOUR-RC=$?`);
+    assert.equal(started.status, 0, started.stderr);
+    try {
+      let answered = 0;
+      const screen = () => tmux('capture-pane', '-p', '-J', '-S', '-', '-t', 'tour').stdout;
+      await waitFor(() => {
+        const text = screen();
+        const asked = (text.match(/\? \[y\/N\] /g) ?? []).length;
+        if (asked > answered) { tmux('send-keys', '-t', 'tour', 'y', 'Enter'); answered++; }
+        return /TOUR-RC=\d+/.test(text);
+      }, 170_000, 'the tour to finish in tmux');
+      const text = screen();
+      assert.match(text, /TOUR-RC=0/, text);
+      assert.equal(answered, 2, 'apply and reset-example each asked once');
+      assert.match(text, /applied orgs\/bookclub\.toml/);
+      assert.match(text, /the example root matches its committed state again/);
+      assert.equal(committed(), '');
+    } finally { tmux('kill-server'); }
   });
 
   it('the desktop channel without notify-send is off, said once, not a failure per alert', async () => {

@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, mkdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -61,8 +62,11 @@ test('install-units prints both units with this installation\'s absolute paths',
     assert.match(notify, new RegExp(`^BindReadOnlyPaths=${root}$`, 'm'));
     assert.doesNotMatch(notify, /^(ReadWritePaths|BindPaths)=/m, 'the notifier cannot write the root');
     assert.match(notify, /^StateDirectory=warden-notify$/m);
-    assert.match(notify, /^InaccessiblePaths=-\/var\/lib\/warden-guard$/m);
-    assert.ok(notify.includes(`InaccessiblePaths=-${root}/snapshots/secrets -${root}/snapshots/journal\n`), 'credential blobs are hidden from the notifier');
+    assert.match(notify, /^InaccessiblePaths=-\/var\/lib\/warden-guard\/keys$/m);
+    const store = `/var/lib/warden-guard/stores/${createHash('sha256').update(root).digest('hex').slice(0, 16)}`;
+    assert.ok(notify.includes(`InaccessiblePaths=-${store}/secrets -${store}/journal\n`), 'credential blobs are hidden from the notifier');
+    assert.match(notify, /^InaccessiblePaths=-\/run\/warden-guard -\/var\/lib\/warden-guard\/stores\/[0-9a-f]{16}\/control$/m);
+    assert.match(guard, /^RuntimeDirectory=warden-guard$/m);
   } finally { rmSync(dir, { recursive: true, force: true }); }
 });
 

@@ -10,7 +10,7 @@ import type { BaseHashes, ChangeRequest } from '../../changes/apply.js';
 import { askTty } from './prompt.js';
 import { colorDiff } from '../output.js';
 import { runChangeOp } from './writer.js';
-import type { PendingView, Reply } from '../../changes/approvals.js';
+import type { ChangeCommand, PendingView, Reply } from '../../changes/protocol.js';
 
 const MAX_ROUNDS = 5;
 
@@ -55,7 +55,7 @@ export async function approveLoop(ctx: CommandContext, first: PendingView, code?
   let givenCode = code;
   for (let round = 0; round < MAX_ROUNDS; round++) {
     showPending(ctx, p);
-    let answer: Record<string, unknown>;
+    let answer: ChangeCommand;
     if (p.approval === 'tty') {
       const a = await askTty(`${ctx.json ? `${p.summary}\n` : ''}Apply request ${p.id}? [y/N] `);
       if (a === null) return leavePending(ctx, p, `confirm it on a terminal: 'warden approve ${p.id}' (or 'warden deny ${p.id}')`);

@@ -2,8 +2,9 @@ import type { CommandSpec } from '../types.js';
 import { WardenError } from '../../common/errors.js';
 import { readAlerts } from '../../store/alerts.js';
 import { QUARANTINE_DIR } from '../../store/layout.js';
-import { lstatAt, openRoot, readRegularAt, safeClose, walkDir } from '../../fsx/beneath.js';
-import { loadWardenConfig } from '../../store/approved-config.js';
+import { lstatAt, readRegularAt, safeClose, walkDir } from '../../fsx/beneath.js';
+import { loadWardenConfigFrom } from '../../store/approved-config.js';
+import { Store } from '../../store/store.js';
 import { proposeAndApprove } from '../changes/flow.js';
 import { refusing } from './apply.js';
 
@@ -19,13 +20,13 @@ export const acceptCommand: CommandSpec = {
     if (!alert) throw new WardenError(`no alert ${id} (see 'warden alerts')`, 1);
     if (!alert.quarantine) throw new WardenError(`alert ${id} kept no content (${alert.reason}); nothing to accept`, 1);
     const q = alert.quarantine;
-    const prefix = `${QUARANTINE_DIR}/${id}/`;
-    if (!q.startsWith(prefix) || q.slice(prefix.length).includes('/')) throw new WardenError(`alert ${id} names an unexpected quarantine path`, 1);
-    const config = loadWardenConfig(ctx.root);
-    const rootFd = openRoot(ctx.root);
+    const store = Store.open(ctx.root);
     let content: Buffer;
     try {
-      const w = walkDir(rootFd, `${QUARANTINE_DIR}/${id}`);
+      const prefix = `${store.label(QUARANTINE_DIR)}/${id}/`;
+      if (!q.startsWith(prefix) || q.slice(prefix.length).includes('/')) throw new WardenError(`alert ${id} names an unexpected quarantine path`, 1);
+      const config = loadWardenConfigFrom(store.fd, ctx.root);
+      const w = walkDir(store.fd, `${QUARANTINE_DIR}/${id}`);
       if (!w.ok) { safeClose(w.parentFd); throw new WardenError(`the quarantine of alert ${id} is gone`, 1); }
       try {
         const name = q.slice(prefix.length);
@@ -36,7 +37,7 @@ export const acceptCommand: CommandSpec = {
         if (!r?.bytes) throw new WardenError(`the quarantined content of alert ${id} is over max_bytes (${config.max_bytes}) or vanished`, 1);
         content = r.bytes;
       } finally { safeClose(w.fd); }
-    } finally { safeClose(rootFd); }
+    } finally { store.close(); }
     return refusing(ctx, 'accept', () => proposeAndApprove(ctx, [{ path: alert.path, content }], `accept ${id} ${alert.path}`));
   },
 };

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { CommandContext, CommandSpec } from '../types.js';
 import { EXIT, WardenError } from '../../common/errors.js';
 import { readAlerts } from '../../store/alerts.js';
-import { SNAPSHOTS } from '../../store/layout.js';
+import { storeDirOf } from '../../store/location.js';
 import { loadBaseline } from '../../store/load-baseline.js';
 import { safeClose } from '../../fsx/beneath.js';
 import { channelsOff, deliveryReport } from '../delivery.js';
@@ -52,7 +52,7 @@ async function follow(ctx: CommandContext, keep: (a: Alert) => boolean, seen: Se
   return new Promise((resolve) => {
     // The directory watch is a hint; the interval is the backstop (the file may not exist yet).
     let w: ReturnType<typeof watch> | null = null;
-    try { w = watch(join(ctx.root, SNAPSHOTS), () => print()); } catch { w = null; }
+    try { w = watch(storeDirOf(ctx.root), () => print()); } catch { w = null; }
     const timer = setInterval(print, 500);
     const stop = () => { clearInterval(timer); w?.close(); resolve(EXIT.ok); };
     process.once('SIGINT', stop);

@@ -5,7 +5,6 @@ import { setCredentialValues, type ValueUpdate } from '../../credentials/edit.js
 import { proposeAndApprove } from '../changes/flow.js';
 import { readSecretValues } from '../changes/prompt.js';
 import type { ChangeRequest } from '../../changes/apply.js';
-import { safeClose } from '../../fsx/beneath.js';
 import { sha256Hex } from '../../store/baseline.js';
 import { loadBaseline, type Loaded } from '../../store/load-baseline.js';
 import { refusing } from './apply.js';
@@ -18,11 +17,11 @@ function loadCredState(root: string): CredState {
   const l = loadBaseline(root, { blobs: true });
   try {
     const paths = [...new Set([...l.config.credentials.files, ...l.state.paths().filter((p) => l.state.entry(p)?.kind === 'credentials')])];
-    const files = paths.map((p) => ({ path: p, text: l.state.bytesOf(l.rootFd, p)?.toString('utf8') ?? null }));
+    const files = paths.map((p) => ({ path: p, text: l.state.bytesOf(l.store.fd, p)?.toString('utf8') ?? null }));
     const set = mergeCredentialSet(files);
     if (set.errors.length) throw new WardenError('the approved credential set does not parse; fix it with warden edit', EXIT.finding, set.errors);
     return { files, set, config: l.config };
-  } finally { safeClose(l.rootFd); }
+  } finally { l.close(); }
 }
 
 /** Refuse anything in argv that is not a GROUP.KEY name; never echo it (it may be a value). */

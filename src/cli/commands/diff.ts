@@ -14,16 +14,17 @@ import { credentialFingerprintText, diffCredentials } from '../../credentials/ru
 import { lineDiff } from '../../changes/diff.js';
 import type { FileKind } from '../../config/protected-set.js';
 import type { Alert } from '../../store/alert-types.js';
+import type { Store, StoreFd } from '../../store/store.js';
 import { colorDiff, printable } from '../output.js';
 import { clean } from '../../notifier/format.js';
 
 type Rejected = { kind: 'file'; bytes: Buffer } | { kind: 'other'; what: string } | { kind: 'none'; why: string };
 
-function readQuarantine(rootFd: number, a: Alert, maxBytes: number): Rejected {
+function readQuarantine(store: Store, a: Alert, maxBytes: number): Rejected {
   if (!a.quarantine) return { kind: 'none', why: a.reason === 'deleted' ? 'the file was deleted' : 'nothing was kept' };
-  const prefix = `${QUARANTINE_DIR}/${a.id}/`;
+  const prefix = store.label(`${QUARANTINE_DIR}/${a.id}/`);
   if (!a.quarantine.startsWith(prefix) || a.quarantine.slice(prefix.length).includes('/')) throw new WardenError(`alert ${a.id} names an unexpected quarantine path`, EXIT.finding);
-  const w = walkDir(rootFd, `${QUARANTINE_DIR}/${a.id}`);
+  const w = walkDir(store.fd, `${QUARANTINE_DIR}/${a.id}`);
   if (!w.ok) { safeClose(w.parentFd); return { kind: 'none', why: 'its quarantine is gone' }; }
   try {
     const name = a.quarantine.slice(prefix.length);
@@ -37,14 +38,20 @@ function readQuarantine(rootFd: number, a: Alert, maxBytes: number): Rejected {
 }
 
 /** The approved bytes the alert restored: the blob named by `before.sha256`, if the store still has it. */
-function readBlob(rootFd: number, kind: FileKind, sha: string): Buffer | null {
+function readBlob(storeFd: StoreFd, kind: FileKind, sha: string): Buffer | null {
   if (!/^[0-9a-f]{64}$/.test(sha)) return null;
-  const w = walkDir(rootFd, blobDir(kind));
+  const w = walkDir(storeFd, blobDir(kind));
   if (!w.ok) { safeClose(w.parentFd); return null; }
   try {
     const r = readRegularAt(w.fd, sha, 64 * 1024 * 1024);
     return r?.bytes && sha256Hex(r.bytes) === sha ? r.bytes : null;
   } catch { return null; } finally { safeClose(w.fd); }
+}
+
+/** One side is empty (emptied, deleted, a new file): every line of the other, one sign. */
+function wholeFile(sign: '+' | '-', text: string): string {
+  const lines = text.replace(/\n$/, '').split('\n');
+  return [`  @@ line 1 (${lines.length} line${lines.length === 1 ? '' : 's'} ${sign === '+' ? 'added' : 'removed'})`, ...lines.map((l) => `  ${sign} ${l}`)].join('\n');
 }
 
 export const diffCommand: CommandSpec = {
@@ -66,23 +73,27 @@ export const diffCommand: CommandSpec = {
     try {
       kind = l.state.entry(a.path)?.kind ?? l.pset.kindOf(a.path) ?? 'text';
       if (a.before?.sha256) {
-        approved = readBlob(l.rootFd, kind, a.before.sha256);
+        approved = readBlob(l.store.fd, kind, a.before.sha256);
         if (!approved) {
-          approved = l.state.entry(a.path) ? l.state.bytesOf(l.rootFd, a.path) : null;
+          approved = l.state.entry(a.path) ? l.state.bytesOf(l.store.fd, a.path) : null;
           notes.push('the version approved at the time is no longer in the store; compared with the version approved now');
         }
       }
-      rejected = readQuarantine(l.rootFd, a, l.config.max_bytes);
-    } finally { safeClose(l.rootFd); }
+      rejected = readQuarantine(l.store, a, l.config.max_bytes);
+    } finally { l.close(); }
     const secret = kind === 'credentials';
     const asText = (b: Buffer | null): string => (b === null ? '' : secret ? credentialFingerprintText(b) : b.toString('utf8'));
     const rejectedBytes = rejected.kind === 'file' ? rejected.bytes : null;
     if (a.before && a.after && a.before.mode !== a.after.mode) notes.push(`mode ${octal(a.before.mode)} → ${octal(a.after.mode)}`);
-    if (rejected.kind !== 'file') notes.push(rejected.kind === 'other' ? `the rejected entry is ${rejected.what}` : `no rejected content to show: ${rejected.why}`);
+    if (rejected.kind === 'other') notes.push(`the rejected entry is ${rejected.what}`);
+    if (rejected.kind === 'none' && ctx.json) notes.push(`no rejected content: ${rejected.why}`);
     if (secret) notes.push('credential values are shown as fingerprints (first 12 hex digits of sha256)');
     let body = '';
+    const oldText = asText(approved);
+    const newText = rejectedBytes ? asText(rejectedBytes) : '';
     if (rejectedBytes && approved !== null && rejectedBytes.equals(approved)) body = '  (same content as approved)';
-    else if (rejectedBytes || approved) body = lineDiff(asText(approved), rejectedBytes ? asText(rejectedBytes) : '');
+    else if (oldText === '' || newText === '') body = wholeFile(oldText === '' ? '+' : '-', oldText || newText);
+    else body = lineDiff(oldText, newText);
     const keyChanges = secret && rejectedBytes ? diffCredentials(approved?.toString('utf8') ?? null, rejectedBytes.toString('utf8'), l.config, a.path) : null;
     if (keyChanges?.parseErrors.length) notes.push(`the rejected file does not parse (${keyChanges.parseErrors.map((e) => `line ${e.line ?? '?'}, column ${e.column ?? '?'}`).join('; ')})`);
     if (ctx.json) {
@@ -96,7 +107,9 @@ export const diffCommand: CommandSpec = {
     }
     ctx.out.line(ctx.out.color.bold(`alert ${clean(a.id, 80)}: ${clean(a.action, 20)} ${clean(a.path, 300)} (${clean(a.reason, 40)}) at ${clean(a.time, 40)}`));
     for (const n of notes) ctx.out.line(`  ${n}`);
-    ctx.out.line(colorDiff(`--- ${a.path} (approved)\n+++ ${a.path} (rejected, kept in ${a.quarantine ?? 'no quarantine'})`, ctx.out.color));
+    const oldHead = approved === null ? `--- ${a.path} (no approved version: a new file)` : `--- ${a.path} (approved)`;
+    const newHead = a.quarantine ? `+++ ${a.path} (rejected, kept in ${a.quarantine})` : `+++ ${a.path} (rejected: ${rejected.kind === 'none' ? rejected.why : 'not kept'})`;
+    ctx.out.line(colorDiff(`${oldHead}\n${newHead}`, ctx.out.color));
     if (body) ctx.out.line(colorDiff(body.split('\n').map(printable).join('\n'), ctx.out.color));
     if (a.quarantine) ctx.out.line(`to keep the rejected version: 'warden accept ${clean(a.id, 80)}' (validated and approved like any change)`);
     return EXIT.ok;

@@ -7,7 +7,6 @@ import { EXIT, WardenError, errnoCode, formatLocated } from '../../common/errors
 import { checkChanges, normalizeRelPath } from '../../changes/apply.js';
 import { proposeAndApprove } from '../changes/flow.js';
 import { askTty, nextStdinLine } from '../changes/prompt.js';
-import { safeClose } from '../../fsx/beneath.js';
 import { sha256Hex } from '../../store/baseline.js';
 import { loadBaseline } from '../../store/load-baseline.js';
 import { refusing } from './apply.js';
@@ -45,10 +44,10 @@ export const editCommand: CommandSpec = {
     try {
       const kind = first.state.entry(path)?.kind ?? first.pset.kindOf(path);
       if (!kind) throw new WardenError(`${path} is not a protected path (protected are config/{warden,conditions,guests,credentials}.toml, orgs/*.toml, blocks/conditional/*.md and the [[protect]] entries of config/warden.toml)`);
-      approved = first.state.bytesOf(first.rootFd, path);
+      approved = first.state.bytesOf(first.store.fd, path);
       if (first.state.entry(path) && !approved) throw new WardenError(`the approved content of ${path} is not available`);
       maxBytes = first.config.max_bytes;
-    } finally { safeClose(first.rootFd); }
+    } finally { first.close(); }
     const base = { [path]: approved ? sha256Hex(approved) : null };
     // The private copy: a fresh 0700 directory outside the root, a 0600 file created exclusively.
     const dir = mkdtempSync(join(tmpdir(), 'warden-edit-'));
@@ -70,9 +69,9 @@ export const editCommand: CommandSpec = {
           }
           const l = loadBaseline(ctx.root, { blobs: true });
           let problem: WardenError | null = null;
-          try { checkChanges({ root: ctx.root, rootFd: l.rootFd, state: l.state, config: l.config, pset: l.pset }, [{ path, content }], base); }
+          try { checkChanges({ root: ctx.root, rootFd: l.rootFd, store: l.store, state: l.state, config: l.config, pset: l.pset }, [{ path, content }], base); }
           catch (err) { if (err instanceof WardenError) problem = err; else throw err; }
-          finally { safeClose(l.rootFd); }
+          finally { l.close(); }
           if (!problem) return proposeAndApprove(ctx, [{ path, content }], `edit ${path}`, { base });
           if (problem.details.length === 0) throw problem;
           ctx.out.err(`warden edit: ${problem.message}`);

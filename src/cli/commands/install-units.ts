@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { EXIT, WardenError, errnoCode } from '../../common/errors.js';
 import { loadUnixDgram } from '../../daemon/sd-notify.js';
 import type { CommandSpec } from '../types.js';
+import { GUARD_STATE_NAME, STORES_DIR, rootId } from '../../store/location.js';
 
 export const UNIT_NAMES = ['warden-guard.service', 'warden-notify.service'] as const;
 
@@ -63,6 +64,8 @@ export function renderUnits(o: RenderOptions): { name: string; content: string }
   const values: Record<string, string> = {
     NODE: o.node, CLI: o.cli, ROOT: o.root, USER: o.user, GROUP: o.group,
     CAPS: o.caps.join(' '), NOTIFY_ACCESS: o.notifyAccess, DOCS: o.docs,
+    // The guard's store for this root (src/store/location.ts): its state directory, by root identity.
+    STORE: `/var/lib/${GUARD_STATE_NAME}/${STORES_DIR}/${rootId(o.root)}`,
     // ProtectHome=yes makes /home unreachable even below a bind mount; a root there
     // needs the empty tmpfs variant, which BindPaths= can punch through.
     PROTECT_HOME: ['/home', '/root', '/run/user'].some((h) => o.root === h || o.root.startsWith(`${h}/`)) ? 'tmpfs' : 'yes',

@@ -1,7 +1,7 @@
 import type { CommandSpec } from '../types.js';
 import { runDaemon } from '../../daemon/run.js';
 import { WardenError } from '../../common/errors.js';
-import { askDaemon } from '../daemon-client.js';
+import { pingDaemon } from '../daemon-client.js';
 
 export const runCommand: CommandSpec = {
   name: 'run',
@@ -19,8 +19,8 @@ export const runCommand: CommandSpec = {
     if (!notifierOnly) {
       // One guard per root. Ask the running one first: the lock alone would make us wait
       // for it (the lock is also taken briefly by commands applying a change).
-      const ping = await askDaemon(ctx.root, { op: 'ping' }, 1500);
-      if (ping?.ok) throw new WardenError(`a warden daemon (pid ${String(ping.pid)}) already guards ${ctx.root}; only one may. See it with 'warden status', stop it first to start another.`);
+      const ping = await pingDaemon(ctx.root, 1500);
+      if (ping) throw new WardenError(`a warden daemon (pid ${String(ping.pid)}) already guards ${ctx.root}; only one may. See it with 'warden status', stop it first to start another.`);
     }
     // Handlers first: a SIGTERM that arrives as `ready` is printed must still stop us cleanly.
     let stopRequested = false;

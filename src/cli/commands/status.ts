@@ -1,9 +1,9 @@
 import type { CommandSpec } from '../types.js';
 import { inspectAll } from '../../guard/inspect.js';
 import { loadBaseline, octal } from '../../store/load-baseline.js';
-import { safeClose } from '../../fsx/beneath.js';
-import { askDaemon } from '../daemon-client.js';
-import { readAlerts } from '../../store/alerts.js';
+import { pingDaemon } from '../daemon-client.js';
+import { lastAlerts } from '../../store/alerts.js';
+import { WardenError } from '../../common/errors.js';
 import { policyFileHealth } from '../../policy/index.js';
 import { channelsOff, deliveryReport } from '../delivery.js';
 import { manifestStatus } from '../../store/manifest.js';
@@ -16,7 +16,7 @@ export const statusCommand: CommandSpec = {
   usage: 'status [--root DIR] [--json]',
   // Exit 1 on drift, else 3 when no daemon runs (nothing reverts direct edits), else 0.
   async run(ctx) {
-    const ping = await askDaemon(ctx.root, { op: 'ping' }, 5000);
+    const ping = await pingDaemon(ctx.root, 5000);
     const l = loadBaseline(ctx.root);
     try {
       const findings = inspectAll(l.rootFd, l.state, l.pset, l.config.max_bytes);
@@ -28,8 +28,13 @@ export const statusCommand: CommandSpec = {
       });
       const unexpected = findings.filter((f) => !l.state.entry(f.path) && !f.isDir).map((f) => ({ path: f.path, state: 'unexpected', reason: f.verdict.reason }));
       const dirs = findings.filter((f) => f.isDir).map((f) => ({ path: f.path, state: 'drift', reason: f.verdict.reason }));
-      const { alerts } = readAlerts(ctx.root);
-      const last = alerts[alerts.length - 1] ?? null;
+      // A damaged store (say a directory where alerts.jsonl belongs) is reported, never a crash.
+      const storeProblems: string[] = [];
+      const pathProblem = l.store.pathProblem();
+      if (pathProblem) storeProblems.push(pathProblem);
+      let last = null;
+      try { last = lastAlerts(ctx.root, 1)[0] ?? null; }
+      catch (err) { if (err instanceof WardenError) storeProblems.push(err.message); else throw err; }
       const policy = policyFileHealth(ctx.root);
       const warnings: string[] = [];
       if (l.config.approval === 'none') warnings.push('approval = "none": changes are applied without confirmation (tests and development only)');
@@ -40,11 +45,12 @@ export const statusCommand: CommandSpec = {
       const runtimeManifest = { path: m.path, setup: m.setup, present: m.present, generation: m.generation, current: m.generation === l.state.index.generation, problem: m.problem };
       const daemon = ping?.ok ? { running: true, pid: ping.pid, polling: ping.polling, watcher_alive: ping.watcherAlive, failing: ping.failing, notifier: ping.notifier ?? null } : { running: false };
       if (ctx.json) {
-        ctx.out.json({ root: ctx.root, daemon, generation: l.state.index.generation, approval: l.config.approval, warnings, files: [...files, ...unexpected], dirs, policy, last_alert: last, delivery, runtime_manifest: runtimeManifest });
+        ctx.out.json({ root: ctx.root, store: { dir: l.store.dir, mode: l.store.mode, problems: storeProblems }, daemon, generation: l.state.index.generation, approval: l.config.approval, warnings, files: [...files, ...unexpected], dirs, policy, last_alert: last, delivery, runtime_manifest: runtimeManifest });
       } else {
         const c = ctx.out.color;
         ctx.out.line(daemon.running ? c.green(`daemon: running (pid ${String(daemon.pid)})${daemon.polling ? ' — polling (inotify unavailable)' : ''}`) : c.yellow('daemon: not running — direct edits are not being reverted'));
         for (const w of warnings) ctx.out.line(c.yellow(`warning: ${w}`));
+        for (const p of storeProblems) ctx.out.line(c.red(`store damaged: ${p}`));
         for (const f of files) ctx.out.line(`  ${f.state === 'ok' ? c.green('ok   ') : c.red('DRIFT')} ${f.path}${f.reason ? ` (${f.reason})` : ''}`);
         for (const u of [...unexpected, ...dirs]) ctx.out.line(`  ${c.red('DRIFT')} ${u.path} (${u.reason})`);
         for (const p of policy.filter((x) => x.grantsNothing)) ctx.out.line(c.yellow(`  grants nothing: ${p.path} — ${p.reason ?? p.status}`));
@@ -60,10 +66,10 @@ export const statusCommand: CommandSpec = {
         ctx.out.line(last ? `last alert: ${clean(last.time, 40)} ${clean(last.action, 20)} ${clean(last.path, 200)} (${clean(last.reason, 40)}), id ${clean(last.id, 80)}; see 'warden why ${clean(last.path, 200)}'` : 'no alerts');
         if (!daemon.running) ctx.out.line(c.yellow("start it with 'warden run' (or the warden-guard service)"));
       }
-      if (files.some((f) => f.state !== 'ok') || unexpected.length || dirs.length) return EXIT.finding;
+      if (storeProblems.length || files.some((f) => f.state !== 'ok') || unexpected.length || dirs.length) return EXIT.finding;
       return daemon.running ? EXIT.ok : EXIT.daemonDown;
     } finally {
-      safeClose(l.rootFd);
+      l.close();
     }
   },
 };

@@ -1,7 +1,6 @@
 import type { CommandSpec } from '../types.js';
 import { inspectAll } from '../../guard/inspect.js';
 import { loadBaseline, octal } from '../../store/load-baseline.js';
-import { safeClose } from '../../fsx/beneath.js';
 
 export const verifyCommand: CommandSpec = {
   name: 'verify',
@@ -33,7 +32,7 @@ export const verifyCommand: CommandSpec = {
       }
       return rows.length === 0 ? 0 : 1;
     } finally {
-      safeClose(l.rootFd);
+      l.close();
     }
   },
 };

@@ -1,0 +1,59 @@
+/**
+ * The sanctioned-change commands and their replies, one schema for both sides: the daemon
+ * validates each command that arrives on its control socket, a command validates what it
+ * runs itself under the lock and every reply it gets, so both writers see only these
+ * shapes (SPEC §8). A failure says which kind it is in a flag, never only in its text.
+ */
+import { z } from 'zod';
+
+const change = z.strictObject({ path: z.string().min(1), content_b64: z.string().nullable() });
+
+export const changeCommandSchema = z.discriminatedUnion('action', [
+  z.strictObject({
+    action: z.literal('propose'),
+    changes: z.array(change).min(1),
+    /** The approved hashes the proposal was made against (null: the file was absent). */
+    base: z.record(z.string(), z.string().nullable()).optional(),
+    command: z.string().optional(),
+    user: z.string().optional(),
+  }),
+  z.strictObject({
+    action: z.literal('answer'),
+    id: z.string(),
+    answer: z.enum(['approve', 'deny']),
+    code: z.string().optional(),
+    via: z.literal('tty').optional(),
+    proposal_sha: z.string().optional(),
+  }),
+  z.strictObject({ action: z.literal('show'), id: z.string() }),
+  z.strictObject({ action: z.literal('list') }),
+]);
+export type ChangeCommand = z.infer<typeof changeCommandSchema>;
+
+export const pendingViewSchema = z.object({
+  id: z.string(), approval: z.string(), paths: z.array(z.string()), command: z.string(), user: z.string(), created: z.string(), expires: z.string(),
+  proposal_sha: z.string(), summary: z.string(), attempts_left: z.number(), supersedes: z.string().nullable(),
+});
+export type PendingView = z.infer<typeof pendingViewSchema>;
+
+const locatedSchema = z.object({ file: z.string(), line: z.number().optional(), column: z.number().optional(), key: z.string().optional(), message: z.string() });
+
+export const replySchema = z.object({
+  ok: z.boolean(),
+  applied: z.object({ generation: z.number(), paths: z.array(z.string()), commit: z.string().nullable() }).optional(),
+  /** A pending request (propose, show, a stale answer), or every one (list). */
+  pending: z.union([pendingViewSchema, z.array(pendingViewSchema)]).optional(),
+  summary: z.string().optional(),
+  denied: z.boolean().optional(),
+  error: z.string().optional(),
+  details: z.array(locatedSchema).optional(),
+  exitCode: z.number().int().optional(),
+  stale: z.boolean().optional(),
+  expired: z.boolean().optional(),
+  needCode: z.boolean().optional(),
+  wrongCode: z.boolean().optional(),
+  refused: z.boolean().optional(),
+  attempts_left: z.number().optional(),
+  paths: z.array(z.string()).optional(),
+});
+export type Reply = z.infer<typeof replySchema>;
