@@ -5,6 +5,7 @@
  * the guard recognises the new files by their hash and never reverts its own write; a
  * crash in between leaves a baseline the next start rolls the files forward to.
  */
+import { normalizeRelPath } from '../common/rel-path.js';
 import { randomBytes } from 'node:crypto';
 import { EXIT, WardenError, type Located } from '../common/errors.js';
 import { CONDITIONS_TOML, GUESTS_TOML, policyKindOf, type PolicyFileInput } from '../policy/index.js';
@@ -55,13 +56,8 @@ export class StaleError extends WardenError {
   }
 }
 
-export function normalizeRelPath(path: string): string {
-  const p = path.replace(/^\.\//, '').replace(/\/+/g, '/');
-  if (p === '' || p.startsWith('/') || p.split('/').some((s) => s === '..' || s === '.' || s === '')) {
-    throw new WardenError(`"${path}" must be a path relative to the root, like orgs/team.toml`);
-  }
-  return p;
-}
+// Kept here for existing importers; it lives in common/ so root discovery does not load this module.
+export { normalizeRelPath };
 
 /** The approved hashes of these paths now. */
 export function currentBase(ctx: ApplyContext, paths: readonly string[]): BaseHashes {

@@ -6,7 +6,8 @@
 import { realpathSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve, sep, basename } from 'node:path';
 import { EXIT, WardenError } from '../common/errors.js';
-import { normalizeRelPath } from '../changes/apply.js';
+// Not from changes/: every command discovers its root, and that must not load the change machinery.
+import { normalizeRelPath } from '../common/rel-path.js';
 
 export const WARDEN_TOML_REL = 'config/warden.toml';
 
