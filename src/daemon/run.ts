@@ -17,9 +17,8 @@ import { readIndex } from '../store/baseline.js';
 import { publishManifest } from '../store/manifest.js';
 import { readSeal, sealPath } from '../store/keys.js';
 import { loadKeyOrExplainMove } from '../store/rehome.js';
-import { reconcileProtectedSet, type ApplyContext } from '../changes/apply.js';
+import type { ApplyContext } from '../changes/apply.js';
 import { attachChangeService, handleChangeRequest } from './change-service.js';
-import { initRoot } from '../changes/init.js';
 import { listenControl } from './control.js';
 import type { AnyReply, ControlRequest } from './protocol.js';
 import { acquireLock, type Lock } from '../store/lock.js';
@@ -88,6 +87,7 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
       const idx = readIndex(store.fd, key);
       // Only a root that never had a baseline is initialised: a sealed one whose index vanished is tampered.
       if (!idx.ok && idx.problem === 'missing' && opts.initIfNeeded && readSeal(sealPath(opts.root)) === null) {
+        const { initRoot } = await import('../changes/init.js');
         const r = await initRoot(opts.root, { force: false });
         log(`<5>warden: no baseline yet: recorded ${r.files} file(s) as approved (warden init)`);
       }
@@ -131,7 +131,7 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
       watcher = await startWatcher(opts.root, g.pset, { onEvent: (rel, d) => hints.hint(rel, d), onError: onWatchError }, false);
       cleanups.push(async () => { await watcher?.close(); });
       // Sanctioned changes: finish or undo an interrupted transaction, report expired approvals (before verifying).
-      const changeService = attachChangeService(g, log);
+      const changeService = await attachChangeService(g, log);
       cleanups.push(() => changeService.stop());
       g.startupVerify();
       publishManifest(rootFd, g.state.index, process.env, log); // the runtime's view (SPEC §9.3)
@@ -145,6 +145,7 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
         config = next;
         g.setConfig(next);
         const c = ctx();
+        const { reconcileProtectedSet } = await import('../changes/apply.js');
         const extra = reconcileProtectedSet(c, g.pset, next.max_bytes);
         if (extra.length) g.state.commit(store.fd, extra);
         await watcher?.close();
