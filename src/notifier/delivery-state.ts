@@ -9,7 +9,7 @@ import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
 import { errnoCode } from '../common/errors.js';
 import { ensureDirBeneath, openRoot, readSmallAt, replaceFileAt, safeClose, withDir } from '../fsx/beneath.js';
-import { readJsonl } from './jsonl.js';
+import { JsonlTail } from './jsonl.js';
 import { ALERTS_REL, MESSAGES_REL, STATE_FILE, defaultNotifierStateDir } from './paths.js';
 
 export { defaultNotifierStateDir } from './paths.js';
@@ -43,7 +43,16 @@ export interface NotifierStateFile {
   /** Owner messages older than approval_ttl when first seen: never sent. */
   expired: Record<string, string>;
   last_liveness: string | null;
+  /**
+   * Per input file, the offset before which every record was delivered on every channel
+   * (or expired): reading resumes there, and `delivered`/`attempts` keep only what comes
+   * after it, so the state stays as small as what is still in flight.
+   */
+  watermarks?: Partial<Record<'alerts' | 'messages', Watermark>>;
 }
+
+/** The file (inode) and offset a watermark is for, and when it last moved. */
+export interface Watermark { ino: number; offset: number; at: string }
 
 export function emptyChannelState(): ChannelState {
   return { status: 'idle', delivered: {}, attempts: {}, last_success: null, last_alert_message: null, last_error: null, next_attempt: null };
@@ -183,13 +192,24 @@ export function readDeliveryState(root: string, stateDir: string = findNotifierS
       if (s.state === 'pending' || s.state === 'failed') report.outboxDepth++;
     }
   };
-  for (const r of readJsonl(join(root, ALERTS_REL)).records as { id?: unknown }[]) {
+  // Records before a feed's watermark were delivered everywhere (their entries are pruned).
+  const before = (wm: Watermark | undefined, e: { end: number; ino: number }) => !!wm && e.ino === wm.ino && e.end <= wm.offset;
+  const done = (key: string, wm: Watermark, target: Partial<Record<ChannelName, ItemDelivery>>) => {
+    for (const [name] of chans) target[name] = st?.expired[key] ? { state: 'expired', at: st.expired[key]! } : { state: 'delivered', at: wm.at };
+  };
+  const wa = st?.watermarks?.alerts;
+  for (const e of new JsonlTail(join(root, ALERTS_REL)).readNewEntries()) {
+    const r = e.value as { id?: unknown };
     if (typeof r.id !== 'string' || report.alerts[r.id]) continue;
-    fill(r.id, (report.alerts[r.id] = {}));
+    if (before(wa, e)) done(r.id, wa!, (report.alerts[r.id] = {}));
+    else fill(r.id, (report.alerts[r.id] = {}));
   }
-  for (const r of readJsonl(join(root, MESSAGES_REL)).records as { id?: unknown }[]) {
+  const wmm = st?.watermarks?.messages;
+  for (const e of new JsonlTail(join(root, MESSAGES_REL)).readNewEntries()) {
+    const r = e.value as { id?: unknown };
     if (typeof r.id !== 'string' || report.messages[r.id]) continue;
-    fill(msgKey(r.id), (report.messages[r.id] = {}));
+    if (before(wmm, e)) done(msgKey(r.id), wmm!, (report.messages[r.id] = {}));
+    else fill(msgKey(r.id), (report.messages[r.id] = {}));
   }
   return report;
 }
