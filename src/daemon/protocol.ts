@@ -26,7 +26,6 @@ export type ControlErrorCode = (typeof CONTROL_ERRORS)[number];
 export const controlErrorSchema = z.object({ ok: z.literal(false), code: z.enum(CONTROL_ERRORS), error: z.string() });
 export type ControlError = z.infer<typeof controlErrorSchema>;
 
-export type ControlReply<R extends ControlRequest> = R extends { op: 'ping' } ? PingReply : z.infer<typeof replySchema>;
 /** What the daemon's handler returns for any request. */
 export type AnyReply = PingReply | z.infer<typeof replySchema> | ControlError;
 
