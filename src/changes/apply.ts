@@ -145,7 +145,7 @@ export function checkChanges(ctx: ApplyContext, reqs: ChangeRequest[], base?: Ba
   if (policyChanges.length) {
     const found = validatePolicyState(approvedPolicyFiles(ctx), policyChanges);
     const one = reqs.length === 1;
-    errors.push(...found.map((e) => (PAIRING.test(e.message) && one ? { ...e, message: `${e.message}; a block file and its rule change together in one request: 'warden apply blocks/conditional/NAME.md --from FILE config/conditions.toml --from FILE' (or 'warden rm' with both)` } : e)));
+    errors.push(...found.map((e) => (PAIRING.test(e.message) && one ? { ...e, message: `${e.message}; a block file and its rule change together, in one request: to add one, 'warden apply blocks/conditional/NAME.md --from FILE config/conditions.toml --from FILE'; to drop one, 'warden apply config/conditions.toml --from FILE --rm blocks/conditional/NAME.md'` } : e)));
   }
   errors.push(...checkCredentialSet(ctx, out, opts));
   if (errors.length) throw new WardenError(`refused: the proposed content is invalid; nothing was changed`, EXIT.finding, errors);
@@ -174,6 +174,7 @@ export function applyChanges(ctx: ApplyContext, reqs: ChangeRequest[], command: 
   const checked = checkChanges(ctx, reqs, base, { command, ...opts });
   const uid = process.geteuid?.() ?? 0;
   const gid = process.getegid?.() ?? 0;
+  const oldModes = new Map(checked.map((c) => [c.path, ctx.state.entry(c.path)?.mode ?? null]));
   const changes: BaselineChange[] = checked.map((c) => {
     const e = ctx.state.entry(c.path);
     return { path: c.path, kind: c.kind, bytes: c.content, mode: modeOf(ctx, c), uid: e?.uid ?? uid, gid: e?.gid ?? gid };
@@ -197,7 +198,11 @@ export function applyChanges(ctx: ApplyContext, reqs: ChangeRequest[], command: 
     }
   }
   const all = [...changes, ...extra];
-  const hist: HistoryChange[] = all.map((c) => ({ path: c.path, kind: c.kind, bytes: c.bytes }));
+  // History records modes in the commit message (git itself keeps only 644/755).
+  const hist: HistoryChange[] = all.map((c) => {
+    const was = oldModes.get(c.path);
+    return { path: c.path, kind: c.kind, bytes: c.bytes, ...(c.bytes && was != null && was !== c.mode ? { mode: c.mode, beforeMode: was } : {}) };
+  });
   // History is a record, not the commit point: a failed git commit must not undo an applied
   // change, but it must not pass silently either.
   const history = commitHistory(ctx.root, ctx.rootFd, hist, command, user).catch((err: unknown) => {

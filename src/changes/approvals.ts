@@ -19,6 +19,7 @@ import { newAlertId } from '../store/alerts.js';
 import { hmacEqual } from '../store/keys.js';
 import { codeHmac, listPendingIds, newPendingId, proposalSha, readPending, removePending, writePending, type PendingChange, type PendingRecord } from './pending.js';
 import { recoverJournal } from './journal.js';
+import { diskDifferences } from './rebaseline.js';
 
 export const MAX_CODE_ATTEMPTS = 3;
 
@@ -161,6 +162,12 @@ export async function changeOp(req: Record<string, unknown>, env: ChangeEnv): Pr
   try {
     switch (req.action) {
       case 'propose': return await propose(req, env);
+      case 'rebaseline': {
+        // init --force: the differences between the disk and the approved state, as one change.
+        const changes = diskDifferences(env.ctx);
+        if (!changes.length) return { ok: true, nothing: true, generation: env.ctx.state.index.generation };
+        return await proposeChanges(env, changes, 'init --force', String(req.user ?? 'unknown'), currentBase(env.ctx, changes.map((c) => c.path)));
+      }
       case 'answer': return await answer(req, env);
       case 'show': {
         const r = readPending(env.ctx.rootFd, env.key, String(req.id));

@@ -6,7 +6,7 @@ import { WardenError, formatLocated } from '../common/errors.js';
 import { WARDEN_TOML, configFromBytes, type WardenConfig } from '../config/warden-config.js';
 import { loadWardenConfig } from '../store/approved-config.js';
 import { openRoot, safeClose } from '../fsx/beneath.js';
-import { BaselineState } from '../store/baseline-state.js';
+import { BaselineState, RECOVER } from '../store/baseline-state.js';
 import { Guard } from '../guard/guard.js';
 import { startWatcher, type WatchHandle } from '../guard/watcher.js';
 import { HintQueue } from '../guard/hints.js';
@@ -19,7 +19,6 @@ import { initRoot } from '../changes/init.js';
 import { listenControl, type Request, type Response } from './control.js';
 import { acquireLock, type Lock } from '../store/lock.js';
 import { createSdNotifier } from './sd-notify.js';
-import { adviceFor } from '../guard/classify.js';
 
 export interface RunOptions {
   root: string;
@@ -74,7 +73,7 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
           // Fail closed, but leave a record the owner will be told about.
           const id = newAlertId();
           try {
-            appendAlert(rootFd, { id, time: new Date().toISOString(), path: 'snapshots/baseline/index', action: 'flagged', reason: 'baseline-tampered', before: null, after: null, quarantine: null, detail: err.message, advice: adviceFor('snapshots/baseline/index', 'baseline-tampered', id, null) });
+            appendAlert(rootFd, { id, time: new Date().toISOString(), path: 'snapshots/baseline/index', action: 'flagged', reason: 'baseline-tampered', before: null, after: null, quarantine: null, detail: err.message, advice: RECOVER });
           } catch { /* the error below still says it */ }
         }
         throw err;

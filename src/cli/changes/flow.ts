@@ -42,6 +42,11 @@ export async function proposeAndApprove(ctx: CommandContext, changes: ChangeRequ
     action: 'propose', command, user: osUser(), changes: encodeChanges(changes),
     ...(opts.base ? { base: opts.base } : {}), ...(opts.confirmed?.length ? { confirmed: [...opts.confirmed] } : {}),
   });
+  return handleProposal(ctx, r, opts.code);
+}
+
+/** What a writer said to a proposal: applied, refused, or pending (then ask). */
+export async function handleProposal(ctx: CommandContext, r: Reply, code?: string): Promise<number> {
   if (!r.ok) {
     if (r.stale) raise({ ...r, error: `${String(r.error)}; run the command again to see the new state` });
     raise(r);
@@ -50,7 +55,7 @@ export async function proposeAndApprove(ctx: CommandContext, changes: ChangeRequ
     if (!ctx.json && r.summary) ctx.out.line(String(r.summary));
     return reportApplied(ctx, r);
   }
-  return approveLoop(ctx, r.pending as PendingView, opts.code);
+  return approveLoop(ctx, r.pending as PendingView, code);
 }
 
 /** Ask for approval of a pending request (again after each stale answer). */

@@ -6,6 +6,7 @@ import { askDaemon } from '../daemon-client.js';
 import { readAlerts } from '../../store/alerts.js';
 import { policyFileHealth } from '../../policy/index.js';
 import { deliveryReport } from '../delivery.js';
+import { credentialModeReport } from '../changes/cred-mode.js';
 
 export const statusCommand: CommandSpec = {
   name: 'status',
@@ -29,6 +30,7 @@ export const statusCommand: CommandSpec = {
       const policy = policyFileHealth(ctx.root);
       const warnings: string[] = [];
       if (l.config.approval === 'none') warnings.push('approval = "none": changes are applied without confirmation (tests and development only)');
+      warnings.push(...credentialModeReport(ctx.root).map((f) => f.message));
       const report = deliveryReport(ctx.root);
       const delivery = report ? { outbox_depth: report.outboxDepth, last_error: report.lastDeliveryError ?? null, state_dir: report.stateDir } : null;
       const daemon = ping?.ok ? { running: true, pid: ping.pid, polling: ping.polling, watcher_alive: ping.watcherAlive, failing: ping.failing, notifier: ping.notifier ?? null } : { running: false };
