@@ -90,7 +90,7 @@ function validateAll(files: readonly DiskFile[], config: WardenConfig, pset: Ret
 /** Write the new baseline the owner approved; its generation continues past the sealed one. */
 export async function adoptRecovery(root: string, rootFd: number, plan: RecoveryPlan, user = osUser()): Promise<InitResult> {
   if (plan.errors.length) throw new WardenError('refused: some files on disk are invalid; fix them first (warden is not running, so edit them directly), then run this again. Nothing was adopted.', EXIT.finding, plan.errors);
-  const key = loadKey(root, false);
+  const key = loadKey(root, true); // a lost key is replaced: the new baseline is the owner's choice now
   const sealedGen = Number((readSeal(sealPath(root)) ?? '0').split(' ')[0]) || 0;
   return writeBaseline(root, rootFd, key, protectedSet(plan.config), plan.scan, sealedGen + 1,
     { kind: 'commit', command: `init --force (recovery after the store failed authentication; ${plan.changed.length} path(s) differed from ${plan.commit ? `history ${plan.commit.slice(0, 10)}` : 'no history'})`, user });

@@ -32,7 +32,7 @@ async function reinit(ctx: CommandContext): Promise<number> {
   try { r = await runChangeOp(ctx.root, { action: 'rebaseline', user: osUser() }); }
   catch (err) {
     if (err instanceof WardenError && /^no baseline yet/.test(err.message)) return firstInit(ctx, true);
-    if (err instanceof WardenError && /^baseline-tampered/.test(err.message)) return recoverStore(ctx, err.message);
+    if (err instanceof WardenError && /^(baseline-tampered|no baseline key)/.test(err.message)) return recoverStore(ctx, err.message);
     throw err;
   }
   if (r.ok && r.nothing) {
