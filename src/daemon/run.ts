@@ -75,6 +75,7 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
           try {
             appendAlert(rootFd, { id, time: new Date().toISOString(), path: 'snapshots/baseline/index', action: 'flagged', reason: 'baseline-tampered', before: null, after: null, quarantine: null, detail: err.message, advice: RECOVER });
           } catch { /* the error below still says it */ }
+          sd.status(`store failed authentication; not guarding: run 'warden init --force' on a terminal`);
         }
         throw err;
       }

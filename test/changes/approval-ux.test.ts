@@ -8,9 +8,12 @@
 import { describe, it, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { DiscordEmulator } from '../helpers/discord-emulator.js';
+import { TOKEN } from '../notifier/helpers.js';
 import { join } from 'node:path';
-import { CLI, cli, makeRoot, startDaemon, fileSha, type Daemon, type TestRoot } from '../helpers/root.js';
+import { CLI, cli, makeRoot, startDaemon, fileSha, waitFor, type Daemon, type TestRoot } from '../helpers/root.js';
 import { REPO, discordPair, outboxCodes, run, wardenToml } from './helpers.js';
 
 const ORG = 'orgs/bookclub.toml';
@@ -70,6 +73,27 @@ describe('owner-code needs a channel that can carry the code', () => {
     assert.match(s.stdout, /no notifier is running/);
     assert.doesNotMatch(s.stdout + s.stderr, /sent to|went to/);
     assert.ok(outboxCodes(t).length === 1, 'the code is in the outbox');
+  });
+});
+
+describe('"sent" only when a notifier is running', () => {
+  it('with the embedded notifier and a Discord channel it says "sent", and the DM carries the code', async () => {
+    const emu = new DiscordEmulator(TOKEN);
+    await emu.start();
+    try {
+      const tokenFile = join(tmpdir(), `warden-i14-token-${process.pid}`);
+      writeFileSync(tokenFile, TOKEN + '\n', { mode: 0o600 });
+      t = makeRoot({ wardenToml: wardenToml({ approval: 'owner-code', extra: `\n[notify]\nmin_interval_seconds = 0\n\n[notify.discord]\ntoken_file = "${tokenFile}"\napi = "${emu.api}"\n` }) });
+      assert.equal(cli(t, ['init']).code, 0);
+      d = await startDaemon(t, []); // guard + notifier in one process
+      await waitFor(() => existsSync(t.p('snapshots/notify/delivery-state.json')), 10_000, 'the notifier state');
+      const s = await run(t, ['apply', ORG, '--from', proposal(45)]);
+      assert.equal(s.code, 0, s.stderr);
+      assert.match(s.stdout, /sent to the owner's Discord/);
+      const id = /request ([a-z0-9]+)/.exec(s.stdout)?.[1] ?? '';
+      await waitFor(() => emu.messages.some((m) => m.content.includes(id)), 10_000, 'the code delivered');
+      rmSync(tokenFile, { force: true });
+    } finally { await emu.stop(); }
   });
 });
 

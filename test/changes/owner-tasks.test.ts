@@ -68,6 +68,24 @@ describe('modes are approved state', () => {
     assert.equal(readAlertsOf(t).length, 1, 'the daemon did not revert the sanctioned mode');
   });
 
+  it('the reproduction: chmod 600 config/credentials.toml is reverted; accept makes 0600 the approved mode', async () => {
+    t = makeRoot({ wardenToml: wardenToml() });
+    chmodSync(t.p(CRED), 0o644);
+    assert.equal(cli(t, ['init']).code, 0);
+    d = await startDaemon(t);
+    chmodSync(t.p(CRED), 0o600);
+    await waitFor(() => readAlertsOf(t).some((a) => a.path === CRED), 10_000, 'alert');
+    await waitFor(() => mode(CRED) === 0o644, 10_000, 'mode reverted');
+    const alert = readAlertsOf(t).find((a) => a.path === CRED)!;
+    assert.equal(alert.reason, 'mode');
+    const r = await run(t, ['accept', alert.id]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.doesNotMatch(r.stdout, /no value changes/);
+    assert.match(r.stdout, /mode 0644 → 0600/);
+    assert.equal(mode(CRED), 0o600);
+    assert.equal(readAlertsOf(t).length, 1, 'not reverted again');
+  });
+
   it('apply PATH --mode 0600 without content; history records the mode; the credentials-mode finding and its fix', async () => {
     t = makeRoot({ wardenToml: wardenToml() });
     chmodSync(t.p(CRED), 0o644); // the example file is 0644, as git keeps it
