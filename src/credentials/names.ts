@@ -52,12 +52,12 @@ export function unknownKeyErrors(tables: CredentialTables, config: WardenConfig,
     if (!groups.includes(group)) {
       if (allowNew) continue;
       const g = closest(group, groups);
-      errors.push(`there is no credential group "${group}" (groups: ${groups.join(', ') || 'none'})${g ? `; did you mean ${g}.${key}?` : ''} To add a new group on purpose, run 'warden cred set --new ${id}'.`);
+      errors.push(`there is no credential group "${group}" (groups: ${groups.join(', ') || 'none'})${g ? `; did you mean ${g}.${key}?` : `. To add a new group on purpose, run 'warden cred set --new ${id}'.`}`);
       continue;
     }
+    if (allowNew) continue;
     const near = closest(key, keys);
-    if (allowNew && !near) continue;
-    errors.push(`${id} is not a key of group ${group} (its keys: ${keys.map((k) => `${group}.${k}`).join(', ')})${near ? `; did you mean ${group}.${near}?` : ''}${allowNew ? '' : ` To add a new key on purpose, run 'warden cred set --new ${id}'.`}`);
+    errors.push(`${id} is not a key of group ${group} (its keys: ${keys.map((k) => `${group}.${k}`).join(', ')})${near ? `; did you mean ${group}.${near}?` : `. To add a new key on purpose, run 'warden cred set --new ${id}'.`}`);
   }
   return errors;
 }
