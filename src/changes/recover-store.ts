@@ -17,6 +17,10 @@ import { scanDisk, writeBaseline, type DiskFile, type InitResult } from './init.
 import { tomlSyntax, validateProposal } from './validate.js';
 import type { WardenConfig } from '../config/warden-config.js';
 import { policyKindOf, validatePolicyFile } from '../policy/index.js';
+import { ensureDirBeneath, readSmallAt, replaceFileAt, safeClose, walkDir } from '../fsx/beneath.js';
+import { BASELINE_DIR, INDEX_NAME, QUARANTINE_DIR } from '../store/layout.js';
+import { appendAlert, newAlertId } from '../store/alerts.js';
+import type { Alert } from '../store/alert-types.js';
 
 export interface RecoveryPlan {
   config: WardenConfig;
@@ -87,11 +91,35 @@ function validateAll(files: readonly DiskFile[], config: WardenConfig, pset: Ret
   return errors;
 }
 
+/** Keep the index that failed authentication (nothing is lost), and tell the owner's channels that a recovery happened. */
+function recordRecovery(rootFd: number, plan: RecoveryPlan, user: string): Alert {
+  const id = newAlertId();
+  let quarantine: string | null = null;
+  const w = walkDir(rootFd, BASELINE_DIR);
+  if (w.ok) {
+    try {
+      const old = readSmallAt(w.fd, INDEX_NAME, 64 * 1024 * 1024);
+      if (old) {
+        const q = ensureDirBeneath(rootFd, `${QUARANTINE_DIR}/${id}`, 0o700);
+        try { replaceFileAt(q, 'index', old, { mode: 0o600 }); quarantine = `${QUARANTINE_DIR}/${id}/index`; } finally { safeClose(q); }
+      }
+    } catch { /* not a regular file: the alert still says what happened */ } finally { safeClose(w.fd); }
+  } else safeClose(w.parentFd);
+  const alert: Alert = {
+    id, time: new Date().toISOString(), path: 'snapshots/baseline/index', action: 'flagged', reason: 'baseline-tampered', before: null, after: null, quarantine,
+    detail: `recovered by 'warden init --force' (${user}): the store did not authenticate; the owner approved the files on disk as the new baseline after seeing ${plan.changed.length} path(s) differ from ${plan.commit ? `history ${plan.commit.slice(0, 10)}` : 'no history'}${plan.changed.length ? ` (${plan.changed.join(', ')})` : ''}`,
+    advice: "If you did not run this recovery, someone with a terminal did: check 'warden history' and the files it names.",
+  };
+  appendAlert(rootFd, alert);
+  return alert;
+}
+
 /** Write the new baseline the owner approved; its generation continues past the sealed one. */
 export async function adoptRecovery(root: string, rootFd: number, plan: RecoveryPlan, user = osUser()): Promise<InitResult> {
   if (plan.errors.length) throw new WardenError('refused: some files on disk are invalid; fix them first (warden is not running, so edit them directly), then run this again. Nothing was adopted.', EXIT.finding, plan.errors);
   const key = loadKey(root, true); // a lost key is replaced: the new baseline is the owner's choice now
   const sealedGen = Number((readSeal(sealPath(root)) ?? '0').split(' ')[0]) || 0;
+  recordRecovery(rootFd, plan, user);
   return writeBaseline(root, rootFd, key, protectedSet(plan.config), plan.scan, sealedGen + 1,
     { kind: 'commit', command: `init --force (recovery after the store failed authentication; ${plan.changed.length} path(s) differed from ${plan.commit ? `history ${plan.commit.slice(0, 10)}` : 'no history'})`, user });
 }

@@ -230,6 +230,9 @@ describe('recovery of a store that fails authentication', () => {
     assert.equal(yes.code, 0, yes.out);
     assert.match(yes.out, /\+ hourly_cap = 99/);
     assert.match(gitLog(t), /command: warden init --force \(recovery/);
+    const rec = readAlertsOf(t).find((a) => /recovered by 'warden init --force'/.test(a.detail ?? ''));
+    assert.ok(rec?.quarantine, 'the owner is told, and the index that failed is kept');
+    assert.match(readFileSync(t.p(rec.quarantine), 'utf8'), /^warden-index 1 hmac-sha256=0{64}/);
     d = await startDaemon(t);
     assert.equal((await run(t, ['status'])).code, 0);
     assert.match(readFileSync(t.p(ORG), 'utf8'), /hourly_cap = 99/);
