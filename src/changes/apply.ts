@@ -8,9 +8,10 @@
 import { normalizeRelPath } from '../common/rel-path.js';
 import { randomBytes } from 'node:crypto';
 import { EXIT, WardenError, type Located } from '../common/errors.js';
-import { CONDITIONS_TOML, GUESTS_TOML, policyKindOf, type PolicyFileInput } from '../policy/index.js';
+import { CONDITIONS_TOML, GUESTS_TOML, policyKindOf, validatePolicyState, type PolicyFileInput } from '../policy/index.js';
 import { WARDEN_TOML } from '../config/warden-config.js';
 import { diffCredentialSet, mergeCredentialSet } from '../credentials/rules.js';
+import { failedCheckMessage, halfAppliedMessage } from '../credentials/names.js';
 import { sha256Hex } from '../store/baseline.js';
 import { loadKey } from '../store/keys.js';
 import type { Store } from '../store/store.js';
@@ -22,10 +23,18 @@ import type { BaselineChange, BaselineState } from '../store/baseline-state.js';
 import { baseOf, dirOf } from '../guard/inspect.js';
 import { protectedSet, type FileKind, type ProtectedSet } from '../config/protected-set.js';
 import { commitHistory, osUser, type HistoryChange } from '../store/history.js';
-import { tomlSyntax, validateProposal } from './validate.js';
+import { removable, tomlSyntax } from './validate.js';
 import { candidatePathsFor } from './init.js';
 
-export interface ChangeRequest { path: string; content: Buffer | null }
+/**
+ * One path of a change. `content` null removes the file; `keep` keeps the approved content
+ * as it is when the change is checked (a mode change: never stale content); `mode` sets
+ * the approved mode (else the approved one is kept).
+ */
+export interface ChangeRequest { path: string; content: Buffer | null; keep?: boolean; mode?: number }
+
+/** What the writer needs besides the files: the command (for wording) and keys re-entered unchanged. */
+export interface CheckOptions { command?: string; confirmed?: readonly string[] }
 
 /** path → sha256 of the approved content the proposal was made against (null = absent). */
 export type BaseHashes = Record<string, string | null>;
@@ -84,10 +93,17 @@ function approvedPolicyFiles(ctx: ApplyContext): PolicyFileInput[] {
   return [...out.values()];
 }
 
-export interface CheckedChange { path: string; kind: FileKind; content: Buffer | null }
+export interface CheckedChange { path: string; kind: FileKind; content: Buffer | null; mode?: number }
 
-/** Validate every change; throws WardenError (exit 1) with located errors, changing nothing. */
-export function checkChanges(ctx: ApplyContext, reqs: ChangeRequest[], base?: BaseHashes): CheckedChange[] {
+/** The mode a change installs: what it asks for, else the approved one, else a default. */
+export function modeOf(ctx: ApplyContext, c: { path: string; kind: FileKind; mode?: number }): number {
+  return c.mode ?? ctx.state.entry(c.path)?.mode ?? (c.kind === 'credentials' ? 0o600 : 0o644);
+}
+
+const PAIRING = /has a rule but no file|block file has no rule/;
+
+/** Validate every change as one new state; throws WardenError (exit 1) with located errors, changing nothing. */
+export function checkChanges(ctx: ApplyContext, reqs: ChangeRequest[], base?: BaseHashes, opts: CheckOptions = {}): CheckedChange[] {
   const out: CheckedChange[] = [];
   const errors: Located[] = [];
   const seen = new Set<string>();
@@ -95,33 +111,48 @@ export function checkChanges(ctx: ApplyContext, reqs: ChangeRequest[], base?: Ba
     const path = normalizeRelPath(r.path);
     if (seen.has(path)) throw new WardenError(`${path} appears twice in one change`);
     seen.add(path);
-    const kind = ctx.state.entry(path)?.kind ?? ctx.pset.kindOf(path);
+    const e = ctx.state.entry(path);
+    const kind = e?.kind ?? ctx.pset.kindOf(path);
     if (!kind) throw new WardenError(`${path} is not a protected path (protected are config/{warden,conditions,guests,credentials}.toml, orgs/*.toml, blocks/conditional/*.md and the [[protect]] entries of config/warden.toml)`);
-    if (r.content === null && !ctx.state.entry(path)) throw new WardenError(`${path} is not in the baseline; nothing to remove`);
-    if (r.content && r.content.length > ctx.config.max_bytes) throw new WardenError(`${path}: proposed content is ${r.content.length} bytes, over max_bytes (${ctx.config.max_bytes})`);
-    out.push({ path, kind, content: r.content });
+    let content = r.content;
+    if (r.keep) {
+      if (!e) throw new WardenError(`${path} is not in the baseline; give its content with --from`);
+      content = ctx.state.bytesOf(ctx.store.fd, path);
+      if (!content) throw new WardenError(`the approved content of ${path} is not available; nothing was changed`);
+    }
+    if (content === null && !e) throw new WardenError(`${path} is not in the baseline; nothing to remove`);
+    if (content && content.length > ctx.config.max_bytes) throw new WardenError(`${path}: proposed content is ${content.length} bytes, over max_bytes (${ctx.config.max_bytes})`);
+    if (r.mode !== undefined) {
+      if (!Number.isInteger(r.mode) || r.mode < 0 || r.mode > 0o777) throw new WardenError(`${path}: mode ${String(r.mode)} is not a file mode from 0000 to 0777 (no setuid, setgid or sticky bits)`);
+      if (content === null) throw new WardenError(`${path}: a removed file has no mode`);
+    }
+    out.push({ path, kind, content, ...(r.mode !== undefined ? { mode: r.mode } : {}) });
   }
   if (base) checkBase(ctx, base);
-  let policy = approvedPolicyFiles(ctx);
+  const policyChanges: { path: string; text: string | null }[] = [];
   for (const c of out) {
-    const approved = ctx.state.bytesOf(ctx.store.fd, c.path);
     const text = c.content === null ? null : c.content.toString('utf8');
     if (c.kind === 'credentials') {
       if (text === null) errors.push({ file: c.path, message: 'a credential file is edited, never removed' });
       continue; // checked as a set below
     }
+    if (text === null && !removable(c.kind)) { errors.push({ file: c.path, message: `only org, block and extra protected files can be removed; ${c.kind} files are edited instead` }); continue; }
     const syn = text === null ? [] : tomlSyntax(c.path, text);
     if (syn.length) { errors.push(...syn); continue; }
-    errors.push(...validateProposal({ path: c.path, kind: c.kind, text, approvedText: approved ? approved.toString('utf8') : null }, ctx.config, policy));
-    if (policyKindOf(c.path)) policy = [...policy.filter((f) => f.path !== c.path), ...(text === null ? [] : [{ path: c.path, text }])];
+    if (policyKindOf(c.path)) policyChanges.push({ path: c.path, text });
   }
-  errors.push(...checkCredentialSet(ctx, out));
+  if (policyChanges.length) {
+    const found = validatePolicyState(approvedPolicyFiles(ctx), policyChanges);
+    const one = reqs.length === 1;
+    errors.push(...found.map((e) => (PAIRING.test(e.message) && one ? { ...e, message: `${e.message}; a block file and its rule change together, in one request: to add one, 'warden apply blocks/conditional/NAME.md --from FILE config/conditions.toml --from FILE'; to drop one, 'warden apply config/conditions.toml --from FILE --rm blocks/conditional/NAME.md'` } : e)));
+  }
+  errors.push(...checkCredentialSet(ctx, out, opts));
   if (errors.length) throw new WardenError(`refused: the proposed content is invalid; nothing was changed`, EXIT.finding, errors);
   return out;
 }
 
 /** Group rules over the whole credential set, across every file of it (SPEC §7). */
-function checkCredentialSet(ctx: ApplyContext, changes: CheckedChange[]): Located[] {
+function checkCredentialSet(ctx: ApplyContext, changes: CheckedChange[], opts: CheckOptions): Located[] {
   const credChanges = changes.filter((c) => c.kind === 'credentials' && c.content !== null);
   if (!credChanges.length) return [];
   const files = [...new Set([...ctx.config.credentials.files, ...ctx.state.paths().filter((p) => ctx.state.entry(p)?.kind === 'credentials'), ...credChanges.map((c) => c.path)])];
@@ -130,24 +161,22 @@ function checkCredentialSet(ctx: ApplyContext, changes: CheckedChange[]): Locate
   const before = mergeCredentialSet(oldFiles);
   const after = mergeCredentialSet(newFiles);
   if (after.errors.length) return after.errors;
-  const d = diffCredentialSet(before.tables, after.tables, ctx.config);
+  const d = diffCredentialSet(before.tables, after.tables, ctx.config, new Set(opts.confirmed ?? []));
   const errors: Located[] = [];
   const fileOf = (group: string) => Object.entries(after.where).find(([id]) => id.startsWith(`${group.split(' ')[0]}.`))?.[1] ?? credChanges[0]?.path ?? 'credentials';
-  for (const h of d.halfGroups) {
-    const g = h.group.split(' ')[0] as string;
-    errors.push({ file: fileOf(h.group), key: h.group, message: `half-applied: ${h.changed.map((k) => `${g}.${k}`).join(', ')} would change but ${h.unchanged.map((k) => `${g}.${k}`).join(', ')} would not; keys of a group change together, so these must come along: ${h.unchanged.map((k) => `${g}.${k}`).join(', ')} ('warden cred set ${[...h.changed, ...h.unchanged].map((k) => `${g}.${k}`).join(' ')}' or 'warden cred rotate ${g}')` });
-  }
-  for (const c of d.failedChecks) errors.push({ file: fileOf(c.group), key: c.group, message: `check "${c.check}" fails: the token's first dot-separated segment must base64-decode to application_id` });
+  for (const h of d.halfGroups) errors.push({ file: fileOf(h.group), key: h.group, message: halfAppliedMessage(h, opts.command) });
+  for (const c of d.failedChecks) errors.push({ file: fileOf(c.group), key: c.group, message: failedCheckMessage(c, opts.command) });
   return errors;
 }
 
-export function applyChanges(ctx: ApplyContext, reqs: ChangeRequest[], command: string, user = osUser(), base?: BaseHashes): ApplyResult {
-  const checked = checkChanges(ctx, reqs, base);
+export function applyChanges(ctx: ApplyContext, reqs: ChangeRequest[], command: string, user = osUser(), base?: BaseHashes, opts: CheckOptions = {}): ApplyResult {
+  const checked = checkChanges(ctx, reqs, base, { command, ...opts });
   const uid = process.geteuid?.() ?? 0;
   const gid = process.getegid?.() ?? 0;
+  const oldModes = new Map(checked.map((c) => [c.path, ctx.state.entry(c.path)?.mode ?? null]));
   const changes: BaselineChange[] = checked.map((c) => {
     const e = ctx.state.entry(c.path);
-    return { path: c.path, kind: c.kind, bytes: c.content, mode: e?.mode ?? (c.kind === 'credentials' ? 0o600 : 0o644), uid: e?.uid ?? uid, gid: e?.gid ?? gid };
+    return { path: c.path, kind: c.kind, bytes: c.content, mode: modeOf(ctx, c), uid: e?.uid ?? uid, gid: e?.gid ?? gid };
   });
   if (changes.length > 1) applyTransaction(ctx, changes, command, user);
   else {
@@ -168,7 +197,11 @@ export function applyChanges(ctx: ApplyContext, reqs: ChangeRequest[], command: 
     }
   }
   const all = [...changes, ...extra];
-  const hist: HistoryChange[] = all.map((c) => ({ path: c.path, kind: c.kind, bytes: c.bytes }));
+  // History records modes in the commit message (git itself keeps only 644/755).
+  const hist: HistoryChange[] = all.map((c) => {
+    const was = oldModes.get(c.path);
+    return { path: c.path, kind: c.kind, bytes: c.bytes, ...(c.bytes && was != null && was !== c.mode ? { mode: c.mode, beforeMode: was } : {}) };
+  });
   // History is a record, not the commit point: a failed git commit must not undo an applied
   // change, but it must not pass silently either.
   const history = commitHistory(ctx.store, hist, command, user).catch((err: unknown) => {

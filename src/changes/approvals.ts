@@ -11,7 +11,7 @@
 import { randomInt } from 'node:crypto';
 import { EXIT, WardenError } from '../common/errors.js';
 import type { WardenConfig } from '../config/warden-config.js';
-import { applyChanges, checkChanges, currentBase, StaleError, type ApplyContext, type BaseHashes, type ChangeRequest } from './apply.js';
+import { applyChanges, checkChanges, currentBase, modeOf, StaleError, type ApplyContext, type BaseHashes, type ChangeRequest, type CheckOptions } from './apply.js';
 import { describeChanges } from './diff.js';
 import { appendOutboxMessage } from '../store/outbox-messages.js';
 import type { Alert, AlertReason } from '../store/alert-types.js';
@@ -20,6 +20,7 @@ import { hmacEqual } from '../store/keys.js';
 import { codeHmac, listPendingIds, newPendingId, proposalSha, readPending, removePending, writePending, type PendingChange, type PendingRecord } from './pending.js';
 import { recoverJournal } from './journal.js';
 import type { ChangeCommand, PendingView, Reply } from './protocol.js';
+import { diskDifferences } from './rebaseline.js';
 
 export const MAX_CODE_ATTEMPTS = 3;
 
@@ -35,8 +36,14 @@ export interface ChangeEnv {
 
 export type { Reply, PendingView, ChangeCommand } from './protocol.js';
 
-const enc = (cs: ChangeRequest[]): PendingChange[] => cs.map((c) => ({ path: c.path, content_b64: c.content === null ? null : c.content.toString('base64') }));
-const dec = (cs: PendingChange[]): ChangeRequest[] => cs.map((c) => ({ path: String(c.path), content: c.content_b64 === null ? null : Buffer.from(String(c.content_b64), 'base64') }));
+export const enc = (cs: ChangeRequest[]): PendingChange[] => cs.map((c) => ({
+  path: c.path, content_b64: c.keep || c.content === null ? null : c.content.toString('base64'),
+  ...(c.keep ? { keep: true } : {}), ...(c.mode !== undefined ? { mode: c.mode } : {}),
+}));
+export const dec = (cs: PendingChange[]): ChangeRequest[] => cs.map((c) => ({
+  path: String(c.path), content: c.keep || c.content_b64 === null ? null : Buffer.from(String(c.content_b64), 'base64'),
+  ...(c.keep === true ? { keep: true } : {}), ...(typeof c.mode === 'number' ? { mode: c.mode } : {}),
+}));
 
 function fail(err: unknown): Reply {
   if (err instanceof StaleError) return { ok: false, stale: true, error: err.message, exitCode: err.exitCode, paths: err.stalePaths };
@@ -47,7 +54,10 @@ function fail(err: unknown): Reply {
 function summaryOf(env: ChangeEnv, changes: ChangeRequest[]): string {
   const items = changes.map((c) => {
     const e = env.ctx.state.entry(c.path);
-    return { path: c.path, kind: e?.kind ?? env.ctx.pset.kindOf(c.path) ?? 'text' as const, before: env.ctx.state.bytesOf(env.ctx.store.fd, c.path), after: c.content };
+    const kind = e?.kind ?? env.ctx.pset.kindOf(c.path) ?? 'text' as const;
+    const before = env.ctx.state.bytesOf(env.ctx.store.fd, c.path);
+    const after = c.keep ? before : c.content;
+    return { path: c.path, kind, before, after, beforeMode: e?.mode ?? null, afterMode: after === null ? null : modeOf(env.ctx, { path: c.path, kind, ...(c.mode !== undefined ? { mode: c.mode } : {}) }) };
   });
   return describeChanges(items, env.ctx.config);
 }
@@ -60,14 +70,14 @@ export function viewOf(env: ChangeEnv, rec: PendingRecord): PendingView {
   };
 }
 
-async function applyNow(env: ChangeEnv, changes: ChangeRequest[], command: string, user: string, base: BaseHashes | undefined): Promise<Reply> {
-  const r = applyChanges(env.ctx, changes, command, user, base);
+async function applyNow(env: ChangeEnv, changes: ChangeRequest[], command: string, user: string, base: BaseHashes | undefined, confirmed: readonly string[] = []): Promise<Reply> {
+  const r = applyChanges(env.ctx, changes, command, user, base, { confirmed });
   if (r.newConfig && env.reload) await env.reload(r.newConfig);
   const commit = await r.history;
   return { ok: true, applied: { generation: r.generation, paths: r.paths, commit } };
 }
 
-function createPending(env: ChangeEnv, changes: ChangeRequest[], command: string, user: string, supersedes?: string): PendingRecord {
+function createPending(env: ChangeEnv, changes: ChangeRequest[], command: string, user: string, supersedes?: string, confirmed: readonly string[] = []): PendingRecord {
   const now = env.now?.() ?? Date.now();
   const cfg = env.ctx.config;
   const approval = cfg.approval === 'owner-code' ? 'owner-code' : 'tty';
@@ -76,7 +86,7 @@ function createPending(env: ChangeEnv, changes: ChangeRequest[], command: string
   const rec: PendingRecord = {
     version: 1, id, created: new Date(now).toISOString(), expires_at: now + cfg.approval_ttl_seconds * 1000, approval, command, user,
     base: currentBase(env.ctx, changes.map((c) => c.path)), changes: pc, proposal_sha: proposalSha(pc), attempts: 0,
-    ...(supersedes ? { supersedes } : {}),
+    ...(supersedes ? { supersedes } : {}), ...(confirmed.length ? { confirmed: [...confirmed] } : {}),
   };
   let code: string | null = null;
   if (approval === 'owner-code') {
@@ -148,11 +158,21 @@ export async function changeOp(req: ChangeCommand, env: ChangeEnv): Promise<Repl
   try {
     switch (req.action) {
       case 'propose': return await propose(req, env);
+      case 'rebaseline': {
+        // init --force: the differences between the disk and the approved state, as one change.
+        const changes = diskDifferences(env.ctx);
+        if (!changes.length) return { ok: true, nothing: true, generation: env.ctx.state.index.generation };
+        return await proposeChanges(env, changes, 'init --force', String(req.user ?? 'unknown'), currentBase(env.ctx, changes.map((c) => c.path)));
+      }
       case 'answer': return await answer(req, env);
       case 'show': {
         const r = readPending(env.ctx.store.fd, env.key, req.id);
         if (!r.ok) return { ok: false, error: r.detail, exitCode: EXIT.finding };
         if ((env.now?.() ?? Date.now()) > r.rec.expires_at) { expire(env, r.rec); return { ok: false, expired: true, error: `approval ${r.rec.id} has expired; nothing was applied (reported as an approval-expired alert)`, exitCode: EXIT.finding }; }
+        // Staleness is decided before anyone is asked: a stale request is replaced now,
+        // and the person sees the diff against the state that would really change.
+        const s = refreshIfStale(env, r.rec);
+        if (s) return s;
         return { ok: true, pending: viewOf(env, r.rec) };
       }
       case 'list': {
@@ -170,19 +190,51 @@ export async function changeOp(req: ChangeCommand, env: ChangeEnv): Promise<Repl
 type Propose = Extract<ChangeCommand, { action: 'propose' }>;
 type Answer = Extract<ChangeCommand, { action: 'answer' }>;
 
+const confirmedOf = (req: Propose): string[] => (req.confirmed ?? []).filter((k) => /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(k));
+
 async function propose(req: Propose, env: ChangeEnv): Promise<Reply> {
   const changes = dec(req.changes);
   const base: BaseHashes | undefined = req.base;
   const command = req.command ?? 'apply';
   const user = req.user ?? 'unknown';
-  const checked = checkChanges(env.ctx, changes, base);
-  const normalized = checked.map((c) => ({ path: c.path, content: c.content }));
+  const confirmed = confirmedOf(req);
+  return proposeChanges(env, changes, command, user, base, confirmed);
+}
+/** Validate, then apply at once (approval "none") or write a pending request. */
+export async function proposeChanges(env: ChangeEnv, changes: ChangeRequest[], command: string, user: string, base: BaseHashes | undefined, confirmed: readonly string[] = []): Promise<Reply> {
+  const opts: CheckOptions = { command, confirmed };
+  const checked = checkChanges(env.ctx, changes, base, opts);
+  // A mode change keeps "the approved content" symbolic, so it can never install stale bytes.
+  const normalized: ChangeRequest[] = checked.map((c, i) => ({
+    path: c.path, content: changes[i]?.keep ? null : c.content,
+    ...(changes[i]?.keep ? { keep: true } : {}), ...(c.mode !== undefined ? { mode: c.mode } : {}),
+  }));
   if (env.ctx.config.approval === 'none') {
     const summary = summaryOf(env, normalized);
-    return { ...(await applyNow(env, normalized, command, user, base)), summary };
+    return { ...(await applyNow(env, normalized, command, user, base, confirmed)), summary };
   }
-  const rec = createPending(env, normalized, command, user);
+  const rec = createPending(env, normalized, command, user, undefined, confirmed);
   return { ok: true, pending: viewOf(env, rec) };
+}
+
+/** If the approved files moved on since the request, replace it with a fresh one (nothing applied). */
+function refreshIfStale(env: ChangeEnv, rec: PendingRecord, seenSha?: string): Reply | null {
+  const changes = dec(rec.changes);
+  const now = currentBase(env.ctx, changes.map((c) => c.path));
+  const staleFiles = Object.keys(rec.base).filter((p) => rec.base[p] !== now[p]);
+  const proposalChanged = proposalSha(rec.changes) !== rec.proposal_sha || (seenSha !== undefined && seenSha !== rec.proposal_sha);
+  if (!staleFiles.length && !proposalChanged) return null;
+  removePending(env.ctx.store.fd, rec.id);
+  const why = staleFiles.length ? `${staleFiles.join(', ')} changed since request ${rec.id} was made` : `the proposal of request ${rec.id} is not the one you were shown`;
+  let next: PendingRecord;
+  try {
+    checkChanges(env.ctx, changes, undefined, { command: rec.command, confirmed: rec.confirmed ?? [] });
+    next = createPending(env, changes, rec.command, rec.user, rec.id, rec.confirmed ?? []);
+  } catch (err) {
+    const f = fail(err);
+    return { ...f, ok: false, stale: true, error: `${why}; nothing was applied, and the change is no longer valid against the new state: ${String(f.error)}` };
+  }
+  return { ok: false, stale: true, superseded: rec.id, error: `${why}; nothing was applied. Asking again: request ${next.id}`, pending: viewOf(env, next), exitCode: EXIT.finding };
 }
 
 async function answer(req: Answer, env: ChangeEnv): Promise<Reply> {
@@ -203,7 +255,7 @@ async function answer(req: Answer, env: ChangeEnv): Promise<Reply> {
   }
   if (rec.approval === 'owner-code') {
     const code = req.code?.trim() ?? '';
-    if (!code) return { ok: false, needCode: true, error: `request ${id} needs the one-time code sent to the owner's channels: 'warden approve ${id} --code CODE'`, exitCode: EXIT.usage };
+    if (!code) return { ok: false, needCode: true, error: `request ${id} needs the one-time code queued for the owner's channels: 'warden approve ${id} --code CODE'`, exitCode: EXIT.usage };
     if (!rec.code_hmac || !hmacEqual(rec.code_hmac, codeHmac(env.key, id, code))) {
       rec.attempts += 1;
       if (rec.attempts >= MAX_CODE_ATTEMPTS) {
@@ -220,21 +272,9 @@ async function answer(req: Answer, env: ChangeEnv): Promise<Reply> {
     return { ok: false, error: `request ${id} must be confirmed on a terminal: run 'warden approve ${id}' there`, exitCode: EXIT.usage };
   }
   // Recompute what was asked, and compare with what was bound at request time.
-  const changes = dec(rec.changes);
   const seenSha = req.proposal_sha ?? rec.proposal_sha;
-  const now = currentBase(env.ctx, changes.map((c) => c.path));
-  const staleFiles = Object.keys(rec.base).filter((p) => rec.base[p] !== now[p]);
-  const proposalChanged = proposalSha(rec.changes) !== rec.proposal_sha || seenSha !== rec.proposal_sha;
+  const stale = refreshIfStale(env, rec, seenSha);
+  if (stale) return stale;
   removePending(env.ctx.store.fd, id);
-  if (staleFiles.length || proposalChanged) {
-    const why = staleFiles.length ? `${staleFiles.join(', ')} changed since request ${id} was made` : `the proposal of request ${id} is not the one you were shown`;
-    let next: PendingRecord;
-    try { checkChanges(env.ctx, changes); next = createPending(env, changes, rec.command, rec.user, id); }
-    catch (err) {
-      const f = fail(err);
-      return { ...f, ok: false, stale: true, error: `${why}; nothing was applied, and the change is no longer valid against the new state: ${String(f.error)}` };
-    }
-    return { ok: false, stale: true, error: `${why}; nothing was applied. Asking again: request ${next.id}`, pending: viewOf(env, next), exitCode: EXIT.finding };
-  }
-  return await applyNow(env, changes, rec.command, rec.user, rec.base);
+  return await applyNow(env, dec(rec.changes), rec.command, rec.user, rec.base, rec.confirmed ?? []);
 }

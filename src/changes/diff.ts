@@ -6,14 +6,19 @@ import { diffCredentials } from '../credentials/rules.js';
 import type { WardenConfig } from '../config/warden-config.js';
 import type { FileKind } from '../config/protected-set.js';
 
-export interface DiffInput { path: string; kind: FileKind; before: Buffer | null; after: Buffer | null }
+export interface DiffInput { path: string; kind: FileKind; before: Buffer | null; after: Buffer | null; beforeMode?: number | null; afterMode?: number | null }
+
+const oct = (m: number): string => m.toString(8).padStart(4, '0');
 
 export function describeChanges(items: readonly DiffInput[], config: WardenConfig): string {
   return items.map((i) => describeOne(i, config)).join('\n');
 }
 
 function describeOne(i: DiffInput, config: WardenConfig): string {
-  const head = i.after === null ? `--- remove ${i.path}` : i.before === null ? `+++ new file ${i.path} (${i.after.length} bytes)` : `--- ${i.path} (approved)\n+++ ${i.path} (proposed)`;
+  const modeChange = i.after !== null && i.before !== null && i.beforeMode != null && i.afterMode != null && i.beforeMode !== i.afterMode;
+  const modeLine = modeChange ? `  mode ${oct(i.beforeMode as number)} → ${oct(i.afterMode as number)}` : '';
+  if (modeChange && i.before !== null && i.after !== null && i.before.equals(i.after)) return `--- ${i.path} (approved)\n+++ ${i.path} (proposed)\n${modeLine} (content unchanged)`;
+  const head = i.after === null ? `--- remove ${i.path}` : i.before === null ? `+++ new file ${i.path} (${i.after.length} bytes${i.afterMode != null ? `, mode ${oct(i.afterMode)}` : ''})` : `--- ${i.path} (approved)\n+++ ${i.path} (proposed)${modeChange ? `\n${modeLine}` : ''}`;
   if (i.after === null) return head;
   if (i.kind === 'credentials') {
     const d = diffCredentials(i.before?.toString('utf8') ?? null, i.after.toString('utf8'), config, i.path);

@@ -7,9 +7,9 @@ import { BaselineState } from '../store/baseline-state.js';
 import { baseOf, dirOf } from '../guard/inspect.js';
 import { protectedSet, type ProtectedSet } from '../config/protected-set.js';
 import { readIndex, sha256Hex, writeBlobs, writeIndex, type BaselineIndex, type BlobWrite } from '../store/baseline.js';
-import { initHistory } from '../store/history.js';
+import { commitHistory, initHistory } from '../store/history.js';
+import { readSeal, sealPath } from '../store/keys.js';
 import { publishManifest } from '../store/manifest.js';
-import { sealPath } from '../store/keys.js';
 import { loadKeyOrExplainMove, recordKeyOwner } from '../store/rehome.js';
 import { NotInitialised, Store } from '../store/store.js';
 
@@ -32,8 +32,85 @@ export function candidatePathsFor(rootFd: number, pset: ProtectedSet): string[] 
   return [...set].sort();
 }
 
-export interface InitResult { files: number; dirs: number; state: BaselineState; storeDir: string }
+export interface InitResult { files: number; dirs: number; storeDir: string; state: BaselineState }
 
+export interface DiskFile { path: string; bytes: Buffer; mode: number; uid: number; gid: number }
+
+/** Every protected file and directory as it is on disk now; refuses (changing nothing) anything that is not a regular file. */
+export function scanDisk(rootFd: number, pset: ProtectedSet, maxBytes: number): { files: DiskFile[]; dirs: BaselineIndex['dirs'] } {
+  const files: DiskFile[] = [];
+  const dirs: BaselineIndex['dirs'] = {};
+  for (const d of pset.dirs) {
+    const w = walkDir(rootFd, dirOf(d));
+    if (!w.ok) { safeClose(w.parentFd); continue; }
+    try {
+      const st = lstatAt(w.fd, baseOf(d));
+      if (!st) continue;
+      if (!st.isDirectory()) throw new WardenError(`${d} must be a directory, found a ${typeOf(st)}; only real directories and regular files can be baselined`);
+      dirs[d] = { mode: st.mode & 0o7777, uid: st.uid, gid: st.gid };
+    } finally { safeClose(w.fd); }
+  }
+  // Each directory is opened once (10,000 files in one directory: one walk, not 10,000).
+  const dirFds = new Map<string, number | null>();
+  try {
+    for (const path of candidatePathsFor(rootFd, pset)) {
+      const dir = dirOf(path);
+      let fd = dirFds.get(dir);
+      if (fd === undefined) {
+        const w = walkDir(rootFd, dir);
+        if (w.ok) fd = w.fd; else { safeClose(w.parentFd); fd = null; }
+        dirFds.set(dir, fd);
+      }
+      if (fd === null) continue;
+      const st = lstatAt(fd, baseOf(path));
+      if (!st) continue;
+      if (!st.isFile()) throw new WardenError(`${path} is a ${typeOf(st)}, not a regular file; only regular files can be baselined`);
+      if (st.size > maxBytes) throw new WardenError(`${path} is ${st.size} bytes, over max_bytes (${maxBytes})`);
+      const r = readRegularAt(fd, baseOf(path), maxBytes);
+      if (!r?.bytes) throw new WardenError(`${path} changed while it was being read; run init again`);
+      files.push({ path, bytes: r.bytes, mode: r.stats.mode & 0o7777, uid: r.stats.uid, gid: r.stats.gid });
+    }
+  } finally {
+    for (const fd of dirFds.values()) if (fd !== null) safeClose(fd);
+  }
+  return { files, dirs };
+}
+
+/**
+ * Write a whole new baseline from scanned files: blobs, history, then the index (the
+ * commit point) and its seal. `generation` continues past a sealed one on recovery, and
+ * `history` says how the history records it (the first init, or a recovery commit).
+ */
+export async function writeBaseline(root: string, rootFd: number, store: Store, key: Buffer, pset: ProtectedSet, scan: { files: DiskFile[]; dirs: BaselineIndex['dirs'] }, generation: number,
+  history: { kind: 'init' } | { kind: 'commit'; command: string; user: string }): Promise<InitResult> {
+  const index: BaselineIndex = { version: 1, generation, updated: new Date().toISOString(), files: {}, dirs: scan.dirs };
+  const blobs = new Map<string, Buffer>();
+  const writes: BlobWrite[] = [];
+  for (const f of scan.files) {
+    const kind = pset.kindOf(f.path);
+    if (!kind) continue;
+    const sha = sha256Hex(f.bytes);
+    writes.push({ kind, bytes: f.bytes, sha });
+    blobs.set(sha, f.bytes);
+    index.files[f.path] = { kind, sha256: sha, size: f.bytes.length, mode: f.mode, uid: f.uid, gid: f.gid };
+  }
+  // Every blob durable (one sync for all of them, not an fsync each) before the index below can name it.
+  writeBlobs(store.fd, writes);
+  const hist = scan.files.map((f) => ({ path: f.path, kind: pset.kindOf(f.path) ?? 'text' as const, bytes: f.bytes }));
+  // The index is the commit point: written last, so a failure before it leaves no new baseline.
+  if (history.kind === 'init') await initHistory(store, hist);
+  else await commitHistory(store, hist, history.command, history.user, true).catch((err: unknown) => {
+    process.stderr.write(`<3>warden: the new baseline is written, but recording it in snapshots/history failed: ${String((err as Error)?.message ?? err).split('\n')[0]}\n`);
+    return null;
+  });
+  store.recordRoot(rootFd);
+  recordKeyOwner(root, rootFd);
+  const indexBytes = writeIndex(store.fd, index, key);
+  publishManifest(rootFd, index);
+  return { files: scan.files.length, dirs: Object.keys(scan.dirs).length, storeDir: store.dir, state: BaselineState.fresh(index, indexBytes, blobs, key, sealPath(root)) };
+}
+
+/** The first baseline of a root (`warden init`). A root with a baseline is re-baselined as a sanctioned change instead (`init --force`). */
 export async function initRoot(root: string, opts: { force: boolean }): Promise<InitResult> {
   const config = loadWardenConfigFromDisk(root);
   const pset = protectedSet(config);
@@ -45,67 +122,13 @@ export async function initRoot(root: string, opts: { force: boolean }): Promise<
     try { store = Store.open(root); } catch (err) { if (!(err instanceof NotInitialised)) throw err; }
     const key = loadKeyOrExplainMove(root, true);
     const existing = store ? readIndex(store.fd, key) : { ok: false as const, problem: 'missing' as const };
-    if (existing.ok || existing.problem !== 'missing') {
-      if (!opts.force) throw new WardenError(`a baseline already exists in ${store?.dir ?? root} (use 'warden init --force' to replace it with the files as they are now)`);
+    if (existing.ok || existing.problem !== 'missing' || readSeal(sealPath(root)) !== null) {
+      if (!opts.force) throw new WardenError(`a baseline already exists in ${store?.dir ?? root} ('warden init --force' re-baselines it as a sanctioned change: it shows what differs from the last approved state and asks)`);
     }
-    // Read everything first: refuse (changing nothing) if any protected path is not a regular file.
-    const files: { path: string; bytes: Buffer; mode: number; uid: number; gid: number }[] = [];
-    const dirs: BaselineIndex['dirs'] = {};
-    for (const d of pset.dirs) {
-      const w = walkDir(rootFd, dirOf(d));
-      if (!w.ok) { safeClose(w.parentFd); continue; }
-      try {
-        const st = lstatAt(w.fd, baseOf(d));
-        if (!st) continue;
-        if (!st.isDirectory()) throw new WardenError(`${d} must be a directory, found a ${typeOf(st)}; only real directories and regular files can be baselined`);
-        dirs[d] = { mode: st.mode & 0o7777, uid: st.uid, gid: st.gid };
-      } finally { safeClose(w.fd); }
-    }
-    // Each directory is opened once (10,000 files in one directory: one walk, not 10,000).
-    const dirFds = new Map<string, number | null>();
-    try {
-      for (const path of candidatePathsFor(rootFd, pset)) {
-        const dir = dirOf(path);
-        let fd = dirFds.get(dir);
-        if (fd === undefined) {
-          const w = walkDir(rootFd, dir);
-          if (w.ok) fd = w.fd; else { safeClose(w.parentFd); fd = null; }
-          dirFds.set(dir, fd);
-        }
-        if (fd === null) continue;
-        const st = lstatAt(fd, baseOf(path));
-        if (!st) continue;
-        if (!st.isFile()) throw new WardenError(`${path} is a ${typeOf(st)}, not a regular file; only regular files can be baselined`);
-        if (st.size > config.max_bytes) throw new WardenError(`${path} is ${st.size} bytes, over max_bytes (${config.max_bytes})`);
-        const r = readRegularAt(fd, baseOf(path), config.max_bytes);
-        if (!r?.bytes) throw new WardenError(`${path} changed while it was being read; run init again`);
-        files.push({ path, bytes: r.bytes, mode: r.stats.mode & 0o7777, uid: r.stats.uid, gid: r.stats.gid });
-      }
-    } finally {
-      for (const fd of dirFds.values()) if (fd !== null) safeClose(fd);
-    }
+    const scan = scanDisk(rootFd, pset, config.max_bytes);
     store ??= Store.open(root, { create: true });
     store.ensureLayout();
-    const index: BaselineIndex = { version: 1, generation: 1, updated: new Date().toISOString(), files: {}, dirs };
-    const blobs = new Map<string, Buffer>();
-    const writes: BlobWrite[] = [];
-    for (const f of files) {
-      const kind = pset.kindOf(f.path);
-      if (!kind) continue;
-      const sha = sha256Hex(f.bytes);
-      writes.push({ kind, bytes: f.bytes, sha });
-      blobs.set(sha, f.bytes);
-      index.files[f.path] = { kind, sha256: sha, size: f.bytes.length, mode: f.mode, uid: f.uid, gid: f.gid };
-    }
-    // Every blob durable (one sync for all of them) before the index below can name it.
-    writeBlobs(store.fd, writes);
-    // The index is the commit point: written last, so a failure before it leaves no baseline.
-    await initHistory(store, files.map((f) => ({ path: f.path, kind: pset.kindOf(f.path) ?? 'text', bytes: f.bytes })));
-    store.recordRoot(rootFd);
-    recordKeyOwner(root, rootFd);
-    const indexBytes = writeIndex(store.fd, index, key);
-    publishManifest(rootFd, index);
-    return { files: files.length, dirs: Object.keys(dirs).length, storeDir: store.dir, state: BaselineState.fresh(index, indexBytes, blobs, key, sealPath(root)) };
+    return await writeBaseline(root, rootFd, store, key, pset, scan, 1, { kind: 'init' });
   } finally {
     store?.close();
     safeClose(rootFd);

@@ -16,7 +16,8 @@ import type { BaseHashes } from './apply.js';
 
 export type ApprovalMode = 'tty' | 'owner-code';
 
-export interface PendingChange { path: string; content_b64: string | null }
+/** content_b64 null + keep: the approved content as it is when answered; null alone: remove. */
+export interface PendingChange { path: string; content_b64: string | null; keep?: boolean; mode?: number }
 
 export interface PendingRecord {
   version: 1;
@@ -35,6 +36,8 @@ export interface PendingRecord {
   attempts: number;
   /** Set when this record replaces a stale one. */
   supersedes?: string;
+  /** Credential keys ("group.key") the person re-entered unchanged: they count as changed (SPEC §7). */
+  confirmed?: string[];
 }
 
 export const ID_RE = /^[a-z0-9]{4,40}$/;
@@ -44,7 +47,7 @@ export function newPendingId(): string {
 }
 
 export function proposalSha(changes: readonly PendingChange[]): string {
-  const canon = changes.map((c) => [c.path, c.content_b64]).sort((a, b) => String(a[0]).localeCompare(String(b[0])));
+  const canon = changes.map((c) => [c.path, c.content_b64, c.keep ? 1 : 0, c.mode ?? null]).sort((a, b) => String(a[0]).localeCompare(String(b[0])));
   return createHash('sha256').update(JSON.stringify(canon)).digest('hex');
 }
 

@@ -6,7 +6,13 @@
  */
 import { z } from 'zod';
 
-const change = z.strictObject({ path: z.string().min(1), content_b64: z.string().nullable() });
+const change = z.strictObject({
+  path: z.string().min(1),
+  content_b64: z.string().nullable(),
+  /** Keep the approved content (a mode-only change): never stale bytes. */
+  keep: z.boolean().optional(),
+  mode: z.number().int().min(0).max(0o777).optional(),
+});
 
 export const changeCommandSchema = z.discriminatedUnion('action', [
   z.strictObject({
@@ -16,7 +22,11 @@ export const changeCommandSchema = z.discriminatedUnion('action', [
     base: z.record(z.string(), z.string().nullable()).optional(),
     command: z.string().optional(),
     user: z.string().optional(),
+    /** Credential keys the owner re-entered unchanged during `cred rotate` ("GROUP.KEY"). */
+    confirmed: z.array(z.string()).optional(),
   }),
+  /** `init --force`: the differences between the disk and the approved state, as one change. */
+  z.strictObject({ action: z.literal('rebaseline'), user: z.string().optional() }),
   z.strictObject({
     action: z.literal('answer'),
     id: z.string(),
@@ -38,7 +48,8 @@ export type PendingView = z.infer<typeof pendingViewSchema>;
 
 const locatedSchema = z.object({ file: z.string(), line: z.number().optional(), column: z.number().optional(), key: z.string().optional(), message: z.string() });
 
-export const replySchema = z.object({
+// Loose: a reply may carry more fields than these (they reach the command unchanged).
+export const replySchema = z.looseObject({
   ok: z.boolean(),
   applied: z.object({ generation: z.number(), paths: z.array(z.string()), commit: z.string().nullable() }).optional(),
   /** A pending request (propose, show, a stale answer), or every one (list). */
@@ -55,5 +66,10 @@ export const replySchema = z.object({
   refused: z.boolean().optional(),
   attempts_left: z.number().optional(),
   paths: z.array(z.string()).optional(),
+  /** rebaseline: nothing differs from the approved state. */
+  nothing: z.boolean().optional(),
+  generation: z.number().optional(),
+  /** A stale request replaced by a fresh one. */
+  superseded: z.string().optional(),
 });
 export type Reply = z.infer<typeof replySchema>;

@@ -6,6 +6,7 @@ import type { Located } from '../common/errors.js';
 import { parseWardenConfig, type WardenConfig } from '../config/warden-config.js';
 import { parseToml } from '../toml/index.js';
 import { diffCredentials } from '../credentials/rules.js';
+import { failedCheckMessage, halfAppliedMessage } from '../credentials/names.js';
 import type { FileKind } from '../config/protected-set.js';
 import { validatePolicyChange, validatePolicyFile, type PolicyFileInput } from '../policy/index.js';
 
@@ -22,6 +23,9 @@ export interface Proposal {
  * `policy`, when given, is the approved set of policy files: errors the change would add
  * elsewhere in the set (a channel bound to two orgs…) are reported too.
  */
+/** Kinds that `warden rm` may remove. */
+export const removable = (kind: FileKind): boolean => kind === 'org' || kind === 'block' || kind === 'text';
+
 export function validateProposal(p: Proposal, config: WardenConfig, policy?: readonly PolicyFileInput[]): Located[] {
   if (p.text === null) {
     if (p.kind !== 'org' && p.kind !== 'block' && p.kind !== 'text') return [{ file: p.path, message: `only org, block and extra protected files can be removed; ${p.kind} files are edited instead` }];
@@ -36,8 +40,8 @@ export function validateProposal(p: Proposal, config: WardenConfig, policy?: rea
     case 'credentials': {
       const d = diffCredentials(p.approvedText, p.text, config, p.path);
       const errors: Located[] = [...d.parseErrors];
-      for (const h of d.halfGroups) errors.push({ file: p.path, key: h.group, message: `half-applied: ${h.changed.join(', ')} changed but ${h.unchanged.join(', ')} did not; keys of a group change together (use 'warden cred rotate ${h.group.split(' ')[0]}')` });
-      for (const c of d.failedChecks) errors.push({ file: p.path, key: c.group, message: `check "${c.check}" fails: the token's first segment must base64-decode to application_id` });
+      for (const h of d.halfGroups) errors.push({ file: p.path, key: h.group, message: halfAppliedMessage(h) });
+      for (const c of d.failedChecks) errors.push({ file: p.path, key: c.group, message: failedCheckMessage(c) });
       return errors;
     }
     case 'conditions': case 'guests': case 'org': case 'block':

@@ -131,6 +131,13 @@ export const HELP: Record<string, HelpText> = {
     examples: ['warden notify test', 'warden notify test --json'],
     notes: ['Exit codes: 0 every channel delivered, 1 a channel failed.'],
   },
+  rehome: {
+    options: [
+      ['--from OLD-PATH', 'the absolute path the root had before it was moved'],
+    ],
+    examples: ['warden rehome --from /home/agent/old-root'],
+    notes: ["Moves the root's HMAC key, seal and store (the state directory's, in the deployment) to its new identity; run it with the guard stopped."],
+  },
   'install-units': {
     options: [
       ['--user NAME', 'the account the units run as (default warden)'],

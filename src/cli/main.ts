@@ -7,6 +7,7 @@ import { commands } from './commands/index.js';
 import { chooseRoot, hasWardenToml, rootRelative, WARDEN_TOML_REL } from './root.js';
 import { GLOBAL_HELP, GROUPS, HELP } from './help.js';
 import { isInitialised } from '../store/initialised.js';
+import { NotInitialised, Store } from '../store/store.js';
 import type { CommandSpec } from './types.js';
 import type { CommandEntry } from './commands/index.js';
 
@@ -19,7 +20,7 @@ const GLOBAL_OPTIONS = {
 /** Commands whose first positional is a PATH in the root (relative to the cwd, or absolute inside the root). */
 const PATH_FIRST = new Set(['why', 'history', 'edit', 'apply', 'rm']);
 /** Commands that read files only and need no baseline. */
-const NO_BASELINE = new Set(['init', 'check', 'explain', 'install-units']);
+const NO_BASELINE = new Set(['init', 'check', 'explain', 'install-units', 'rehome']);
 
 export function version(): string {
   // dist/src/cli/main.js → the package's own package.json.
@@ -156,6 +157,8 @@ export async function main(rawArgv: string[]): Promise<number> {
     }
     const needsBaseline = !NO_BASELINE.has(spec.name) && !(spec.name === 'run' && values['init-if-needed']);
     if (needsBaseline && !isInitialised(root)) {
+      // The store knows better when it can say why (a moved root, a store left inside the root).
+      try { Store.open(root).close(); } catch (err) { if (!(err instanceof NotInitialised)) throw err; }
       throw new WardenError(`not initialised: run \`warden init\` to record the approved baseline of ${root}`);
     }
     const positionals = [...parsed.positionals];

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { WardenError, type Located } from '../common/errors.js';
-import { parseToml } from '../toml/index.js';
+import { locateKey, parseToml } from '../toml/index.js';
 import { validateToml } from '../toml/schema.js';
 
 export const WARDEN_TOML = 'config/warden.toml';
@@ -45,6 +45,10 @@ export function parseWardenConfig(source: string, file = WARDEN_TOML): { ok: tru
   const errors: Located[] = [];
   for (const f of v.value.credentials.files) {
     if (!f.endsWith('.toml')) errors.push({ file, key: 'credentials.files', message: `credential file "${f}" must be a .toml file` });
+  }
+  // SPEC §8: a one-time code needs a channel that can carry it; only Discord can.
+  if (v.value.approval === 'owner-code' && !v.value.notify.discord) {
+    errors.push({ file, key: 'approval', ...(locateKey(source, ['approval']) ?? {}), message: 'approval = "owner-code" needs a channel that can carry the code to the owner, and only Discord can: add [notify.discord] (token_file = …), or use approval = "tty"' });
   }
   return errors.length ? { ok: false, errors } : { ok: true, config: v.value };
 }

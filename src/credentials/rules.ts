@@ -76,43 +76,60 @@ export function discordTokenHolds(t: Record<string, string> | undefined): boolea
 export interface CredentialDiff {
   /** Every key whose value differs, by fingerprint. */
   changes: CredentialKeyChange[];
-  /** Units where some keys changed and others did not. */
+  /** Units without a check where some keys changed (or were confirmed) and others did not. */
   halfGroups: { group: string; changed: string[]; unchanged: string[] }[];
-  /** Units whose check fails in the new state. */
-  failedChecks: { group: string; check: string }[];
+  /** Units that changed and whose check fails in the new state; `unchanged` = keys neither changed nor confirmed. */
+  failedChecks: { group: string; check: string; unchanged: string[] }[];
   /** Parse errors of the new text (locations and messages only). */
   parseErrors: Located[];
   halfApplied: boolean;
 }
 
-export function diffCredentials(oldText: string | null, newText: string | null, config: WardenConfig, file: string): CredentialDiff {
-  const oldP = oldText === null ? { ok: true as const, tables: {} } : parseCredentials(oldText, file);
-  const newP = newText === null ? { ok: true as const, tables: {} } : parseCredentials(newText, file);
-  const before = oldP.ok ? oldP.tables : {};
-  const after = newP.ok ? newP.tables : {};
+function keyChanges(before: CredentialTables, after: CredentialTables): CredentialKeyChange[] {
   const changes: CredentialKeyChange[] = [];
-  const groups = new Set([...Object.keys(before), ...Object.keys(after)]);
-  for (const g of [...groups].sort()) {
-    const keys = new Set([...Object.keys(before[g] ?? {}), ...Object.keys(after[g] ?? {})]);
-    for (const k of [...keys].sort()) {
+  for (const g of [...new Set([...Object.keys(before), ...Object.keys(after)])].sort()) {
+    for (const k of [...new Set([...Object.keys(before[g] ?? {}), ...Object.keys(after[g] ?? {})])].sort()) {
       const b = before[g]?.[k];
       const a = after[g]?.[k];
       if (b !== a) changes.push({ group: g, key: k, before: b === undefined ? null : fingerprint(b), after: a === undefined ? null : fingerprint(a) });
     }
   }
+  return changes;
+}
+
+/**
+ * SPEC §7's consistency rule, unit by unit. A unit with a check is consistent when its
+ * check holds (a Discord token reset — new token, same application_id — is consistent).
+ * A unit without one is consistent when every key changed or none did; a key in
+ * `confirmed` ("group.key", re-entered unchanged during `cred rotate`/`cred set`) counts
+ * as changed.
+ */
+function unitRules(before: CredentialTables, after: CredentialTables, config: WardenConfig, changes: readonly CredentialKeyChange[], confirmed: ReadonlySet<string>): Pick<CredentialDiff, 'halfGroups' | 'failedChecks'> {
   const halfGroups: CredentialDiff['halfGroups'] = [];
   const failedChecks: CredentialDiff['failedChecks'] = [];
-  if (newP.ok) {
-    for (const u of groupUnits({ ...before, ...after }, config)) {
-      const changed = u.keys.filter((k) => changes.some((c) => c.group === u.table && c.key === k));
-      if (changed.length > 0 && changed.length < u.keys.length) {
-        halfGroups.push({ group: u.name, changed, unchanged: u.keys.filter((k) => !changed.includes(k)) });
-      }
-      if (u.check === 'discord-token' && after[u.table] && !discordTokenHolds(after[u.table])) failedChecks.push({ group: u.name, check: u.check });
+  for (const u of groupUnits({ ...before, ...after }, config)) {
+    const changed = u.keys.filter((k) => changes.some((c) => c.group === u.table && c.key === k));
+    if (changed.length === 0) continue;
+    const covered = u.keys.filter((k) => changed.includes(k) || confirmed.has(`${u.table}.${k}`));
+    const unchanged = u.keys.filter((k) => !covered.includes(k));
+    if (u.check) {
+      if (u.check === 'discord-token' && !discordTokenHolds(after[u.table])) failedChecks.push({ group: u.name, check: u.check, unchanged });
+    } else if (unchanged.length) {
+      halfGroups.push({ group: u.name, changed: covered, unchanged });
     }
   }
+  return { halfGroups, failedChecks };
+}
+
+export function diffCredentials(oldText: string | null, newText: string | null, config: WardenConfig, file: string, confirmed: ReadonlySet<string> = new Set()): CredentialDiff {
+  const oldP = oldText === null ? { ok: true as const, tables: {} } : parseCredentials(oldText, file);
+  const newP = newText === null ? { ok: true as const, tables: {} } : parseCredentials(newText, file);
+  const before = oldP.ok ? oldP.tables : {};
+  const after = newP.ok ? newP.tables : {};
+  const changes = keyChanges(before, after);
+  const rules = newP.ok ? unitRules(before, after, config, changes, confirmed) : { halfGroups: [], failedChecks: [] };
   const parseErrors = newP.ok ? [] : newP.errors;
-  return { changes, halfGroups, failedChecks, parseErrors, halfApplied: parseErrors.length > 0 || halfGroups.length > 0 || failedChecks.length > 0 };
+  return { changes, ...rules, parseErrors, halfApplied: parseErrors.length > 0 || rules.halfGroups.length > 0 || rules.failedChecks.length > 0 };
 }
 
 /** Text for the history mirror: one "group.key = fingerprint" line per key. */
@@ -158,23 +175,9 @@ export function mergeCredentialSet(files: readonly CredentialFileText[]): Creden
 }
 
 /** Group rules over a whole credential set: which keys changed, half-applied units, failed checks. */
-export function diffCredentialSet(before: CredentialTables, after: CredentialTables, config: WardenConfig): Omit<CredentialDiff, 'parseErrors' | 'halfApplied'> {
-  const changes: CredentialKeyChange[] = [];
-  for (const g of [...new Set([...Object.keys(before), ...Object.keys(after)])].sort()) {
-    for (const k of [...new Set([...Object.keys(before[g] ?? {}), ...Object.keys(after[g] ?? {})])].sort()) {
-      const b = before[g]?.[k];
-      const a = after[g]?.[k];
-      if (b !== a) changes.push({ group: g, key: k, before: b === undefined ? null : fingerprint(b), after: a === undefined ? null : fingerprint(a) });
-    }
-  }
-  const halfGroups: CredentialDiff['halfGroups'] = [];
-  const failedChecks: CredentialDiff['failedChecks'] = [];
-  for (const u of groupUnits({ ...before, ...after }, config)) {
-    const changed = u.keys.filter((k) => changes.some((c) => c.group === u.table && c.key === k));
-    if (changed.length > 0 && changed.length < u.keys.length) halfGroups.push({ group: u.name, changed, unchanged: u.keys.filter((k) => !changed.includes(k)) });
-    if (u.check === 'discord-token' && changed.length > 0 && !discordTokenHolds(after[u.table])) failedChecks.push({ group: u.name, check: u.check });
-  }
-  return { changes, halfGroups, failedChecks };
+export function diffCredentialSet(before: CredentialTables, after: CredentialTables, config: WardenConfig, confirmed: ReadonlySet<string> = new Set()): Omit<CredentialDiff, 'parseErrors' | 'halfApplied'> {
+  const changes = keyChanges(before, after);
+  return { changes, ...unitRules(before, after, config, changes, confirmed) };
 }
 
 /** The unit (keys that change together) a group.key belongs to. */

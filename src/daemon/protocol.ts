@@ -26,9 +26,13 @@ export type ControlErrorCode = (typeof CONTROL_ERRORS)[number];
 export const controlErrorSchema = z.object({ ok: z.literal(false), code: z.enum(CONTROL_ERRORS), error: z.string() });
 export type ControlError = z.infer<typeof controlErrorSchema>;
 
-export type ControlReply<R extends ControlRequest> = R extends { op: 'ping' } ? PingReply : z.infer<typeof replySchema>;
 /** What the daemon's handler returns for any request. */
 export type AnyReply = PingReply | z.infer<typeof replySchema> | ControlError;
+
+/** The socket's own typed refusal (never a handler's reply). */
+export function isControlError(x: AnyReply): x is ControlError {
+  return controlErrorSchema.safeParse(x).success;
+}
 
 /** A reply as the command reads it: the expected shape, or the socket's typed refusal. */
 export function parseReply(req: ControlRequest, raw: unknown): { ok: true; value: AnyReply } | { ok: false; problem: string } {

@@ -8,7 +8,7 @@ import { loadWardenConfigFrom } from '../store/approved-config.js';
 import { Store } from '../store/store.js';
 import { ensureDirBeneath, openRoot, safeClose } from '../fsx/beneath.js';
 import { CONTROL_DIR, LOCK_NAME } from '../store/layout.js';
-import { BaselineState } from '../store/baseline-state.js';
+import { BaselineState, RECOVER } from '../store/baseline-state.js';
 import { Guard } from '../guard/guard.js';
 import { startWatcher, type WatchHandle } from '../guard/watcher.js';
 import { HintQueue } from '../guard/hints.js';
@@ -23,7 +23,6 @@ import { listenControl } from './control.js';
 import type { AnyReply, ControlRequest } from './protocol.js';
 import { acquireLock, type Lock } from '../store/lock.js';
 import { createSdNotifier } from './sd-notify.js';
-import { adviceFor } from '../guard/classify.js';
 
 export interface RunOptions {
   root: string;
@@ -100,8 +99,9 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
           const id = newAlertId();
           try {
             const where = store.label('baseline/index');
-            appendAlert(store.fd, { id, time: new Date().toISOString(), path: where, action: 'flagged', reason: 'baseline-tampered', before: null, after: null, quarantine: null, detail: err.message, advice: adviceFor(where, 'baseline-tampered', id, null) });
+            appendAlert(store.fd, { id, time: new Date().toISOString(), path: where, action: 'flagged', reason: 'baseline-tampered', before: null, after: null, quarantine: null, detail: err.message, advice: RECOVER });
           } catch { /* the error below still says it */ }
+          sd.status(`store failed authentication; not guarding: run 'warden init --force' on a terminal`);
         }
         throw err;
       }

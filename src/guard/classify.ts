@@ -55,6 +55,7 @@ export function classify(approved: Approved | undefined, obs: Observation): Verd
 export function adviceFor(path: string, reason: AlertReason, alertId: string, kind: string | null): string {
   if (reason === 'watch-degraded') return "warden could not add more inotify watches and now polls, which is slower; raise fs.inotify.max_user_watches and restart warden.";
   if (reason === 'baseline-tampered') return `warden's store was edited outside warden and was put back; check who wrote to snapshots/. See 'warden why ${path}'.`;
+  if (reason === 'mode') return `A file's mode is part of its approved state: change it with 'warden apply ${path} --mode MODE'. 'warden accept ${alertId}' proposes the mode it rejected, on the approved content.`;
   if (kind === 'credentials') return `Credentials change only through 'warden cred set GROUP.KEY' or 'warden cred rotate GROUP'. Your rejected file is kept: 'warden accept ${alertId}' proposes it again.`;
   if (reason === 'unexpected-file') return `New protected files are added with 'warden apply ${path} --from FILE'. The file is kept: 'warden accept ${alertId}' proposes it again.`;
   return `Change it with 'warden edit ${path}' (or 'warden apply ${path} --from FILE'). If it vanished, check the alert first: 'warden why ${path}'; 'warden accept ${alertId}' proposes the rejected content again.`;

@@ -11,7 +11,7 @@ import { errnoCode } from '../common/errors.js';
 import { at, ensureDirBeneath, openRoot, readSmallAt, replaceFileAt, safeClose, walkDir, withDir } from '../fsx/beneath.js';
 import { NotInitialised, Store } from '../store/store.js';
 import { stateBase } from '../store/location.js';
-import { readJsonl } from './jsonl.js';
+import { JsonlTail } from './jsonl.js';
 import { ALERTS_REL, MESSAGES_REL, STATE_FILE, defaultNotifierStateDir, systemNotifierStateDir } from './paths.js';
 
 export { defaultNotifierStateDir } from './paths.js';
@@ -45,7 +45,16 @@ export interface NotifierStateFile {
   /** Owner messages older than approval_ttl when first seen: never sent. */
   expired: Record<string, string>;
   last_liveness: string | null;
+  /**
+   * Per input file, the offset before which every record was delivered on every channel
+   * (or expired): reading resumes there, and `delivered`/`attempts` keep only what comes
+   * after it, so the state stays as small as what is still in flight.
+   */
+  watermarks?: Partial<Record<'alerts' | 'messages', Watermark>>;
 }
+
+/** The file (inode) and offset a watermark is for, and when it last moved. */
+export interface Watermark { ino: number; offset: number; at: string }
 
 export function emptyChannelState(): ChannelState {
   return { status: 'idle', delivered: {}, attempts: {}, last_success: null, last_alert_message: null, last_error: null, next_attempt: null };
@@ -193,13 +202,24 @@ export function readDeliveryState(root: string, stateDir: string = findNotifierS
   try { store = Store.open(root); } catch (err) { if (!(err instanceof NotInitialised)) throw err; }
   if (!store) return report;
   try {
-    for (const r of readJsonl(at(store.fd, ALERTS_REL)).records as { id?: unknown }[]) {
+    // Records before a feed's watermark were delivered everywhere (their entries are pruned).
+    const before = (wm: Watermark | undefined, e: { end: number; ino: number }) => !!wm && e.ino === wm.ino && e.end <= wm.offset;
+    const done = (key: string, wm: Watermark, target: Partial<Record<ChannelName, ItemDelivery>>) => {
+      for (const [name] of chans) target[name] = st?.expired[key] ? { state: 'expired', at: st.expired[key]! } : { state: 'delivered', at: wm.at };
+    };
+    const wa = st?.watermarks?.alerts;
+    for (const e of new JsonlTail(at(store.fd, ALERTS_REL)).readNewEntries()) {
+      const r = e.value as { id?: unknown };
       if (typeof r.id !== 'string' || report.alerts[r.id]) continue;
-      fill(r.id, (report.alerts[r.id] = {}));
+      if (before(wa, e)) done(r.id, wa!, (report.alerts[r.id] = {}));
+      else fill(r.id, (report.alerts[r.id] = {}));
     }
-    for (const r of readJsonl(at(store.fd, MESSAGES_REL)).records as { id?: unknown }[]) {
+    const wmm = st?.watermarks?.messages;
+    for (const e of new JsonlTail(at(store.fd, MESSAGES_REL)).readNewEntries()) {
+      const r = e.value as { id?: unknown };
       if (typeof r.id !== 'string' || report.messages[r.id]) continue;
-      fill(msgKey(r.id), (report.messages[r.id] = {}));
+      if (before(wmm, e)) done(msgKey(r.id), wmm!, (report.messages[r.id] = {}));
+      else fill(msgKey(r.id), (report.messages[r.id] = {}));
     }
   } finally { store.close(); }
   return report;

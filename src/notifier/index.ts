@@ -6,17 +6,17 @@
  */
 import { watch, type FSWatcher } from 'node:fs';
 import type { WardenConfig } from '../config/warden-config.js';
-import type { Alert } from '../store/alert-types.js';
 import { DeliveryError, statusFor, type Channel } from './channel.js';
 import {
-  emptyChannelState, loadStateFile, msgKey, saveStateFile,
+  emptyChannelState, loadStateFile,
   type ChannelName, type ChannelState, type ChannelStatus, type ErrorNote, type NotifierStateFile,
 } from './delivery-state.js';
 import { channelSpecs } from './channels.js';
 import { formatAlerts, formatLiveness, formatOwnerMessage, type OutgoingMessage } from './format.js';
-import { JsonlTail } from './jsonl.js';
+import { Inbox, type Item } from './inbox.js';
+import { nextDelivery } from './dispatch.js';
+import { StateWriter } from './state-writer.js';
 import { backoffDelay } from '../common/backoff.js';
-import type { OutboxMessage } from '../store/outbox-messages.js';
 import { ALERTS_REL, MESSAGES_DIR_REL, MESSAGES_REL } from './paths.js';
 import { at } from '../fsx/beneath.js';
 import { Store } from '../store/store.js';
@@ -72,10 +72,6 @@ export interface NotifierHandle {
   reload(config: WardenConfig): void;
 }
 
-type Item =
-  | { key: string; kind: 'alert'; alert: Alert }
-  | { key: string; kind: 'owner-code'; msg: OutboxMessage };
-
 interface Run {
   name: ChannelName;
   ch: Channel;
@@ -94,19 +90,14 @@ class Notifier implements NotifierHandle {
   private config: WardenConfig;
   private state!: NotifierStateFile;
   private runs = new Map<ChannelName, Run>();
-  /** Items not yet delivered on every channel, in file order. */
-  private items = new Map<string, Item>();
-  private seen = new Set<string>();
-  private alertsTail: JsonlTail;
-  private messagesTail: JsonlTail;
+  private inbox!: Inbox;
+  private writer: StateWriter;
   private watchers = new Map<string, FSWatcher>();
   private poller: NodeJS.Timeout | null = null;
   private hurry: NodeJS.Immediate | null = null;
   private stopped = false;
   private abort = new AbortController();
   private inflight = new Set<Promise<void>>();
-  private writing: Promise<void> | null = null;
-  private dirty = false;
   private malformedLogged = 0;
   private startedAt = Date.now();
 
@@ -119,9 +110,7 @@ class Notifier implements NotifierHandle {
     this.config = opts.config;
     this.ownStore = !opts.store;
     this.store = opts.store ?? Store.open(opts.root);
-    // Through the held descriptor: a renamed or exchanged store path never feeds us forged lines.
-    this.alertsTail = new JsonlTail(at(this.store.fd, ALERTS_REL));
-    this.messagesTail = new JsonlTail(at(this.store.fd, MESSAGES_REL));
+    this.writer = new StateWriter(opts.stateDir, opts.root, () => this.state, this.log);
   }
 
   async start(): Promise<void> {
@@ -133,6 +122,8 @@ class Notifier implements NotifierHandle {
     };
     this.state.root = this.opts.root;
     this.state.notifier = { pid: process.pid, started: iso(this.startedAt) };
+    // Through the held descriptor: a renamed or exchanged store path never feeds us forged lines.
+    this.inbox = new Inbox((rel) => at(this.store.fd, rel), () => this.state, () => this.runs.keys());
     this.applyChannels(this.config);
     this.ingest();
     await this.persist();
@@ -165,8 +156,8 @@ class Notifier implements NotifierHandle {
       const s = this.chState(run.name).status;
       if (s === 'auth-failed' || s === 'config' || s === 'failed') { run.notBefore = 0; run.failures = 0; }
     }
-    // Channels may have appeared: rebuild the pending set from the files.
-    this.items.clear(); this.seen.clear(); this.alertsTail.rewind(); this.messagesTail.rewind();
+    // Channels may have changed: rebuild the pending set from the files (from the watermarks).
+    this.inbox.rewind();
     this.ingest();
     void this.persist();
     this.kick();
@@ -178,41 +169,13 @@ class Notifier implements NotifierHandle {
     return (this.state.channels[name] ??= emptyChannelState());
   }
 
-  private deliveredEverywhere(key: string): boolean {
-    if (this.state.expired[key]) return true;
-    for (const name of this.runs.keys()) if (!this.chState(name).delivered[key]) return false;
-    return true;
-  }
-
   private ingest(): void {
-    for (const r of this.alertsTail.readNew() as Partial<Alert>[]) {
-      if (typeof r.id !== 'string' || !r.id || typeof r.path !== 'string') { this.alertsTail.malformed++; continue; }
-      this.add({ key: r.id, kind: 'alert', alert: r as Alert });
-    }
-    const ttlMs = this.config.approval_ttl_seconds * 1000;
-    for (const r of this.messagesTail.readNew() as Partial<OutboxMessage>[]) {
-      if (typeof r.id !== 'string' || !r.id || typeof r.text !== 'string') { this.messagesTail.malformed++; continue; }
-      const key = msgKey(r.id);
-      // A code older than approval_ttl can no longer be used: say so in state, send nothing.
-      const t = Date.parse(String(r.time));
-      if (!this.seen.has(key) && Number.isFinite(t) && Date.now() - t > ttlMs && !this.state.expired[key]
-        && ![...this.runs.keys()].some((n) => this.chState(n).delivered[key])) {
-        this.state.expired[key] = iso();
-        this.dirty = true;
-      }
-      this.add({ key, kind: 'owner-code', msg: r as OutboxMessage });
-    }
-    const bad = this.alertsTail.malformed + this.messagesTail.malformed;
+    if (this.inbox.ingest(this.config.approval_ttl_seconds * 1000)) this.writer.mark();
+    const bad = this.inbox.malformed;
     if (bad > this.malformedLogged) {
       this.log(`notify: skipped ${bad - this.malformedLogged} malformed line(s) in ${ALERTS_REL} / ${MESSAGES_REL}`);
       this.malformedLogged = bad;
     }
-  }
-
-  private add(item: Item): void {
-    if (this.seen.has(item.key)) return; // dedup by id, also across a rewind
-    this.seen.add(item.key);
-    if (!this.deliveredEverywhere(item.key)) this.items.set(item.key, item);
   }
 
   private armWatchers(): void {
@@ -242,31 +205,17 @@ class Notifier implements NotifierHandle {
     for (const run of this.runs.values()) {
       if (!run.busy && now >= run.notBefore) this.dispatch(run, now);
     }
-    if (this.dirty && !this.writing) void this.persist();
+    if (this.writer.pending) void this.persist();
   }
 
   private dispatch(run: Run, now: number): void {
-    const cs = this.chState(run.name);
-    const pending: Item[] = [];
-    for (const it of this.items.values()) if (!cs.delivered[it.key] && !this.state.expired[it.key]) pending.push(it);
-    // Owner codes are urgent and personal: one message each, never folded, no storm wait.
-    const code = pending.find((i): i is Extract<Item, { kind: 'owner-code' }> => i.kind === 'owner-code');
-    if (code) return this.deliver(run, [code], formatOwnerMessage(code.msg.text, run.ch.limit), 'message');
-    const alerts = pending.filter((i): i is Extract<Item, { kind: 'alert' }> => i.kind === 'alert');
-    if (alerts.length) {
-      const last = cs.last_alert_message ? Math.min(Date.parse(cs.last_alert_message), now) : 0;
-      if (now >= last + this.config.notify.min_interval_seconds * 1000) {
-        this.deliver(run, alerts, formatAlerts(alerts.map((a) => a.alert), run.ch.limit), 'alerts');
-      }
-      return;
-    }
-    const hours = this.config.notify.liveness_hours;
-    if (hours) {
-      const lastAny = Math.max(cs.last_success ? Date.parse(cs.last_success) : 0, this.startedAt);
-      if (now - lastAny >= hours * 3_600_000) {
-        this.deliver(run, [], formatLiveness(this.opts.root, this.lastAlertTime(), new Date(now)), 'liveness');
-      }
-    }
+    const next = nextDelivery(this.inbox.pendingFor(run.name), this.chState(run.name), {
+      now, minIntervalMs: this.config.notify.min_interval_seconds * 1000, livenessHours: this.config.notify.liveness_hours, startedAt: this.startedAt,
+    });
+    if (!next) return;
+    if (next.what === 'message') this.deliver(run, [next.item], formatOwnerMessage(next.item.msg.text, run.ch.limit), 'message');
+    else if (next.what === 'alerts') this.deliver(run, next.items, formatAlerts(next.items.map((a) => a.alert), run.ch.limit), 'alerts');
+    else this.deliver(run, [], formatLiveness(this.opts.root, this.lastAlertTime(), new Date(now)), 'liveness');
   }
 
   private lastAlertTime(): string | null {
@@ -315,7 +264,7 @@ class Notifier implements NotifierHandle {
     run.failures = 0;
     run.notBefore = 0;
     this.setStatus(run, 'ok', failed ? `delivering again after ${failed} failed attempt(s)` : '');
-    for (const it of items) if (this.deliveredEverywhere(it.key)) this.items.delete(it.key);
+    this.inbox.settle();
     await this.persist();
   }
 
@@ -345,23 +294,7 @@ class Notifier implements NotifierHandle {
     this.log(line);
   }
 
-  /** Coalesced atomic writes of the state file; the last write always has the newest state. */
-  private persist(): Promise<void> {
-    this.dirty = true;
-    if (!this.writing) {
-      this.writing = (async () => {
-        while (this.dirty) {
-          this.dirty = false;
-          this.state.updated = iso();
-          try { await saveStateFile(this.opts.stateDir, this.state, this.opts.root); } catch (err) {
-            this.note('state', `notify: cannot write delivery state in ${this.opts.stateDir}: ${(err as Error).message}`);
-          }
-        }
-        this.writing = null;
-      })();
-    }
-    return this.writing;
-  }
+  private persist(): Promise<void> { return this.writer.save(); }
 
   // ---- handle ---------------------------------------------------------------------------
 
@@ -371,15 +304,14 @@ class Notifier implements NotifierHandle {
     let lastErr: NotifierStatus['lastDeliveryError'] = null;
     for (const name of this.runs.keys()) {
       const cs = this.chState(name);
-      let pending = 0;
-      for (const it of this.items.values()) if (!cs.delivered[it.key] && !this.state.expired[it.key]) pending++;
+      const pending = this.inbox.pendingFor(name).length;
       depth += pending;
       channels[name] = { status: cs.status, pending, last_success: cs.last_success, last_error: cs.last_error, next_attempt: cs.next_attempt };
       if (cs.last_error && cs.status !== 'ok' && (!lastErr || cs.last_error.time > lastErr.time)) lastErr = { channel: name, ...cs.last_error };
     }
     return {
       running: !this.stopped, stateDir: this.opts.stateDir, channels, outboxDepth: depth, lastDeliveryError: lastErr,
-      malformedLines: this.alertsTail.malformed + this.messagesTail.malformed,
+      malformedLines: this.inbox.malformed,
     };
   }
 

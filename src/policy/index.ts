@@ -34,7 +34,7 @@ export { SNOWFLAKE_RE, isSnowflake, splitTarget, keyMatches, isCanonicalRelative
 export { buildPolicy, parseOwner, policyKindOf } from './load.js';
 export { resolveTier, accessFor, tierGrantsPath, commandPermitted, sessionChannels, type Access, type Resolution, type ResolvedBy } from './tiers.js';
 export { explain, explainTarget, formatSource, type Explanation, type TargetExplanation } from './explain.js';
-export { validatePolicyFile, validatePolicyChange } from './validate.js';
+export { validatePolicyFile, validatePolicyChange, validatePolicyState } from './validate.js';
 export { loadPolicyFromRoot, readPolicyFiles, policyFileHealth, MAX_POLICY_BYTES } from './fs.js';
 
 /**

@@ -50,3 +50,28 @@ export function validatePolicyChange(current: readonly PolicyFileInput[], relPat
     return [{ file: relPath, message: `cannot validate: ${String(err)}` }];
   }
 }
+
+/**
+ * Validate several changes as one new state (SPEC §8: a block file and the rule that
+ * loads it change together): each file's own errors, plus every error of the new set
+ * that the approved set did not have — block/rule pairing included, since the whole
+ * change is judged at once. `text === null` removes a file. Pure and total.
+ */
+export function validatePolicyState(current: readonly PolicyFileInput[], changes: readonly { path: string; text: string | null }[]): Located[] {
+  try {
+    const byPath = new Map(current.map((f) => [f.path, f]));
+    const own: Located[] = [];
+    for (const c of changes) {
+      const kind = policyKindOf(c.path);
+      if (kind === null) continue;
+      if (c.text === null) byPath.delete(c.path); else byPath.set(c.path, { path: c.path, text: c.text });
+      if (c.text !== null) own.push(...validatePolicyFile(kind, c.path, c.text));
+    }
+    const before = new Set(buildPolicy(current).errors.map(sig));
+    const ownSigs = new Set(own.map(sig));
+    const added = buildPolicy([...byPath.values()]).errors.filter((e) => !before.has(sig(e)) && !ownSigs.has(sig(e)));
+    return [...own, ...added];
+  } catch (err) {
+    return [{ file: changes[0]?.path ?? '.', message: `cannot validate: ${String(err)}` }];
+  }
+}

@@ -14,6 +14,9 @@ import { publishManifest } from './manifest.js';
 import type { StoreFd } from './store.js';
 
 /** Keep approved bytes in memory up to this much; beyond it they are read (and checked) on demand. */
+/** What the owner must do when the store does not authenticate (said once, the same everywhere). */
+export const RECOVER = "warden does not guard this root until its state is approved again: run 'warden init --force' on a terminal; it shows what differs from the last approved state (snapshots/history) and asks before adopting anything.";
+
 const MEMORY_BUDGET = 48 * 1024 * 1024;
 
 export interface BaselineChange {
@@ -93,16 +96,16 @@ export class BaselineState {
     const r = readIndex(storeFd, key);
     const sealed = seal ? readSeal(seal) : null;
     if (!r.ok) {
-      if (r.problem === 'missing' && sealed) throw new WardenError(`baseline-tampered: snapshots/baseline/index was removed (a baseline was sealed for this root); warden will not start from nothing: ${RECOVERY}.`);
+      if (r.problem === 'missing' && sealed) throw new WardenError(`baseline-tampered: baseline/index was removed (a baseline was sealed for this root); warden will not start from nothing. ${RECOVER}`);
       if (r.problem === 'missing') throw new WardenError("no baseline yet: run 'warden init' first");
-      throw new WardenError(`baseline-tampered: snapshots/baseline/index cannot be trusted (${r.detail}); warden will not adopt it: ${RECOVERY}.`);
+      throw new WardenError(`baseline-tampered: baseline/index cannot be trusted (${r.detail}); warden will not adopt it. ${RECOVER}`);
     }
     const mine = sealPair(r.index.generation, r.raw);
     const parts = sealed?.split(' ') ?? [];
     const current = parts.slice(0, 2).join(' ');
     const previous = parts.slice(2, 4).join(' ');
     if (sealed && mine !== current && mine !== previous) {
-      throw new WardenError(`baseline-tampered: snapshots/baseline/index is authentic but not the latest approved one (generation ${r.index.generation}, the seal names ${current.split(' ')[0] ?? '?'}; rolled back, or written by a second writer?); warden will not adopt it: ${RECOVERY}.`);
+      throw new WardenError(`baseline-tampered: baseline/index is authentic but not the latest approved one (generation ${r.index.generation}, the seal names ${current.split(' ')[0] ?? '?'}; rolled back, or written by a second writer?); warden will not adopt it. ${RECOVER}`);
     }
     const blobs = new Map<string, Buffer>();
     let used = 0;
@@ -112,7 +115,7 @@ export class BaselineState {
     for (const [path, e] of opts.blobs ? Object.entries(r.index.files) : []) {
       if (blobs.has(e.sha256)) continue;
       const b = blobReader.read(e.kind, e.sha256);
-      if (!b) throw new WardenError(`baseline-tampered: the approved content of ${path} is missing from the store or altered; warden will not adopt it: ${RECOVERY}.`);
+      if (!b) throw new WardenError(`baseline-tampered: the approved content of ${path} is missing from the store or altered; warden will not adopt it. ${RECOVER}`);
       if (used + b.length <= MEMORY_BUDGET) { blobs.set(e.sha256, b); used += b.length; }
     }
     } finally {

@@ -36,7 +36,10 @@ async function git(store: Store, extraConfig: string[] = []): Promise<SimpleGit>
  */
 const BULK = ['core.bigFileThreshold=1'];
 
-export interface HistoryChange { path: string; kind: FileKind; bytes: Buffer | null }
+/** `mode`/`beforeMode` are set when the approved mode changes: the commit message records it. */
+export interface HistoryChange { path: string; kind: FileKind; bytes: Buffer | null; mode?: number; beforeMode?: number }
+
+const oct = (m: number): string => m.toString(8).padStart(4, '0');
 
 export function mirrorName(path: string, kind: FileKind): string {
   return kind === 'credentials' ? `${path}.fingerprints` : path;
@@ -91,12 +94,20 @@ export async function initHistory(store: Store, changes: HistoryChange[], user =
   await g.commit(`init: baseline of ${changes.length} file(s)\n\ncommand: warden init\nuser: ${user}\n`, undefined, { '--allow-empty': null });
 }
 
-export async function commitHistory(store: Store, changes: HistoryChange[], command: string, user = osUser()): Promise<string> {
-  const touched = writeMirror(store.fd, changes);
+/** `whole`: `changes` is the complete new state (a re-baseline): files not in it leave the mirror. */
+export async function commitHistory(store: Store, changes: HistoryChange[], command: string, user = osUser(), whole = false): Promise<string> {
   const g = await git(store);
+  if (whole) {
+    const keep = new Set(changes.map((c) => mirrorName(c.path, c.kind)));
+    const tracked = (await g.raw(['ls-files'])).split('\n').filter(Boolean);
+    const gone = tracked.filter((f) => !keep.has(f));
+    if (gone.length) await g.raw(['rm', '-q', '--cached', '--ignore-unmatch', '--', ...gone]);
+  }
+  const touched = writeMirror(store.fd, changes);
   await g.add(['-A', '--', ...touched]);
   const paths = changes.map((c) => c.path).join(', ');
-  const r = await g.commit(`${command.split(' ')[0] ?? command}: ${paths}\n\ncommand: warden ${command}\nuser: ${user}\npaths: ${paths}\n`, undefined, { '--allow-empty': null });
+  const modes = changes.filter((c) => c.mode !== undefined && c.beforeMode !== undefined).map((c) => `mode: ${c.path} ${oct(c.beforeMode as number)} → ${oct(c.mode as number)}\n`).join('');
+  const r = await g.commit(`${command.split(' ')[0] ?? command}: ${paths}\n\ncommand: warden ${command}\nuser: ${user}\npaths: ${paths}\n${modes}`, undefined, { '--allow-empty': null });
   return r.commit;
 }
 
@@ -114,4 +125,17 @@ export async function readPatch(store: Store, commit: string, path?: string, kin
   if (!/^[0-9a-f]{7,64}$/.test(commit)) throw new Error(`not a commit id: ${commit}`);
   const g = await git(store);
   return g.show(['--format=', '--patch', '--no-color', '--no-ext-diff', commit, ...(path ? ['--', mirrorName(path, kind ?? 'text')] : [])]);
+}
+
+/** The latest commit's mirror: mirror path → content, and the commit id; null without history. */
+export async function latestHistoryTree(store: Store): Promise<{ commit: string; files: Map<string, Buffer> } | null> {
+  try {
+    const g = await git(store);
+    const commit = (await g.raw(['rev-parse', 'HEAD'])).trim();
+    const names = (await g.raw(['ls-tree', '-r', '--name-only', '-z', 'HEAD'])).split('\0').filter(Boolean);
+    const files = new Map<string, Buffer>();
+    const { execFileSync } = await import('node:child_process');
+    for (const n of names) files.set(n, execFileSync('git', ['-C', at(store.fd, HISTORY_DIR), 'show', `HEAD:${n}`], { maxBuffer: 64 * 1024 * 1024, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } }));
+    return { commit, files };
+  } catch { return null; }
 }

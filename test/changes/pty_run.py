@@ -24,7 +24,7 @@ while True:
         m = re.compile(answers[i][0].encode()).search(out, pos)
         if m:
             pos = m.end()
-            time.sleep(0.05)
+            # Type at once: the prompt must already have switched the terminal to no-echo.
             os.write(fd, answers[i][1].encode())
             i += 1
             continue

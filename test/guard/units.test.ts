@@ -56,15 +56,26 @@ describe('credential rules', () => {
     assert.equal(d.halfApplied, false);
     assert.deepEqual(d.changes.map((c) => c.key), ['application_id', 'token']);
   });
-  it('one key of a group is half-applied and named', () => {
+  it('a token reset (new token, same application_id) is consistent: the check holds (SPEC §7)', () => {
+    const d = diffCredentials(OLD, text(tok('111', 'reset.z'), '111'), config, 'c');
+    assert.equal(d.halfApplied, false);
+    assert.deepEqual(d.changes.map((c) => c.key), ['token']);
+  });
+  it('a new token for another application is half-applied, naming the key that must come along', () => {
     const d = diffCredentials(OLD, text(tok('222'), '111'), config, 'c');
     assert.equal(d.halfApplied, true);
-    assert.deepEqual(d.halfGroups, [{ group: 'discord', changed: ['token'], unchanged: ['application_id'] }]);
+    assert.deepEqual(d.halfGroups, []);
+    assert.deepEqual(d.failedChecks, [{ group: 'discord', check: 'discord-token', unchanged: ['application_id'] }]);
+  });
+  it('a group without a check changes whole; a confirmed key counts as changed', () => {
+    const two = (a: string, b: string) => `[mail]\nuser = "${a}"\npassword = "${b}"\n`;
+    assert.deepEqual(diffCredentials(two('u', 'p'), two('u', 'p2'), config, 'c').halfGroups, [{ group: 'mail', changed: ['password'], unchanged: ['user'] }]);
+    assert.equal(diffCredentials(two('u', 'p'), two('u', 'p2'), config, 'c', new Set(['mail.user'])).halfApplied, false);
   });
   it('a failing check is half-applied even when both keys changed', () => {
     const d = diffCredentials(OLD, text(tok('333'), '222'), config, 'c');
     assert.equal(d.halfApplied, true);
-    assert.deepEqual(d.failedChecks, [{ group: 'discord', check: 'discord-token' }]);
+    assert.deepEqual(d.failedChecks, [{ group: 'discord', check: 'discord-token', unchanged: [] }]);
   });
   it('a single-key group changes alone', () => {
     assert.equal(diffCredentials(OLD, text(tok('111'), '111', 'k2'), config, 'c').halfApplied, false);

@@ -179,8 +179,10 @@ describe('deployment: the store in the guard’s state directory', () => {
     daemons.push(await startDaemon(t, ['--guard'], { STATE_DIRECTORY: guardState, RUNTIME_DIRECTORY: guardRun }));
     const notifier = await startDaemon(t, ['--notifier'], { ...asWarden, STATE_DIRECTORY: join(lib, 'warden-notify') });
     daemons.push(notifier);
-    const socketDir = readdirSync(guardRun);
-    assert.equal(socketDir.length, 1);
+    // The runtime directory holds the runtime manifest (0644) and one 0700 directory per root for the socket.
+    const socketDir = readdirSync(guardRun).filter((n) => n !== 'manifest.json');
+    assert.equal(socketDir.length, 1, readdirSync(guardRun).join(', '));
+    assert.ok(existsSync(join(guardRun, 'manifest.json')), 'the runtime manifest is published in the runtime directory');
     assert.ok(lstatSync(join(guardRun, socketDir[0]!, 'warden.sock')).isSocket(), 'the control socket is in the runtime directory');
     // The agent plants a whole forged store where the embedded one would be.
     assert.equal(asAgent(FORGE, [t.p('evil'), evil.api, tokenFile, FORGED]).code, 0);

@@ -11,11 +11,14 @@ import { askTty } from './prompt.js';
 import { colorDiff } from '../output.js';
 import { runChangeOp } from './writer.js';
 import type { ChangeCommand, PendingView, Reply } from '../../changes/protocol.js';
+import { enc } from '../../changes/approvals.js';
+import type { PendingChange } from '../../changes/pending.js';
+import { codeDelivery, codeWhere } from './code-delivery.js';
 
 const MAX_ROUNDS = 5;
 
-export function encodeChanges(changes: ChangeRequest[]): { path: string; content_b64: string | null }[] {
-  return changes.map((c) => ({ path: c.path, content_b64: c.content === null ? null : c.content.toString('base64') }));
+export function encodeChanges(changes: ChangeRequest[]): PendingChange[] {
+  return enc(changes);
 }
 
 function raise(r: Reply): never {
@@ -36,8 +39,16 @@ function showPending(ctx: CommandContext, p: PendingView): void {
 }
 
 /** Propose a change and see it through approval. Returns the exit code. */
-export async function proposeAndApprove(ctx: CommandContext, changes: ChangeRequest[], command: string, opts: { base?: BaseHashes; code?: string } = {}): Promise<number> {
-  const r = await runChangeOp(ctx.root, { action: 'propose', command, user: osUser(), changes: encodeChanges(changes), ...(opts.base ? { base: opts.base } : {}) });
+export async function proposeAndApprove(ctx: CommandContext, changes: ChangeRequest[], command: string, opts: { base?: BaseHashes; code?: string; confirmed?: readonly string[] } = {}): Promise<number> {
+  const r = await runChangeOp(ctx.root, {
+    action: 'propose', command, user: osUser(), changes: encodeChanges(changes),
+    ...(opts.base ? { base: opts.base } : {}), ...(opts.confirmed?.length ? { confirmed: [...opts.confirmed] } : {}),
+  });
+  return handleProposal(ctx, r, opts.code);
+}
+
+/** What a writer said to a proposal: applied, refused, or pending (then ask). */
+export async function handleProposal(ctx: CommandContext, r: Reply, code?: string): Promise<number> {
   if (!r.ok) {
     if (r.stale) raise({ ...r, error: `${String(r.error)}; run the command again to see the new state` });
     raise(r);
@@ -46,7 +57,7 @@ export async function proposeAndApprove(ctx: CommandContext, changes: ChangeRequ
     if (!ctx.json && r.summary) ctx.out.line(String(r.summary));
     return reportApplied(ctx, r);
   }
-  return approveLoop(ctx, r.pending as PendingView, opts.code);
+  return approveLoop(ctx, r.pending as PendingView, code);
 }
 
 /** Ask for approval of a pending request (again after each stale answer). */
@@ -67,9 +78,10 @@ export async function approveLoop(ctx: CommandContext, first: PendingView, code?
     } else {
       let c = givenCode;
       givenCode = undefined;
+      const where = codeWhere(codeDelivery(ctx.root));
       if (c === undefined) {
-        const a = await askTty(`one-time code for request ${p.id} (sent to the owner's channels): `);
-        if (a === null) return leavePending(ctx, p, `a one-time code went to the owner's channels; approve with 'warden approve ${p.id} --code CODE' (or 'warden deny ${p.id}')`);
+        const a = await askTty(`one-time code for request ${p.id} (${where}): `);
+        if (a === null) return leavePending(ctx, p, `a one-time code was ${where}; approve with 'warden approve ${p.id} --code CODE' (or 'warden deny ${p.id}')`);
         c = a;
       }
       answer = { action: 'answer', id: p.id, answer: 'approve', code: c, proposal_sha: p.proposal_sha };
@@ -81,9 +93,9 @@ export async function approveLoop(ctx: CommandContext, first: PendingView, code?
       p = r.pending as PendingView;
       continue;
     }
-    if (r.wrongCode) {
+    // The code came from argv: no prompt follows, so the refusal is printed once, by the caller.
+    if (r.wrongCode && code === undefined) {
       if (!ctx.json) ctx.out.err(`warden: ${String(r.error)}`);
-      if (code !== undefined) raise(r); // the code came from argv: do not prompt
       continue;
     }
     raise(r);

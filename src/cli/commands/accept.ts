@@ -7,6 +7,12 @@ import { loadWardenConfigFrom } from '../../store/approved-config.js';
 import { Store } from '../../store/store.js';
 import { proposeAndApprove } from '../changes/flow.js';
 import { refusing } from './apply.js';
+import { loadBaseline } from '../../store/load-baseline.js';
+
+function approvedSha(root: string, path: string): string | null {
+  const l = loadBaseline(root);
+  try { return l.state.entry(path)?.sha256 ?? null; } finally { l.close(); }
+}
 
 export const acceptCommand: CommandSpec = {
   name: 'accept',
@@ -18,6 +24,15 @@ export const acceptCommand: CommandSpec = {
     if (!id || extra.length) throw new WardenError('usage: warden accept ALERT-ID');
     const alert = readAlerts(ctx.root).alerts.find((a) => a.id === id);
     if (!alert) throw new WardenError(`no alert ${id} (see 'warden alerts')`, 1);
+    const reasons = alert.reason === 'changed-while-stopped' ? (alert.also ?? []) : [alert.reason, ...(alert.also ?? [])];
+    const contentChanged = reasons.some((r) => r === 'content' || r === 'emptied' || r === 'too-large' || r === 'half-applied');
+    const rejectedMode = reasons.includes('mode') && alert.after ? alert.after.mode & 0o777 : undefined;
+    // A mode alert proposes the rejected mode on the approved content as it is when the
+    // change is applied (never the quarantined copy, which may predate a later change).
+    if (rejectedMode !== undefined && !contentChanged) {
+      const m = rejectedMode.toString(8).padStart(4, '0');
+      return refusing(ctx, 'accept', () => proposeAndApprove(ctx, [{ path: alert.path, content: null, keep: true, mode: rejectedMode }], `accept ${id} ${alert.path} --mode ${m}`));
+    }
     if (!alert.quarantine) throw new WardenError(`alert ${id} kept no content (${alert.reason}); nothing to accept`, 1);
     const q = alert.quarantine;
     const store = Store.open(ctx.root);
@@ -38,6 +53,14 @@ export const acceptCommand: CommandSpec = {
         content = r.bytes;
       } finally { safeClose(w.fd); }
     } finally { store.close(); }
-    return refusing(ctx, 'accept', () => proposeAndApprove(ctx, [{ path: alert.path, content }], `accept ${id} ${alert.path}`));
+    // The rejected content replaced the approved content of that moment; if a later change
+    // moved the approved file on, accepting would silently undo it.
+    const now = approvedSha(ctx.root, alert.path);
+    const then = alert.before?.sha256 ?? null;
+    if (alert.before && now !== then) {
+      throw new WardenError(`${alert.path} was changed through warden after alert ${id}; accepting its rejected content would undo that later change. Nothing was applied. See 'warden diff ${id}', then propose what you want with 'warden apply ${alert.path} --from FILE'.`, 1);
+    }
+    const mode = rejectedMode !== undefined ? { mode: rejectedMode } : {};
+    return refusing(ctx, 'accept', () => proposeAndApprove(ctx, [{ path: alert.path, content, ...mode }], `accept ${id} ${alert.path}`, alert.before ? { base: { [alert.path]: then } } : {}));
   },
 };

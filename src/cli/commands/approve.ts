@@ -25,6 +25,11 @@ export const approveCommand: CommandSpec = {
         return EXIT.ok;
       }
       const r = await runChangeOp(ctx.root, { action: 'show', id });
+      // Decided before asking: a stale request was replaced by a fresh one (new id, new code).
+      if (r.stale && r.pending) {
+        if (!ctx.json) ctx.out.err(`warden: ${String(r.error)}`);
+        return approveLoop(ctx, r.pending as PendingView);
+      }
       if (!r.ok) throw new WardenError(String(r.error), Number(r.exitCode ?? 1));
       return approveLoop(ctx, r.pending as PendingView, ctx.values.code as string | undefined);
     });

@@ -4,6 +4,8 @@
  */
 import { EXIT, formatLocated } from '../../common/errors.js';
 import { loadPolicyFromRoot } from '../../policy/index.js';
+import { errorVerdicts } from '../../policy/verdict.js';
+import { credentialModeReport } from '../changes/cred-mode.js';
 import type { CommandSpec } from '../types.js';
 
 export const checkCommand: CommandSpec = {
@@ -13,11 +15,13 @@ export const checkCommand: CommandSpec = {
   async run(ctx) {
     const r = loadPolicyFromRoot(ctx.root);
     const ok = r.errors.length === 0;
+    const credModes = credentialModeReport(ctx.root);
     if (ctx.json) {
       ctx.out.json({
         ok,
         errors: r.errors,
         warnings: r.warnings,
+        credential_modes: credModes,
         files: r.files.map((f) => ({ path: f.path, kind: f.kind, status: f.status, grants_nothing: f.grantsNothing, reason: f.reason, errors: f.errors.length })),
       });
       return ok ? EXIT.ok : EXIT.finding;
@@ -33,10 +37,11 @@ export const checkCommand: CommandSpec = {
     for (const e of r.errors) ctx.out.line(`${red('error')} ${formatLocated(e)}`);
     if (r.warnings.length) ctx.out.line();
     for (const w of r.warnings) ctx.out.line(`${yellow('warning')} ${formatLocated(w)}`);
+    for (const f of credModes) ctx.out.line(`${yellow('warning')} ${f.message}`);
     ctx.out.line();
     ctx.out.line(ok
       ? green(`policy OK${r.warnings.length ? ` (${r.warnings.length} warning${r.warnings.length === 1 ? '' : 's'})` : ''}`)
-      : red(`${r.errors.length} error${r.errors.length === 1 ? '' : 's'}: a file with errors grants nothing until it is fixed`));
+      : red(`${r.errors.length} error${r.errors.length === 1 ? '' : 's'}: ${errorVerdicts(r.files).join('; ')}`));
     return ok ? EXIT.ok : EXIT.finding;
   },
 };

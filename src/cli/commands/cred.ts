@@ -1,6 +1,7 @@
 import type { CommandSpec, CommandContext } from '../types.js';
 import { EXIT, WardenError } from '../../common/errors.js';
-import { fingerprint, groupUnits, mergeCredentialSet, unitOf, type CredentialSet } from '../../credentials/rules.js';
+import { fingerprint, groupUnits, mergeCredentialSet, type CredentialSet } from '../../credentials/rules.js';
+import { closest, groupKeys, missingCompanions, suggestion, unknownKeyErrors } from '../../credentials/names.js';
 import { setCredentialValues, type ValueUpdate } from '../../credentials/edit.js';
 import { proposeAndApprove } from '../changes/flow.js';
 import { readSecretValues } from '../changes/prompt.js';
@@ -37,18 +38,20 @@ function checkNames(args: string[]): { group: string; key: string }[] {
   });
 }
 
-async function setKeys(ctx: CommandContext, names: { group: string; key: string }[], command: string): Promise<number> {
-  const st = loadCredState(ctx.root);
+async function setKeys(ctx: CommandContext, names: { group: string; key: string }[], command: string, opts: { allowNew?: boolean; st?: CredState } = {}): Promise<number> {
+  const st = opts.st ?? loadCredState(ctx.root);
   const ids = names.map((n) => `${n.group}.${n.key}`);
   if (new Set(ids).size !== ids.length) throw new WardenError('a key is named twice', EXIT.usage);
-  // Group rule first, before any value is asked for.
-  for (const n of names) {
-    const u = unitOf(st.set.tables, st.config, n.group, n.key);
-    const missing = (u?.keys ?? []).filter((k) => !ids.includes(`${n.group}.${k}`));
-    if (missing.length) {
-      const all = [...new Set([...ids.filter((i) => i.startsWith(`${n.group}.`)), ...missing.map((k) => `${n.group}.${k}`)])];
-      throw new WardenError(`refused: this would leave ${u?.name ?? n.group} half-applied; keys of a group change together, so these must come along: ${missing.map((k) => `${n.group}.${k}`).join(', ')}. Run 'warden cred set ${all.join(' ')}' or 'warden cred rotate ${n.group}'. Nothing was changed.`, EXIT.finding);
-    }
+  // Names first, before any value is asked for: a typo is not a new key.
+  const unknown = unknownKeyErrors(st.set.tables, st.config, names, opts.allowNew ?? false);
+  if (unknown.length) throw new WardenError(`refused: ${unknown.join(' ')} Nothing was changed.`, EXIT.finding);
+  // A unit without a check changes whole; a unit with a check is judged by it once the values are in.
+  const missing = missingCompanions(st.set.tables, st.config, names);
+  if (missing.length) {
+    const along = missing.flatMap((m) => m.missing);
+    const all = [...ids, ...along];
+    const alternatives = [`cred set ${all.join(' ')}`, ...new Set(missing.map((m) => `cred rotate ${m.group}`))];
+    throw new WardenError(`refused: this would leave ${missing.map((m) => m.unit).join(', ')} half-applied; keys of a group change together, so these must come along: ${along.join(', ')}${suggestion(alternatives, command)} (re-entering a value unchanged keeps it). Nothing was changed.`, EXIT.finding);
   }
   const values = await readSecretValues(ids, st.config.max_bytes);
   values.forEach((v, i) => { if (v === '') throw new WardenError(`the value for ${ids[i]} is empty; nothing was changed`, EXIT.usage); });
@@ -66,21 +69,23 @@ async function setKeys(ctx: CommandContext, names: { group: string; key: string 
     changes.push({ path: file, content: Buffer.from(setCredentialValues(text ?? '', file, updates)) });
     base[file] = text === null ? null : sha256Hex(Buffer.from(text));
   }
-  return proposeAndApprove(ctx, changes, command, { base });
+  // Every key typed counts as confirmed, changed or not (SPEC §7).
+  return proposeAndApprove(ctx, changes, command, { base, confirmed: ids });
 }
 
 export const credCommand: CommandSpec = {
   name: 'cred',
   summary: 'Credentials: set keys (values from a hidden prompt or stdin, never argv), rotate a group, list keys and fingerprints.',
-  usage: 'cred set GROUP.KEY [GROUP.KEY …] [--root DIR] [--json]\ncred rotate GROUP [--root DIR] [--json]\ncred list [--root DIR] [--json]',
+  usage: 'cred set [--new] GROUP.KEY [GROUP.KEY …] [--root DIR] [--json]\ncred rotate GROUP [--root DIR] [--json]\ncred list [--root DIR] [--json]',
   allowPositionals: true,
+  options: { new: { type: 'boolean', default: false } },
   async run(ctx) {
     const [sub, ...args] = ctx.positionals;
     switch (sub) {
       case 'set': {
         const names = checkNames(args);
         if (!names.length) throw new WardenError('usage: warden cred set GROUP.KEY [GROUP.KEY …] (values are read from a hidden prompt, or stdin one per line)');
-        return refusing(ctx, 'cred set', () => setKeys(ctx, names, `cred set ${names.map((n) => `${n.group}.${n.key}`).join(' ')}`));
+        return refusing(ctx, 'cred set', () => setKeys(ctx, names, `cred set ${names.map((n) => `${n.group}.${n.key}`).join(' ')}`, { allowNew: Boolean(ctx.values.new) }));
       }
       case 'rotate': {
         const [group, ...extra] = args;
@@ -88,10 +93,13 @@ export const credCommand: CommandSpec = {
         if (group.includes('=') || !/^[A-Za-z0-9_-]+$/.test(group)) throw new WardenError('refused: GROUP must be a group name; values are never given on the command line. Nothing was changed.', EXIT.usage);
         return refusing(ctx, 'cred rotate', async () => {
           const st = loadCredState(ctx.root);
-          const keys = groupUnits(st.set.tables, st.config).filter((u) => u.table === group).flatMap((u) => u.keys);
-          if (!keys.length) throw new WardenError(`no credential group "${group}" (see 'warden cred list')`, EXIT.finding);
-          if (!ctx.json) ctx.out.err(`rotating ${group}: ${keys.map((k) => `${group}.${k}`).join(', ')}`);
-          return setKeys(ctx, keys.map((key) => ({ group, key })), `cred rotate ${group}`);
+          const keys = groupKeys(st.set.tables, st.config, group);
+          if (!keys.length) {
+            const near = closest(group, [...new Set([...Object.keys(st.set.tables), ...Object.keys(st.config.credentials.groups)])]);
+            throw new WardenError(`no credential group "${group}"${near ? `; did you mean ${near}?` : ''} (see 'warden cred list')`, EXIT.finding);
+          }
+          if (!ctx.json) ctx.out.err(`rotating ${group}: ${keys.map((k) => `${group}.${k}`).join(', ')} (each is asked for; re-enter a value unchanged to keep it)`);
+          return setKeys(ctx, keys.map((key) => ({ group, key })), `cred rotate ${group}`, { st });
         });
       }
       case 'list': {

@@ -1,21 +1,55 @@
-import type { CommandSpec } from '../types.js';
+import type { CommandSpec, CommandContext } from '../types.js';
+import { WardenError } from '../../common/errors.js';
 import { initRoot } from '../../changes/init.js';
 import { keyPath } from '../../store/keys.js';
+import { osUser } from '../../store/history.js';
+import { runChangeOp } from '../changes/writer.js';
+import { handleProposal } from '../changes/flow.js';
+import { recoverStore } from '../changes/recover.js';
+import { credentialModeReport } from '../changes/cred-mode.js';
+import { refusing } from './apply.js';
+
+async function firstInit(ctx: CommandContext, force: boolean): Promise<number> {
+  const r = await initRoot(ctx.root, { force });
+  const paths = r.state.paths();
+  const modes = credentialModeReport(ctx.root);
+  if (ctx.json) ctx.out.json({ root: ctx.root, files: paths, dirs: Object.keys(r.state.index.dirs), key: keyPath(ctx.root), store: r.storeDir, credential_modes: modes });
+  else {
+    ctx.out.line(`Baseline recorded: ${r.files} file(s), ${r.dirs} protected director${r.dirs === 1 ? 'y' : 'ies'} in ${r.storeDir}`);
+    for (const p of paths) ctx.out.line(`  ${p}`);
+    ctx.out.line(`HMAC key: ${keyPath(ctx.root)} (keep it; it authenticates the baseline)`);
+    for (const f of modes) ctx.out.err(`warning: ${f.message}`);
+  }
+  return 0;
+}
+
+/**
+ * `init --force`: a sanctioned change (SPEC §8). Handed to the daemon when one runs, else
+ * done under the lock; a store that fails authentication goes to recovery instead.
+ */
+async function reinit(ctx: CommandContext): Promise<number> {
+  let r;
+  try { r = await runChangeOp(ctx.root, { action: 'rebaseline', user: osUser() }); }
+  catch (err) {
+    if (err instanceof WardenError && /^no baseline yet/.test(err.message)) return firstInit(ctx, true);
+    if (err instanceof WardenError && /^(baseline-tampered|no baseline key)/.test(err.message)) return recoverStore(ctx, err.message);
+    throw err;
+  }
+  if (r.ok && r.nothing) {
+    if (ctx.json) ctx.out.json({ ok: true, nothing: true, generation: r.generation });
+    else ctx.out.line(`nothing differs from the last approved state (baseline generation ${String(r.generation)}); nothing to do`);
+    return 0;
+  }
+  return handleProposal(ctx, r);
+}
 
 export const initCommand: CommandSpec = {
   name: 'init',
-  summary: 'Record the first baseline of every protected file (refuses to replace one without --force).',
+  summary: 'Record the first baseline of every protected file; --force re-baselines through approval (and recovers a store that fails authentication).',
   usage: 'init [--force] [--root DIR] [--json]',
   options: { force: { type: 'boolean', default: false } },
   async run(ctx) {
-    const r = await initRoot(ctx.root, { force: Boolean(ctx.values.force) });
-    const paths = r.state.paths();
-    if (ctx.json) ctx.out.json({ root: ctx.root, files: paths, dirs: Object.keys(r.state.index.dirs), key: keyPath(ctx.root), store: r.storeDir });
-    else {
-      ctx.out.line(`Baseline recorded: ${r.files} file(s), ${r.dirs} protected director${r.dirs === 1 ? 'y' : 'ies'} in ${r.storeDir}`);
-      for (const p of paths) ctx.out.line(`  ${p}`);
-      ctx.out.line(`HMAC key: ${keyPath(ctx.root)} (keep it; it authenticates the baseline)`);
-    }
-    return 0;
+    if (!ctx.values.force) return firstInit(ctx, false);
+    return refusing(ctx, 'init', () => reinit(ctx));
   },
 };

@@ -6,13 +6,12 @@ import { refusing } from './apply.js';
 
 export const rmCommand: CommandSpec = {
   name: 'rm',
-  summary: 'Remove an org or block file (or an extra [[protect]] file) through the sanctioned path.',
-  usage: 'rm PATH [--root DIR] [--json]',
+  summary: 'Remove org or block files (or extra [[protect]] files) through the sanctioned path, as one change.',
+  usage: 'rm PATH [PATH …] [--root DIR] [--json]',
   allowPositionals: true,
   async run(ctx) {
-    const [given, ...extra] = ctx.positionals;
-    if (!given || extra.length) throw new WardenError('usage: warden rm PATH');
-    const path = normalizeRelPath(given);
-    return refusing(ctx, 'rm', () => proposeAndApprove(ctx, [{ path, content: null }], `rm ${path}`));
+    if (!ctx.positionals.length) throw new WardenError('usage: warden rm PATH [PATH …]');
+    const paths = ctx.positionals.map(normalizeRelPath);
+    return refusing(ctx, 'rm', () => proposeAndApprove(ctx, paths.map((path) => ({ path, content: null })), `rm ${paths.join(' ')}`));
   },
 };

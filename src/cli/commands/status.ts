@@ -9,6 +9,7 @@ import { channelsOff, deliveryReport } from '../delivery.js';
 import { manifestStatus } from '../../store/manifest.js';
 import { EXIT } from '../../common/errors.js';
 import { clean } from '../../notifier/format.js';
+import { credentialModeReport } from '../changes/cred-mode.js';
 
 export const statusCommand: CommandSpec = {
   name: 'status',
@@ -38,6 +39,7 @@ export const statusCommand: CommandSpec = {
       const policy = policyFileHealth(ctx.root);
       const warnings: string[] = [];
       if (l.config.approval === 'none') warnings.push('approval = "none": changes are applied without confirmation (tests and development only)');
+      warnings.push(...credentialModeReport(ctx.root).map((f) => f.message));
       const report = deliveryReport(ctx.root);
       const delivery = report ? { outbox_depth: report.outboxDepth, last_error: report.lastDeliveryError ?? null, state_dir: report.stateDir } : null;
       const m = manifestStatus(ctx.root);
