@@ -6,7 +6,7 @@ import { at, lstatAt, openRoot, readRegularAt, safeClose, typeOf, walkDir } from
 import { BaselineState } from '../store/baseline-state.js';
 import { baseOf, dirOf } from '../guard/inspect.js';
 import { protectedSet, type ProtectedSet } from '../config/protected-set.js';
-import { readIndex, sha256Hex, writeBlobs, writeIndex, type BaselineIndex, type BlobWrite } from '../store/baseline.js';
+import { readIndex, sha256Hex, writeBlobsInTurns, writeIndex, type BaselineIndex, type BlobWrite } from '../store/baseline.js';
 import { commitHistory, initHistory } from '../store/history.js';
 import { readSeal, sealPath } from '../store/keys.js';
 import { publishManifest } from '../store/manifest.js';
@@ -94,15 +94,16 @@ export async function writeBaseline(root: string, rootFd: number, store: Store, 
     blobs.set(sha, f.bytes);
     index.files[f.path] = { kind, sha256: sha, size: f.bytes.length, mode: f.mode, uid: f.uid, gid: f.gid };
   }
-  // Every blob durable (one sync for all of them, not an fsync each) before the index below can name it.
-  writeBlobs(store.fd, writes);
   const hist = scan.files.map((f) => ({ path: f.path, kind: pset.kindOf(f.path) ?? 'text' as const, bytes: f.bytes }));
-  // The index is the commit point: written last, so a failure before it leaves no new baseline.
-  if (history.kind === 'init') await initHistory(store, hist);
-  else await commitHistory(store, hist, history.command, history.user, true).catch((err: unknown) => {
+  // History (git, a child process) runs while the blobs are written: two cores, not one.
+  const recorded = history.kind === 'init' ? initHistory(store, hist) : commitHistory(store, hist, history.command, history.user, true).then(() => undefined, (err: unknown) => {
     process.stderr.write(`<3>warden: the new baseline is written, but recording it in snapshots/history failed: ${String((err as Error)?.message ?? err).split('\n')[0]}\n`);
-    return null;
   });
+  recorded.catch(() => undefined); // observed below; never an unhandled rejection meanwhile
+  // Every blob durable (one sync for all of them, not an fsync each) before the index below can name it.
+  try { await writeBlobsInTurns(store.fd, writes); } catch (err) { await recorded.catch(() => undefined); throw err; }
+  await recorded;
+  // The index is the commit point: written last, so a failure before it leaves no new baseline.
   store.recordRoot(rootFd);
   recordKeyOwner(root, rootFd);
   const indexBytes = writeIndex(store.fd, index, key);

@@ -120,6 +120,17 @@ export interface BlobWrite { kind: FileKind; bytes: Uint8Array; sha: string }
  * before that fails its hash and is rewritten by the next run.
  */
 export function writeBlobs(storeFd: StoreFd, items: readonly BlobWrite[]): void {
+  const run = writeBlobsStepwise(storeFd, items);
+  while (!run.next().done) { /* all in one turn */ }
+}
+
+/** writeBlobs, yielding to the event loop every 256 blobs (so a git child started before keeps being served). */
+export async function writeBlobsInTurns(storeFd: StoreFd, items: readonly BlobWrite[]): Promise<void> {
+  const run = writeBlobsStepwise(storeFd, items);
+  while (!run.next().done) await new Promise<void>((r) => setImmediate(r));
+}
+
+function* writeBlobsStepwise(storeFd: StoreFd, items: readonly BlobWrite[]): Generator<void, void, void> {
   const byDir = new Map<string, BlobWrite[]>();
   for (const it of items) {
     const d = blobDir(it.kind);
@@ -132,6 +143,7 @@ export function writeBlobs(storeFd: StoreFd, items: readonly BlobWrite[]): void 
       const written = new Set<string>();
       for (const it of list) {
         if (written.has(it.sha)) continue;
+        if (written.size % 256 === 255) yield;
         // Absent: create it under its own name (no temp, no rename). A crash can leave it
         // torn, which its name (the hash) exposes: it is then rewritten below.
         try { createFileAt(fd, it.sha, it.bytes, 0o600, false); written.add(it.sha); continue; } catch (err) { if (errnoCode(err) !== 'EEXIST') throw err; }
