@@ -23,7 +23,7 @@ export const GROUPS: Record<string, { summary: string; subcommands: [string, str
   cred: {
     summary: 'credentials: values are read from a hidden prompt or stdin, never from the command line',
     subcommands: [
-      ['set GROUP.KEY …', 'set keys of a group (every key of a group changes together)'],
+      ['set [--new] GROUP.KEY …', 'set keys of a group (every key of a group changes together; --new adds a key that is not there yet)'],
       ['rotate GROUP', 'give every key of a group a new value (an unchanged value counts as confirmed)'],
       ['list', 'keys and their fingerprints (never the values)'],
     ],
