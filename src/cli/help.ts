@@ -23,7 +23,7 @@ export const GROUPS: Record<string, { summary: string; subcommands: [string, str
   cred: {
     summary: 'credentials: values are read from a hidden prompt or stdin, never from the command line',
     subcommands: [
-      ['set GROUP.KEY …', 'set keys of a group (every key of a group changes together)'],
+      ['set [--new] GROUP.KEY …', 'set keys of a group (every key of a group changes together; --new adds a key that is not there yet)'],
       ['rotate GROUP', 'give every key of a group a new value (an unchanged value counts as confirmed)'],
       ['list', 'keys and their fingerprints (never the values)'],
     ],
@@ -81,16 +81,22 @@ export const HELP: Record<string, HelpText> = {
     examples: ['warden edit orgs/bookclub.toml', 'EDITOR=nano warden edit config/conditions.toml'],
   },
   apply: {
-    options: [['--from FILE|-', 'the proposed content: a file, or - for stdin']],
-    examples: ['warden apply orgs/bookclub.toml --from /tmp/new.toml', 'git show HEAD:orgs/bookclub.toml | warden apply orgs/bookclub.toml --from -'],
+    options: [
+      ['--from FILE|-', 'the proposed content of the PATH before it: a file, or - for stdin (repeat PATH --from FILE for several files, applied as one change)'],
+      ['--mode MODE', 'the approved mode of the PATH before it (e.g. 0600), with or without new content'],
+      ['--rm PATH', 'remove PATH (an org or block file) in the same change'],
+    ],
+    examples: ['warden apply orgs/bookclub.toml --from /tmp/new.toml', 'warden apply config/credentials.toml --mode 0600', 'warden apply blocks/conditional/nsfw.md --from /tmp/nsfw.md config/conditions.toml --from /tmp/conditions.toml'],
   },
   rm: {
     examples: ['warden rm orgs/old-team.toml', 'warden rm blocks/conditional/nsfw.md'],
   },
   cred: {
+    options: [['--new', 'with set: add a key or group that is not in the file yet']],
     examples: ['warden cred list', 'warden cred rotate discord'],
   },
   'cred set': {
+    options: [['--new', 'add a key or group that is not in the file yet (otherwise a name that is not there is refused, with "did you mean")']],
     examples: ['warden cred set anthropic.api_key          # asks for the value, hidden', 'printf "%s\\n" "$TOKEN" "$APP_ID" | warden cred set discord.token discord.application_id'],
   },
   'cred rotate': {

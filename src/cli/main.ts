@@ -57,6 +57,7 @@ function groupHelp(name: string): string {
     ...g.subcommands.map(([s, d]) => `  warden ${name} ${s.padEnd(width)}  ${d}`),
     '',
     `Run 'warden ${name} <subcommand> --help' for its options and examples.`,
+    ...(HELP[name]?.options?.length ? ['', 'options:', ...optionLines(HELP[name]!.options!)] : []),
     ...(HELP[name]?.examples.length ? ['', 'examples:', ...HELP[name]!.examples.map((e) => `  ${e}`)] : []),
   ].join('\n');
 }

@@ -135,7 +135,7 @@ export async function latestHistoryTree(store: Store): Promise<{ commit: string;
     const names = (await g.raw(['ls-tree', '-r', '--name-only', '-z', 'HEAD'])).split('\0').filter(Boolean);
     const files = new Map<string, Buffer>();
     const { execFileSync } = await import('node:child_process');
-    for (const n of names) files.set(n, execFileSync('git', ['-C', at(store.fd, HISTORY_DIR), 'show', `HEAD:${n}`], { maxBuffer: 64 * 1024 * 1024, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } }));
+    for (const n of names) files.set(n, execFileSync('git', ['show', `HEAD:${n}`], { cwd: at(store.fd, HISTORY_DIR), timeout: 30_000, maxBuffer: 64 * 1024 * 1024, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } }));
     return { commit, files };
   } catch { return null; }
 }

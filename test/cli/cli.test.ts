@@ -164,7 +164,7 @@ describe('help that teaches', () => {
     assert.equal(r.code, 0);
     assert.match(r.stdout, /^usage: warden cred rotate GROUP/);
     assert.doesNotMatch(r.stdout, /cred set/);
-    assert.match(at(t, t.outside, ['cred', 'set', '--help']).stdout, /^usage: warden cred set GROUP\.KEY/);
+    assert.match(at(t, t.outside, ['cred', 'set', '--help']).stdout, /^usage: warden cred set (\[--new\] )?GROUP\.KEY/);
   });
 
   it('a bare group lists its subcommands; unknown commands honour --json', () => {

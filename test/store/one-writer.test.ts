@@ -173,7 +173,7 @@ describe('the seal and the index', () => {
     const r = spawnSync(process.execPath, [CLI, 'run', '--guard', '--root', t.root], { env: t.env, encoding: 'utf8', timeout: 30_000 });
     assert.equal(r.status, 2);
     assert.match(r.stderr, /not the latest approved one \(generation 1, the seal names 2;/);
-    assert.match(r.stderr, /run `warden init --force` to review the difference and approve it/);
+    assert.match(r.stderr, /run 'warden init --force' on a terminal; it shows what differs from the last approved state/);
     assert.ok(readAlertsOf(t).some((a) => a.reason === 'baseline-tampered'));
   });
 
