@@ -29,6 +29,11 @@ export function table(): string {
     const met = v.met as Json;
     rows.push([`verify ${N_FILES} × 1 KiB (ms, median of ${RUNS})`, f1(v.wardenMs, 0), `sha256sum ${f1(v.sha256sumMs, 0)}`, `${f1(v.ratioToSha256sum, 2)}×`, '≤ 3× sha256sum', ok(met.sha256sum)]);
     rows.push([`verify vs AIDE (ms, median of ${RUNS})`, f1(v.wardenMs, 0), v.aideMs !== undefined ? `aide ${f1(v.aideMs, 0)}` : `aide skipped: ${v.aideNote}`, v.aideMs !== undefined ? `${f1(v.aideOverWarden, 1)}× faster` : '—', '≥ 15× faster', ok(met.aide)]);
+    const init = results.init10k as Json | undefined;
+    if (init && v.aideInitMs !== undefined) {
+      const ratio = (init.ms as number) / (v.aideInitMs as number);
+      rows.push([`init ${N_FILES} × 1 KiB (ms, one run)`, f1(init.ms, 0), `aide --init ${f1(v.aideInitMs, 0)}`, `${f1(ratio, 2)}×`, '≤ 1× aide --init', ok(ratio <= 1)]);
+    }
   } else rows.push(['verify', 'error', String(v?.error ?? 'not run'), '', '', '']);
   const s = results.startup as Json | undefined;
   if (s && !s.error) rows.push([`startup to ready, ${N_FILES} files (ms, median)`, f1(s.medianMs, 0), '', '', '≤ 1000 ms', ok(s.met)]);
@@ -51,7 +56,7 @@ export function table(): string {
   const c = results.crash as Json | undefined;
   if (c && c.available) {
     const met = c.met as Json;
-    rows.push([`credential crash trials (${f1((c.ms as number) / 1000, 0)} s${c.stoppedAtBudget ? ', stopped at budget' : ''})`, `${c.trials}/${c.requested} trials, ${c.mixed} mixed`, `interrupted ${c.interrupted}, rolled back ${c.rolledBack}, forward ${c.rolledForward}`, '', '≥ 1000, 0 mixed', ok(met.trials === true && met.mixed === true)]);
+    rows.push([`credential crash trials (npm run bench:crash, last complete run ${String(c.lastRun ?? '?').slice(0, 16)}, ${f1((c.ms as number) / 1000, 0)} s)`, `${c.trials}/${c.requested} trials, ${c.mixed} mixed`, `interrupted ${c.interrupted}, rolled back ${c.rolledBack}, forward ${c.rolledForward}`, '', '≥ 1000, 0 mixed', ok(met.trials === true && met.mixed === true)]);
   } else rows.push(['credential crash trials', '—', String(c?.note ?? c?.error ?? 'not run'), '', '≥ 1000, 0 mixed', '—']);
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
   const line = (r: string[]) => `| ${r.map((c2, i) => c2.padEnd(widths[i]!)).join(' | ')} |`;
