@@ -20,6 +20,7 @@ import { listenControl, type Request, type Response } from './control.js';
 import { acquireLock, type Lock } from '../store/lock.js';
 import { createSdNotifier } from './sd-notify.js';
 import { adviceFor } from '../guard/classify.js';
+import { muteStreamErrors, rateLimitedWriter, writeLineSync } from '../common/diagnostics.js';
 
 export interface RunOptions {
   root: string;
@@ -39,8 +40,10 @@ export interface Daemon {
 }
 
 export async function runDaemon(opts: RunOptions): Promise<Daemon> {
-  const log = opts.log ?? ((l: string) => process.stderr.write(l + '\n'));
-  const say = opts.stdout ?? ((l: string) => process.stdout.write(l + '\n'));
+  // A failing or flooded stderr/stdout never stops the guard (invariant 14; common/diagnostics.ts).
+  muteStreamErrors();
+  const log = opts.log ?? rateLimitedWriter(2);
+  const say = opts.stdout ?? ((l: string) => { writeLineSync(1, l); });
   process.umask(0o077);
   // The guard takes its settings from the authenticated baseline once loaded (below).
   let config = opts.guard ? configFromBytes(null) : loadWardenConfig(opts.root);

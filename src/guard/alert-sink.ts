@@ -4,6 +4,7 @@
  * first on the next alert and on every rescan, never dropped.
  */
 import { errnoCode } from '../common/errors.js';
+import { escapeText } from '../common/escape.js';
 import type { Alert, AlertReason } from '../store/alert-types.js';
 import { appendAlert, newAlertId } from '../store/alerts.js';
 import { adviceFor } from './classify.js';
@@ -62,9 +63,15 @@ export class AlertSink {
 
 const PRIORITY: Record<Alert['action'], number> = { reverted: 4, removed: 4, 'revert-failed': 3, flagged: 2 };
 
-/** sd-daemon style: "<N>" priority prefix, picked up by journald from stderr. */
+/** sd-daemon style: "<N>" priority prefix, picked up by journald from stderr. One line: every field is escaped. */
 export function journalLine(a: Alert): string {
+  return escapeText(rawJournalLine(a));
+}
+
+function rawJournalLine(a: Alert): string {
   const keys = a.credential_changes?.length ? ` keys: ${a.credential_changes.map((c) => `${c.group}.${c.key} ${c.before ?? '-'}→${c.after ?? '-'}`).join(', ')};` : '';
   const extra = a.also?.length ? ` (+${a.also.join(', ')})` : '';
-  return `<${PRIORITY[a.action]}>warden: ${a.action} ${a.path}: ${a.reason}${extra};${keys} alert ${a.id}. ${a.advice}`;
+  const count = a.count && a.count > 1 ? ` (${a.count} alerts folded)` : '';
+  const detail = a.detail ? ` ${a.detail}.` : '';
+  return `<${PRIORITY[a.action] ?? 4}>warden: ${a.action} ${a.path}: ${a.reason}${extra}${count};${keys} alert ${a.id}.${detail} ${a.advice}`;
 }

@@ -3,10 +3,17 @@ import { readAlerts } from '../../store/alerts.js';
 import { deliveryReport } from '../delivery.js';
 import { normalizeRelPath } from '../../changes/apply.js';
 import type { Alert } from '../../store/alert-types.js';
+import { escapeText } from '../../common/escape.js';
 
+/** One line per alert; every field comes from alerts.jsonl, which names attacker-chosen paths: escaped. */
 function describe(a: Alert): string {
+  return escapeText(rawDescribe(a));
+}
+
+function rawDescribe(a: Alert): string {
   const keys = a.credential_changes?.length ? ` keys ${a.credential_changes.map((c) => `${c.group}.${c.key} ${c.before ?? '-'}→${c.after ?? '-'}`).join(', ')}` : '';
-  return `${a.time}  ${a.id}  ${a.action} ${a.path}: ${a.reason}${a.also?.length ? ` (+${a.also.join(', ')})` : ''}${keys}${a.quarantine ? `  kept: ${a.quarantine}` : ''}`;
+  const count = a.count && a.count > 1 ? ` (${a.count} alerts folded)` : '';
+  return `${a.time}  ${a.id}  ${a.action} ${a.path}: ${a.reason}${a.also?.length ? ` (+${a.also.join(', ')})` : ''}${count}${keys}${a.quarantine ? `  kept: ${a.quarantine}` : ''}${a.detail && a.count ? `  ${a.detail}` : ''}`;
 }
 
 export const alertsCommand: CommandSpec = {
@@ -21,7 +28,7 @@ export const alertsCommand: CommandSpec = {
     if (alerts.length === 0) ctx.out.line('no alerts');
     for (const a of withDelivery) {
       const d = Object.entries(a.delivery).map(([ch, s]) => `${ch}: ${s?.state}`).join(', ');
-      ctx.out.line(`${describe(a)}${d ? `  [${d}]` : ''}`);
+      ctx.out.line(`${describe(a)}${d ? `  [${escapeText(d)}]` : ''}`);
     }
     if (skipped) ctx.out.err(`warning: ${skipped} line(s) of snapshots/alerts.jsonl are not alerts and were skipped`);
     return 0;
@@ -39,11 +46,11 @@ export const whyCommand: CommandSpec = {
     const path = normalizeRelPath(given);
     const mine = readAlerts(ctx.root).alerts.filter((a) => a.path === path || a.path.startsWith(path + '/')).slice(-10);
     if (ctx.json) { ctx.out.json({ path, alerts: mine }); return 0; }
-    if (mine.length === 0) { ctx.out.line(`No alerts for ${path}: warden has not reverted it.`); return 0; }
-    ctx.out.line(`${mine.length} recent alert(s) for ${path}, newest last:`);
+    if (mine.length === 0) { ctx.out.line(`No alerts for ${escapeText(path)}: warden has not reverted it.`); return 0; }
+    ctx.out.line(`${mine.length} recent alert(s) for ${escapeText(path)}, newest last:`);
     for (const a of mine) {
       ctx.out.line(`  ${describe(a)}`);
-      ctx.out.line(`    ${a.advice}`);
+      ctx.out.line(`    ${escapeText(a.advice)}`);
     }
     return 0;
   },

@@ -1,0 +1,232 @@
+/**
+ * Issue 12: the guard under attack. Each test reproduces one finding of a red-team run
+ * against the real daemon: hostile names, a failing stderr, an exhausted inotify, late
+ * writes, storms and floods. Bounded so the suite stays fast; the heavy variants with
+ * numbers are in bench/storm.ts.
+ */
+import { describe, it, afterEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import {
+  chmodSync, closeSync, existsSync, linkSync, lstatSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync,
+  statSync, writeFileSync, writeSync,
+} from 'node:fs';
+import { join } from 'node:path';
+import {
+  CLI, cli, makeRoot, protectedPicture, readAlertsOf, startDaemon, waitFor, TEST_WARDEN_TOML,
+  type Daemon, type TestRoot,
+} from '../helpers/root.js';
+
+const ORG = 'orgs/bookclub.toml';
+const roots: TestRoot[] = [];
+const daemons: Daemon[] = [];
+const cleanups: (() => void)[] = [];
+
+function fresh(wardenToml = TEST_WARDEN_TOML.replace('rescan_seconds = 30', 'rescan_seconds = 5')): TestRoot {
+  const t = makeRoot({ wardenToml });
+  roots.push(t);
+  assert.equal(cli(t, ['init']).code, 0);
+  return t;
+}
+async function daemon(t: TestRoot, env?: NodeJS.ProcessEnv): Promise<Daemon> {
+  const d = await startDaemon(t, ['--guard'], env);
+  daemons.push(d);
+  return d;
+}
+const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+const sleep = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+
+afterEach(async () => {
+  for (const d of daemons.splice(0)) await d.stop();
+  for (const c of cleanups.splice(0)) c();
+  for (const t of roots.splice(0)) t.cleanup();
+});
+
+describe('hostile names', () => {
+  it('a name with a newline cannot forge a journal line', async () => {
+    const t = fresh();
+    const d = await daemon(t);
+    const name = 'orgs/x\n<6>warden: all protected files verified clean x.toml';
+    writeFileSync(t.p(name), 'members = []\n');
+    await waitFor(() => readAlertsOf(t).some((a) => a.reason === 'unexpected-file' && a.path === name) && !existsSync(t.p(name)), 10_000, 'removal');
+    await waitFor(() => d.stderr().includes('unexpected-file'), 5_000, 'journal line');
+    const lines = d.stderr().split('\n');
+    assert.ok(!lines.some((l) => l.startsWith('<6>warden: all protected')), 'no forged line');
+    assert.ok(lines.some((l) => l.includes('x\\n<6>warden: all protected')), 'the name is shown escaped');
+  });
+
+  it('an ESC]52 clipboard write in a name never reaches the terminal (alerts, why)', async () => {
+    const t = fresh();
+    await daemon(t);
+    const name = 'orgs/\u001b]52;c;ZXZpbA==\u0007.toml';
+    writeFileSync(t.p(name), 'members = []\n');
+    await waitFor(() => readAlertsOf(t).some((a) => a.path === name), 10_000, 'removal');
+    for (const args of [['alerts'], ['why', 'orgs']]) {
+      const r = cli(t, args);
+      assert.equal(r.code, 0, r.stderr);
+      assert.ok(r.stdout.includes('\\e]52;c;ZXZpbA==\\x07'), `${args[0]} shows the name escaped: ${r.stdout}`);
+      assert.ok(!/[\u0000-\u0008\u000b-\u001f\u007f]/.test(r.stdout), `${args[0]} prints no control character`);
+    }
+  });
+});
+
+describe('never killed by its own output', () => {
+  async function stillReverts(t: TestRoot, proc: ReturnType<typeof spawn>): Promise<void> {
+    const approved = protectedPicture(t);
+    for (let i = 0; i < 5; i++) {
+      writeFileSync(t.p(ORG), `members = ["out-${i}"]\n`);
+      writeFileSync(t.p(`orgs/new-${i}.toml`), 'members = []\n');
+      await waitFor(() => same(protectedPicture(t), approved), 10_000, `revert ${i}`);
+      assert.equal(proc.exitCode, null, 'the guard is still running');
+    }
+    await waitFor(() => readAlertsOf(t).filter((a) => a.path.startsWith('orgs/new-')).length === 5, 10_000, 'every revert recorded');
+    assert.equal(proc.exitCode, null, 'the guard is still running');
+  }
+
+  function spawnGuard(t: TestRoot, stderr: 'pipe' | number): ReturnType<typeof spawn> {
+    const proc = spawn(process.execPath, [CLI, 'run', '--guard', '--root', t.root], { env: t.env, stdio: ['ignore', 'pipe', stderr] });
+    cleanups.push(() => { if (proc.exitCode === null) proc.kill('SIGKILL'); });
+    return proc;
+  }
+
+  it('stderr to a closed pipe (EPIPE)', async () => {
+    const t = fresh();
+    const proc = spawnGuard(t, 'pipe');
+    let out = '';
+    proc.stdout!.on('data', (b) => { out += String(b); });
+    proc.stderr!.destroy(); // the reader goes away: every write to stderr is EPIPE
+    await waitFor(() => out.includes('ready\n'), 20_000, 'ready');
+    await stillReverts(t, proc);
+  });
+
+  it('stderr to a full file system (ENOSPC)', async () => {
+    const t = fresh();
+    const full = openSync('/dev/full', 'w');
+    const proc = spawnGuard(t, full);
+    closeSync(full);
+    let out = '';
+    proc.stdout!.on('data', (b) => { out += String(b); });
+    await waitFor(() => out.includes('ready\n'), 20_000, 'ready');
+    await stillReverts(t, proc);
+  });
+});
+
+describe('exhausted kernel resources', () => {
+  it('inotify exhausted before the first watch is armed: watch-degraded once, polling, reverts', async () => {
+    const t = fresh();
+    const d = await daemon(t, { WARDEN_TEST_WATCH_FAULT: 'ENOSPC:early' });
+    await waitFor(() => readAlertsOf(t).some((a) => a.reason === 'watch-degraded'), 10_000, 'degraded alert');
+    await waitFor(() => JSON.parse(cli(t, ['status', '--json']).stdout).daemon.polling === true, 10_000, 'status shows polling');
+    const approved = protectedPicture(t);
+    writeFileSync(t.p(ORG), 'members = ["polled"]\n');
+    await waitFor(() => same(protectedPicture(t), approved), 10_000, 'reverted while polling');
+    assert.equal(readAlertsOf(t).filter((a) => a.reason === 'watch-degraded').length, 1);
+    assert.equal(d.proc.exitCode, null);
+  });
+
+  it('a flood of watcher errors (EMFILE) is one alert and a bounded number of log lines', async () => {
+    const t = fresh();
+    const d = await daemon(t, { WARDEN_TEST_WATCH_FAULT: 'EMFILE:flood' });
+    await waitFor(() => readAlertsOf(t).some((a) => a.reason === 'watch-degraded'), 10_000, 'degraded alert');
+    await waitFor(() => d.stderr().includes('suppressed'), 10_000, 'the rate limit reports what it dropped');
+    const approved = protectedPicture(t);
+    writeFileSync(t.p(ORG), 'members = ["flood"]\n');
+    await waitFor(() => same(protectedPicture(t), approved), 10_000, 'reverted during the flood');
+    assert.equal(readAlertsOf(t).filter((a) => a.reason === 'watch-degraded').length, 1, 'one watch-degraded alert');
+    const lines = d.stderr().split('\n').length;
+    assert.ok(lines < 600, `stderr stays bounded (${lines} lines for 20,000 errors)`);
+  });
+
+  it('returns to inotify when it can', async () => {
+    const t = fresh(TEST_WARDEN_TOML.replace('rescan_seconds = 30', 'rescan_seconds = 1'));
+    await daemon(t, { WARDEN_TEST_WATCH_FAULT: 'ENOSPC' });
+    await waitFor(() => readAlertsOf(t).some((a) => a.reason === 'watch-degraded'), 10_000, 'degraded alert');
+    await waitFor(() => JSON.parse(cli(t, ['status', '--json']).stdout).daemon.polling === false, 15_000, 'back on inotify');
+    const approved = protectedPicture(t);
+    writeFileSync(t.p(ORG), 'members = ["back"]\n');
+    await waitFor(() => same(protectedPicture(t), approved), 10_000, 'reverted after the return');
+  });
+});
+
+describe('nothing lost', () => {
+  it('100 truncate-then-write edits, some in pieces: every marker is in quarantine', async () => {
+    const t = fresh();
+    await daemon(t);
+    const approved = protectedPicture(t);
+    const markers: string[] = [];
+    for (let i = 0; i < 100; i++) {
+      const marker = `marker-${i}-${Math.random().toString(36).slice(2)}`;
+      markers.push(marker);
+      const fd = openSync(t.p(ORG), 'w'); // O_TRUNC: the file is empty from here
+      sleep(i % 2 ? 15 : 3); // long enough for the revert of the emptied file to win the race
+      const text = `members = ["${marker}"]\n`;
+      const pieces = i % 3 === 0 ? [text] : i % 3 === 1 ? [text.slice(0, 9), text.slice(9)] : [text.slice(0, 5), text.slice(5, 14), text.slice(14)];
+      for (const [k, piece] of pieces.entries()) { if (k) sleep(4); writeSync(fd, piece); }
+      closeSync(fd);
+      await waitFor(() => same(protectedPicture(t), approved), 10_000, `edit ${i} reverted`);
+    }
+    // The late bytes went into the rejected inode, which quarantine holds.
+    const kept = readdirSync(t.p('snapshots/quarantine')).flatMap((id) => readdirSync(t.p(`snapshots/quarantine/${id}`)).map((n) => readFileSync(t.p(`snapshots/quarantine/${id}/${n}`), 'utf8'))).join('\n');
+    const lost = markers.filter((m) => !kept.includes(m));
+    assert.deepEqual(lost, [], `${lost.length} of 100 markers lost`);
+  });
+
+  it('every quarantined entry is 0600/0700 and shares no inode with a path the attacker holds', async () => {
+    const t = fresh();
+    await daemon(t);
+    const approved = protectedPicture(t);
+    // An unexpected file, a directory with a file in it, a FIFO; all world-readable.
+    writeFileSync(t.p('orgs/extra.toml'), 'members = []\n', { mode: 0o644 });
+    mkdirSync(t.p('orgs/dir.toml'), { mode: 0o755 });
+    writeFileSync(t.p('orgs/dir.toml/inner'), 'x', { mode: 0o644 });
+    // A too-large credential file, 0644, with a hard link the attacker keeps.
+    const big = t.p('config/credentials.toml.partial');
+    writeFileSync(big, Buffer.alloc(2 * 1024 * 1024, 0x41), { mode: 0o644 });
+    chmodSync(big, 0o644);
+    const alias = join(t.base, 'held-link');
+    linkSync(big, alias);
+    renameSync(big, t.p('config/credentials.toml'));
+    await waitFor(() => same(protectedPicture(t), approved) && readAlertsOf(t).some((a) => a.path === 'config/credentials.toml' && a.quarantine)
+      && ['orgs/extra.toml', 'orgs/dir.toml'].every((p) => readAlertsOf(t).some((a) => a.path === p && a.quarantine)), 10_000, 'reverts');
+    const heldIno = statSync(alias).ino;
+    const walk = (rel: string): void => {
+      const st = lstatSync(t.p(rel));
+      if (st.isSymbolicLink()) return;
+      if (st.isDirectory()) {
+        assert.equal(st.mode & 0o777, 0o700, `${rel} is 0700`);
+        for (const n of readdirSync(t.p(rel))) walk(`${rel}/${n}`);
+        return;
+      }
+      assert.equal(st.mode & 0o777, 0o600, `${rel} is 0600`);
+      assert.notEqual(st.ino, heldIno, `${rel} is not the inode the attacker holds`);
+      assert.equal(st.nlink, 1, `${rel} has no other name`);
+    };
+    walk('snapshots/quarantine');
+    const cred = readAlertsOf(t).find((a) => a.path === 'config/credentials.toml' && a.quarantine)!;
+    assert.ok(statSync(t.p(cred.quarantine!)).size > 0, 'a bounded copy of the too-large file is kept');
+  });
+});
+
+describe('priorities and bounds', () => {
+  it('a revert of an approved file is not queued behind a storm of new files', async () => {
+    const t = fresh();
+    const d = await daemon(t);
+    const approved = protectedPicture(t);
+    // 3,000 new org files as fast as a shell can make them, then one real edit.
+    spawnSync('sh', ['-c', `cd '${t.p('orgs')}' && i=0; while [ $i -lt 3000 ]; do echo 'members = []' > s$i.toml; i=$((i+1)); done`]);
+    writeFileSync(t.p(ORG), 'members = ["during-storm"]\n');
+    await waitFor(() => same(protectedPicture(t), approved), 60_000, 'the real edit reverted');
+    // The storm is still being worked off when the real revert is done.
+    const left = readdirSync(t.p('orgs')).filter((n) => /^s\d+\.toml$/.test(n)).length;
+    assert.ok(left > 0, 'the real revert went first');
+    await waitFor(() => readdirSync(t.p('orgs')).every((n) => !/^s\d+\.toml$/.test(n)), 120_000, 'storm removed');
+    // Bounded: alerts fold, yet every removal is counted.
+    const alerts = readAlertsOf(t).filter((a) => a.reason === 'unexpected-file');
+    assert.ok(alerts.length < 600, `alerts fold (${alerts.length} lines for 3,000 removals)`);
+    await waitFor(() => readAlertsOf(t).filter((a) => a.reason === 'unexpected-file').reduce((n, a) => n + (a.count ?? 1), 0) === 3000, 20_000, 'every removal counted');
+    const q = readdirSync(t.p('snapshots/quarantine')).length;
+    assert.ok(q <= 1100, `quarantine bounded (${q} entries)`);
+    assert.ok(readAlertsOf(t).some((a) => /quarantine quota/.test(a.detail ?? '')), 'the overflow is recorded');
+    assert.equal(d.proc.exitCode, null);
+  });
+});
