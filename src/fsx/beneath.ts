@@ -10,7 +10,7 @@
  * descriptor close-on-exec, so none leaks into a child process.
  */
 import {
-  closeSync, constants, fchmodSync, fchownSync, fstatSync, fsyncSync, linkSync, lstatSync,
+  chmodSync, chownSync, closeSync, constants, fchmodSync, fchownSync, fstatSync, fsyncSync, linkSync, lstatSync,
   mkdirSync, openSync, readSync, renameSync, unlinkSync, writeSync, type Stats,
 } from 'node:fs';
 import { randomBytes } from 'node:crypto';
@@ -236,6 +236,31 @@ export function moveAt(fromDirFd: number, name: string, toDirFd: number, toName:
 /** Hard-link a regular file into another directory (keeps a too-large file without reading it). */
 export function linkAt(fromDirFd: number, name: string, toDirFd: number, toName: string): void {
   linkSync(at(fromDirFd, name), at(toDirFd, toName));
+}
+
+/**
+ * The first `maxBytes` of a regular file (no links followed, a FIFO never blocks us): for a
+ * bounded copy of a file we will not keep whole.
+ */
+export function readHeadAt(dirFd: number, name: string, maxBytes: number): Buffer {
+  const fd = openSync(at(dirFd, name), O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+  try {
+    if (!fstatSync(fd).isFile()) throw Object.assign(new Error(`${name} is not a regular file`), { code: 'EINVAL' });
+    const buf = Buffer.allocUnsafeSlow(Math.min(maxBytes, fstatSync(fd).size));
+    let n = 0;
+    while (n < buf.length) { const r = readSync(fd, buf, n, buf.length - n, null); if (r === 0) break; n += r; }
+    return buf.subarray(0, n);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** chmod (and chown when given) an entry that lstat says is no symlink; used inside warden's own 0700 directories. */
+export function setModeAt(dirFd: number, name: string, mode: number, owner?: { uid: number; gid: number }): void {
+  const st = lstatSync(at(dirFd, name));
+  if (st.isSymbolicLink()) return;
+  if (owner && (st.uid !== owner.uid || st.gid !== owner.gid)) chownSync(at(dirFd, name), owner.uid, owner.gid);
+  chmodSync(at(dirFd, name), mode);
 }
 
 export function unlinkAt(dirFd: number, name: string): void {

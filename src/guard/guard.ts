@@ -19,7 +19,8 @@ import { DirCache, baseOf, candidatePaths, dirOf, inspectDirs, inspectFileAt, ty
 import { statStamp } from './observe.js';
 import { protectedSet, type ProtectedSet } from '../config/protected-set.js';
 import { AlertSink } from './alert-sink.js';
-import { Quarantine, fsyncQuiet } from './quarantine.js';
+import { Quarantine, QuarantineQuota, fsyncQuiet } from './quarantine.js';
+import { unlinkAt } from '../fsx/beneath.js';
 import { RetryBook } from './retry.js';
 import { INDEX_PATH, StoreCheck } from './store-check.js';
 import { sweepTemps } from './temps.js';
@@ -33,6 +34,13 @@ export interface GuardOptions {
   onAlert?: (alert: Alert) => void;
   /** Diagnostics that are not alerts. */
   log?: (line: string) => void;
+  /** Journal lines of alerts (default: log). */
+  journal?: (line: string) => void;
+  /**
+   * Work on paths that are not approved files (new, unexpected files) found by a rescan is
+   * handed here to run after the reverts that are waiting (hints.ts); default: inline.
+   */
+  defer?: (rel: string) => void;
   /** After a protected directory was recreated: the watcher re-arms it. */
   onDirRepaired?: () => void;
 }
@@ -47,6 +55,8 @@ export class Guard {
   private readonly onDirRepaired: () => void;
   private readonly alerts: AlertSink;
   private readonly quarantine: Quarantine;
+  private readonly quota = new QuarantineQuota();
+  private readonly defer: ((rel: string) => void) | null;
   private readonly retries = new RetryBook();
   private readonly store: StoreCheck;
   /** Stat stamps of files verified clean by hash: lets the backstop rescan skip unchanged files. */
@@ -63,7 +73,8 @@ export class Guard {
     this.state = opts.state;
     this.log = opts.log ?? ((l) => process.stderr.write(l + '\n'));
     this.onDirRepaired = opts.onDirRepaired ?? (() => {});
-    this.alerts = new AlertSink(opts.rootFd, this.log, opts.onAlert ?? (() => {}));
+    this.alerts = new AlertSink(opts.rootFd, opts.journal ?? this.log, opts.onAlert ?? (() => {}));
+    this.defer = opts.defer ?? null;
     this.quarantine = new Quarantine(opts.rootFd, this.log);
     this.store = new StoreCheck(opts.rootFd, opts.state, (detail, path) => this.raiseTamper(detail, path), this.log);
   }
@@ -100,6 +111,8 @@ export class Guard {
     const dirs = new DirCache(this.rootFd);
     try {
       for (const rel of this.safely('listing protected paths', () => candidatePaths(this.rootFd, this.state, this.pset)) ?? []) {
+        // New files are worked off after waiting reverts (a storm of them must not stall a revert).
+        if (cause === 'rescan' && this.defer && !this.state.entry(rel)) { this.defer(rel); continue; }
         if (this.safely(`checking ${rel}`, () => (!full && this.unchangedSinceClean(rel, dirs)) ? false : this.check(rel, cause === 'startup', dirs))) n++;
       }
     } finally {
@@ -128,6 +141,12 @@ export class Guard {
       this.log(`<3>warden: ${what}: unexpected ${errnoCode(err) ?? (err as Error)?.message ?? String(err)}; will look again at the next rescan`);
       return undefined;
     }
+  }
+
+  /** Does a hint on `rel` go first? Approved files, directories and the store do; new files wait. */
+  isUrgent(rel: string, isDirEvent: boolean): boolean {
+    return isDirEvent || rel === '' || this.state.entry(rel) !== undefined || rel === 'snapshots' || rel.startsWith('snapshots/')
+      || Object.hasOwn(this.state.index.dirs, rel) || this.pset.isProtectedDir(rel);
   }
 
   /** A hint that something at `rel` (relative to the root) may have changed. */
@@ -212,7 +231,7 @@ export class Guard {
       if (f.verdict.reason === 'mode' || f.verdict.reason === 'owner') {
         fixDirAt(w.fd, name, opts);
       } else {
-        if (f.obs.type !== 'absent') quarantine = this.quarantine.move(id, w.fd, name);
+        if (f.obs.type !== 'absent') quarantine = this.quarantine.move(id, w.fd, name, this.maxBytes);
         makeDirAt(w.fd, name, opts);
       }
       this.raise(id, f.path, whileStopped, f.verdict, 'reverted', quarantine, null, null);
@@ -236,13 +255,19 @@ export class Guard {
     const w = { fd };
     const name = baseOf(f.path);
     let quarantine: string | null = null;
+    let linked = false;
     try {
       if (verdict.action === 'removed') {
-        quarantine = this.quarantine.move(id, w.fd, name);
-        fsyncQuiet(w.fd);
-        this.raise(id, f.path, whileStopped, verdict, 'removed', quarantine, null, facts(obs));
+        // Only a plain file can be dropped when the quota is used up; anything else is moved.
+        const keep = this.quota.take() || obs.type !== 'file';
+        // No fsync here: a removal lost in a crash leaves the file where it was, and the
+        // startup check removes it again (a storm of them must not cost two fsyncs each).
+        if (keep) quarantine = this.quarantine.move(id, w.fd, name, this.maxBytes, false);
+        else unlinkAt(w.fd, name);
+        this.raise(id, f.path, whileStopped, verdict, 'removed', quarantine, null, facts(obs), undefined, keep ? undefined : this.quota.note);
         return;
       }
+      const keep = this.quota.take();
       const entry = this.state.entry(f.path);
       const approved = this.state.bytesOf(this.rootFd, f.path);
       if (!entry || !approved) {
@@ -250,13 +275,18 @@ export class Guard {
         throw Object.assign(new Error('approved content unavailable'), { code: 'EBADBASELINE' });
       }
       // Things that cannot be replaced by rename (dir) or must be kept as they are
-      // (link, FIFO, socket, device) are moved aside first; too-large files are linked.
-      if (obs.type !== 'file' && obs.type !== 'absent') quarantine = this.quarantine.move(id, w.fd, name);
-      else if (obs.type === 'file' && obs.bytes === null) quarantine = this.quarantine.linkOrMove(id, w.fd, name);
+      // (link, FIFO, socket, device) are moved aside first. A rejected file is hard-linked
+      // into quarantine before the rename, so late writes into it are kept (SPEC §5).
+      if (obs.type !== 'file' && obs.type !== 'absent') quarantine = this.quarantine.move(id, w.fd, name, this.maxBytes);
+      else if (obs.type === 'file' && keep) {
+        linked = this.quarantine.linkBefore(id, w.fd, name, obs.ino);
+        // Not linked and never read whole: it can only be kept by moving it aside.
+        if (!linked && obs.bytes === null) quarantine = this.quarantine.move(id, w.fd, name, this.maxBytes);
+      }
       replaceFileAt(w.fd, name, approved, { mode: entry.mode, uid: entry.uid, gid: entry.gid });
       this.tally.reverts++;
-      // Rejected content we already hold is written after the restore, to keep the revert short.
-      if (obs.type === 'file' && obs.bytes) quarantine = this.quarantine.write(id, name, obs.bytes);
+      // Securing the quarantined inode (or copying bytes we hold) comes after the restore, to keep the revert short.
+      if (obs.type === 'file' && !quarantine && keep) quarantine = this.quarantine.settle(id, name, linked, obs.bytes, this.maxBytes);
       let v = verdict;
       let changes;
       if (f.kind === 'credentials' && obs.bytes && (verdict.reason === 'content' || verdict.reason === 'emptied')) {
@@ -265,9 +295,11 @@ export class Guard {
         if (d.halfApplied) v = { ...verdict, reason: 'half-applied', also: [verdict.reason, ...verdict.also] };
       }
       if (this.retries.clear(f.path)) this.sweepTemps();
-      this.raise(id, f.path, whileStopped, v, 'reverted', quarantine, { sha256: entry.sha256, size: entry.size, mode: entry.mode }, facts(obs), changes);
+      this.raise(id, f.path, whileStopped, v, 'reverted', quarantine, { sha256: entry.sha256, size: entry.size, mode: entry.mode }, facts(obs), changes,
+        obs.type === 'file' && !keep ? this.quota.note : undefined);
       this.markClean(f.path);
     } catch (err) {
+      if (linked && !quarantine) this.quarantine.discard(id, name);
       this.failed(f.path, id, verdict, err, whileStopped, quarantine);
     } finally {
       if (dirFd === undefined) safeClose(fd);
@@ -294,7 +326,7 @@ export class Guard {
       ...(credentialChanges ? { credential_changes: credentialChanges } : {}),
       advice: adviceFor(path, reason === 'changed-while-stopped' ? (also[0] ?? reason) : reason, id, kind),
     };
-    this.record(alert);
+    this.alerts.record(alert, detail === this.quota.note);
     return alert;
   }
 

@@ -2,7 +2,7 @@
  * Read-only inspection: what differs from the baseline right now. Used by `warden verify`
  * (which changes nothing) and by the guard before it acts.
  */
-import { readdirSync } from 'node:fs';
+import { opendirSync, type Dir } from 'node:fs';
 import { at, lstatAt, safeClose, typeOf, walkDir } from '../fsx/beneath.js';
 import { classify, type Observation, type Verdict } from './classify.js';
 import { observe } from './observe.js';
@@ -65,24 +65,28 @@ export function candidatePaths(rootFd: number, state: BaselineState, pset: Prote
   for (const base of pset.globDirs) {
     const deep = pset.patterns.some((p) => p.glob && p.base === base && p.pattern.includes('**'));
     // Baseline paths are protected by definition: skip the glob matcher for them.
-    for (const rel of listDir(rootFd, base, deep ? 8 : 1)) if (!set.has(rel) && pset.kindOf(rel)) set.add(rel);
+    listDir(rootFd, base, deep ? 8 : 1, (rel) => { if (!set.has(rel) && pset.kindOf(rel)) set.add(rel); });
   }
   return [...set].sort();
 }
 
-function listDir(rootFd: number, dir: string, depth: number): string[] {
+/**
+ * Hand every entry below `dir` to `each`, streaming (opendir): a directory holding a million
+ * names that match nothing costs one pass, never an array of a million entries.
+ */
+function listDir(rootFd: number, dir: string, depth: number, each: (rel: string) => void): void {
   const w = walkDir(rootFd, dir);
-  if (!w.ok) { safeClose(w.parentFd); return []; }
-  const out: string[] = [];
+  if (!w.ok) { safeClose(w.parentFd); return; }
+  let d: Dir | null = null;
   try {
-    for (const ent of readdirSync(at(w.fd, '.'), { withFileTypes: true })) {
+    d = opendirSync(at(w.fd, '.'), { bufferSize: 256 });
+    for (let ent = d.readSync(); ent !== null; ent = d.readSync()) {
       const rel = dir === '' ? ent.name : `${dir}/${ent.name}`;
-      out.push(rel);
-      if (depth > 1 && ent.isDirectory()) out.push(...listDir(rootFd, rel, depth - 1));
+      each(rel);
+      if (depth > 1 && ent.isDirectory()) listDir(rootFd, rel, depth - 1, each);
     }
   } catch { /* vanished while listing: the next event or rescan looks again */ }
-  finally { safeClose(w.fd); }
-  return out;
+  finally { try { d?.closeSync(); } catch { /* closed */ } safeClose(w.fd); }
 }
 
 /** Inspect one file. Null when it matches the baseline, or its directory is broken (a dir finding covers it). */
