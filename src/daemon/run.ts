@@ -13,7 +13,7 @@ import { HintQueue } from '../guard/hints.js';
 import { appendAlert, newAlertId } from '../store/alerts.js';
 import { readIndex } from '../store/baseline.js';
 import { loadKey, readSeal, sealPath } from '../store/keys.js';
-import { reconcileProtectedSet, type ApplyContext } from '../changes/apply.js';
+import { dropStaleBlobs, reconcileProtectedSet, type ApplyContext } from '../changes/apply.js';
 import { attachChangeService, handleChangeRequest } from './change-service.js';
 import { initRoot } from '../changes/init.js';
 import { listenControl, type Request, type Response } from './control.js';
@@ -121,8 +121,8 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
         config = next;
         g.setConfig(next);
         const c = ctx();
-        const extra = reconcileProtectedSet(c, g.pset, next.max_bytes);
-        if (extra.length) g.state.commit(rootFd, extra);
+        const extra = reconcileProtectedSet(c, g.pset, next.max_bytes, log);
+        if (extra.length) { g.state.commit(rootFd, extra); dropStaleBlobs(rootFd, g.state, extra); }
         await watcher?.restart();
         watcher?.syncFiles(g.state.paths());
         notifier?.reload(next);

@@ -20,8 +20,32 @@ const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_DIRECTORY, O_NONBLOCK
 
 export const at = (dirFd: number, name: string): string => `/proc/self/fd/${dirFd}/${name}`;
 
+/**
+ * Linux O_PATH (Node does not export it): a descriptor that names a directory without
+ * read permission on it. Walking through it needs only search (x) permission, so a root or
+ * directory chmod'ed to 0300/0100 cannot blind us; it cannot be read, listed or fsynced.
+ */
+export const O_PATH = 0o10000000;
+
+/** Open the root; if its mode was changed to deny reading (0300), an O_PATH descriptor still walks it. */
 export function openRoot(root: string): number {
-  return openSync(root, O_RDONLY | O_DIRECTORY);
+  try {
+    return openSync(root, O_RDONLY | O_DIRECTORY);
+  } catch (err) {
+    if (errnoCode(err) !== 'EACCES') throw err;
+    return openSync(root, O_PATH | O_DIRECTORY);
+  }
+}
+
+/** A private descriptor for the start of a walk: readable when it is the result, O_PATH when we only pass through it. */
+function startAt(rootFd: number, passThrough: boolean): number {
+  if (passThrough) return openSync(at(rootFd, '.'), O_PATH | O_DIRECTORY);
+  try {
+    return openSync(at(rootFd, '.'), O_RDONLY | O_DIRECTORY);
+  } catch (err) {
+    if (errnoCode(err) !== 'EACCES') throw err;
+    return openSync(at(rootFd, '.'), O_PATH | O_DIRECTORY);
+  }
 }
 
 export type WalkResult =
@@ -41,7 +65,7 @@ function segmentsOf(relDir: string): string[] {
 /** Open `relDir` (slash-separated, '' = the root itself) beneath rootFd without following links. */
 export function walkDir(rootFd: number, relDir: string): WalkResult {
   const segments = segmentsOf(relDir);
-  let fd = openSync(at(rootFd, '.'), O_RDONLY | O_DIRECTORY);
+  let fd = startAt(rootFd, segments.length > 0);
   for (let i = 0; i < segments.length; i++) {
     const seg = segments[i] as string;
     try {
@@ -68,7 +92,7 @@ export function openDirBeneath(rootFd: number, relDir: string): number {
 /** Open `relDir` beneath rootFd, creating missing directories (mode) on the way; never follows links. */
 export function ensureDirBeneath(rootFd: number, relDir: string, mode = 0o700): number {
   const segments = segmentsOf(relDir);
-  let fd = openSync(at(rootFd, '.'), O_RDONLY | O_DIRECTORY);
+  let fd = startAt(rootFd, segments.length > 0);
   for (const seg of segments) {
     let next: number;
     try {
@@ -274,14 +298,38 @@ export function makeDirAt(dirFd: number, name: string, opts: WriteOptions): void
   if (opts.durable ?? true) fsyncSync(dirFd);
 }
 
-/** chmod/chown an existing directory in place (opened without following links). */
+/**
+ * chmod/chown an existing directory in place (opened without following links). A directory
+ * made unreadable (chmod 0100) is opened O_PATH and changed through its /proc magic link,
+ * which names the very inode we opened.
+ */
 export function fixDirAt(dirFd: number, name: string, opts: WriteOptions): void {
-  const fd = openSync(at(dirFd, name), O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+  let fd: number;
   try {
-    setOwnerAndMode(fd, opts);
+    fd = openSync(at(dirFd, name), O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+  } catch (err) {
+    if (errnoCode(err) !== 'EACCES') throw err;
+    fd = openSync(at(dirFd, name), O_PATH | O_DIRECTORY | O_NOFOLLOW);
+  }
+  try {
+    setOwnerAndModeByFd(fd, opts);
   } finally {
     closeSync(fd);
   }
+}
+
+/** Put the root's own mode and owner back through the descriptor we hold (its path may be unreadable). */
+export function fixRoot(rootFd: number, opts: WriteOptions): void {
+  setOwnerAndModeByFd(rootFd, opts);
+}
+
+function setOwnerAndModeByFd(fd: number, opts: WriteOptions): void {
+  const uid = opts.uid ?? process.geteuid?.() ?? -1;
+  const gid = opts.gid ?? process.getegid?.() ?? -1;
+  const self = `/proc/self/fd/${fd}`;
+  const st = fstatSync(fd);
+  if (st.uid !== uid || st.gid !== gid) chownSync(self, uid, gid);
+  if ((st.mode & 0o7777) !== (opts.mode & 0o7777)) chmodSync(self, opts.mode & 0o7777);
 }
 
 export function safeClose(fd: number): void {

@@ -9,7 +9,7 @@
  */
 import { errnoCode } from '../common/errors.js';
 import type { WardenConfig } from '../config/warden-config.js';
-import { fixDirAt, lstatAt, makeDirAt, replaceFileAt, safeClose, walkDir } from '../fsx/beneath.js';
+import { fixDirAt, fixRoot, lstatAt, makeDirAt, replaceFileAt, safeClose, walkDir } from '../fsx/beneath.js';
 import type { Alert, AlertReason, FileFacts } from '../store/alert-types.js';
 import { newAlertId } from '../store/alerts.js';
 import type { BaselineState } from '../store/baseline-state.js';
@@ -223,6 +223,14 @@ export class Guard {
     if (!want) return;
     const id = newAlertId();
     let quarantine: string | null = null;
+    if (f.path === '') {
+      // The root's own mode/owner (chmod 0300 ROOT would blind every walk): put back through our descriptor.
+      try {
+        fixRoot(this.rootFd, { mode: want.mode, uid: want.uid, gid: want.gid });
+        this.raise(id, f.path, whileStopped, f.verdict, 'reverted', null, null, null);
+      } catch (err) { this.failed(f.path, id, f.verdict, err, whileStopped); }
+      return;
+    }
     const w = walkDir(this.rootFd, dirOf(f.path));
     if (!w.ok) { safeClose(w.parentFd); return; }
     try {
@@ -320,7 +328,7 @@ export class Guard {
     const also = whileStopped && verdict.reason !== 'revert-failed' ? [verdict.reason, ...verdict.also] : verdict.also;
     const kind = this.state.entry(path)?.kind ?? this.pset.kindOf(path);
     const alert: Alert = {
-      id, time: new Date().toISOString(), path, action, reason, before, after, quarantine,
+      id, time: new Date().toISOString(), path: path === '' ? '.' : path, action, reason, before, after, quarantine,
       ...(also.length ? { also } : {}),
       ...(detail ? { detail } : {}),
       ...(credentialChanges ? { credential_changes: credentialChanges } : {}),

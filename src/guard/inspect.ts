@@ -2,7 +2,7 @@
  * Read-only inspection: what differs from the baseline right now. Used by `warden verify`
  * (which changes nothing) and by the guard before it acts.
  */
-import { opendirSync, type Dir } from 'node:fs';
+import { fstatSync, opendirSync, type Dir } from 'node:fs';
 import { at, lstatAt, safeClose, typeOf, walkDir } from '../fsx/beneath.js';
 import { classify, type Observation, type Verdict } from './classify.js';
 import { observe } from './observe.js';
@@ -30,10 +30,11 @@ export function inspectDirs(rootFd: number, state: BaselineState): Finding[] {
     if (broken.some((b) => d.startsWith(b + '/'))) continue; // its parent's finding covers it
     const want = state.index.dirs[d];
     if (!want) continue;
-    const w = walkDir(rootFd, dirOf(d));
+    // The root itself: look through the descriptor we hold (its path may be unreadable now).
+    const w = d === '' ? { ok: true as const, fd: -1 } : walkDir(rootFd, dirOf(d));
     if (!w.ok) { safeClose(w.parentFd); continue; }
     try {
-      const st = lstatAt(w.fd, baseOf(d));
+      const st = d === '' ? fstatSync(rootFd) : lstatAt(w.fd, baseOf(d));
       const reasons: AlertReason[] = [];
       const type = st ? typeOf(st) : 'absent';
       if (!st) reasons.push('deleted');
@@ -52,7 +53,7 @@ export function inspectDirs(rootFd: number, state: BaselineState): Finding[] {
         });
       }
     } finally {
-      safeClose(w.fd);
+      if (w.fd !== -1) safeClose(w.fd);
     }
   }
   return out;

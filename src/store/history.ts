@@ -7,7 +7,7 @@
 import type { SimpleGit } from 'simple-git';
 import { join } from 'node:path';
 import { userInfo } from 'node:os';
-import { ensureDirBeneath, replaceFileAt, safeClose, unlinkAt, walkDir } from '../fsx/beneath.js';
+import { ensureDirBeneath, lstatAt, replaceFileAt, safeClose, unlinkAt, walkDir } from '../fsx/beneath.js';
 import { HISTORY_DIR } from './layout.js';
 import { credentialFingerprintText } from '../credentials/rules.js';
 import type { FileKind } from '../config/protected-set.js';
@@ -47,7 +47,12 @@ function writeMirror(rootFd: number, changes: HistoryChange[]): string[] {
     } else {
       const fd = ensureDirBeneath(rootFd, dir);
       const content = c.kind === 'credentials' ? Buffer.from(credentialFingerprintText(c.bytes)) : c.bytes;
-      try { replaceFileAt(fd, name, content, { mode: 0o600, durable: false }); } finally { safeClose(fd); }
+      try {
+        replaceFileAt(fd, name, content, { mode: 0o600, durable: false });
+        // A file that became a credential file: its plain mirror leaves the tree.
+        const plain = c.path.slice(c.path.lastIndexOf('/') + 1);
+        if (c.kind === 'credentials' && lstatAt(fd, plain)) { unlinkAt(fd, plain); touched.push(c.path); }
+      } finally { safeClose(fd); }
     }
     touched.push(rel);
   }

@@ -6,12 +6,13 @@
  */
 import { describe, it, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import {
   chmodSync, closeSync, existsSync, linkSync, lstatSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync,
   statSync, writeFileSync, writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
+import { createHash } from 'node:crypto';
 import {
   CLI, cli, makeRoot, protectedPicture, readAlertsOf, startDaemon, waitFor, TEST_WARDEN_TOML,
   type Daemon, type TestRoot,
@@ -232,5 +233,114 @@ describe('priorities and bounds', () => {
     assert.ok(q <= 1100, `quarantine bounded (${q} entries)`);
     assert.ok(readAlertsOf(t).some((a) => /quarantine quota/.test(a.detail ?? '')), 'the overflow is recorded');
     assert.equal(d.proc.exitCode, null);
+  });
+});
+
+/** A throwaway user who owns the root and runs warden: root bypasses every permission, the owner does not. */
+function asUser(t: TestRoot): { uid: number; gid: number; cli(args: string[]): { code: number; stdout: string; stderr: string }; daemon(): Promise<Daemon> } {
+  const name = `wt12${Math.random().toString(36).slice(2, 8)}`;
+  execFileSync('useradd', ['--system', '--no-create-home', '--shell', '/usr/sbin/nologin', name]);
+  cleanups.push(() => { spawnSync('userdel', [name]); });
+  const uid = Number(execFileSync('id', ['-u', name], { encoding: 'utf8' }).trim());
+  const gid = Number(execFileSync('id', ['-g', name], { encoding: 'utf8' }).trim());
+  execFileSync('chown', ['-R', `${uid}:${gid}`, t.base]);
+  const env = { ...t.env, HOME: t.base };
+  return {
+    uid, gid,
+    cli(args) {
+      const r = spawnSync(process.execPath, [CLI, ...args, '--root', t.root], { env, uid, gid, encoding: 'utf8', timeout: 60_000 });
+      return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+    },
+    async daemon() {
+      const proc = spawn(process.execPath, [CLI, 'run', '--guard', '--root', t.root], { env, uid, gid, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = ''; let err = '';
+      proc.stdout!.on('data', (b) => { out += String(b); });
+      proc.stderr!.on('data', (b) => { err += String(b); });
+      const exited = new Promise<number | null>((res) => proc.once('exit', (c) => res(c)));
+      await waitFor(() => out.includes('ready\n') || proc.exitCode !== null, 20_000, 'daemon ready');
+      if (!out.includes('ready\n')) throw new Error(`daemon did not start: ${err}`);
+      const d: Daemon = { proc, stdout: () => out, stderr: () => err, async stop() { if (proc.exitCode === null) proc.kill('SIGTERM'); return exited; }, async kill9() { proc.kill('SIGKILL'); await exited; } };
+      daemons.push(d);
+      return d;
+    },
+  };
+}
+
+function freshAsUser(): { t: TestRoot; u: ReturnType<typeof asUser> } {
+  const t = makeRoot({ wardenToml: TEST_WARDEN_TOML.replace('rescan_seconds = 30', 'rescan_seconds = 5') });
+  roots.push(t);
+  const u = asUser(t);
+  const init = u.cli(['init']);
+  assert.equal(init.code, 0, init.stderr);
+  return { t, u };
+}
+
+describe('no blinding (the guard runs as the root\'s owner, not as root)', () => {
+  it('chmod 0300 ROOT is put back, and an edit made meanwhile is reverted', async () => {
+    const { t, u } = freshAsUser();
+    const rootMode = statSync(t.root).mode & 0o7777;
+    const org = readFileSync(t.p(ORG), 'utf8');
+    await u.daemon();
+    chmodSync(t.root, 0o300);
+    writeFileSync(t.p(ORG), 'members = ["blinded"]\n');
+    await waitFor(() => (statSync(t.root).mode & 0o7777) === rootMode && readFileSync(t.p(ORG), 'utf8') === org, 10_000, 'root mode and the file back');
+    await waitFor(() => readAlertsOf(t).some((a) => a.path === '.' && a.reason === 'mode'), 5_000, 'an alert for the root');
+  });
+
+  it('chmod 0100 config is put back, and edits below it are reverted', async () => {
+    const { t, u } = freshAsUser();
+    const mode = statSync(t.p('config')).mode & 0o7777;
+    const cond = readFileSync(t.p('config/conditions.toml'), 'utf8');
+    await u.daemon();
+    writeFileSync(t.p('config/conditions.toml'), '# blinded\n');
+    chmodSync(t.p('config'), 0o100);
+    await waitFor(() => (statSync(t.p('config')).mode & 0o7777) === mode && readFileSync(t.p('config/conditions.toml'), 'utf8') === cond, 10_000, 'config mode and the file back');
+    assert.ok(readAlertsOf(t).some((a) => a.path === 'config' && a.reason === 'mode'));
+  });
+
+  it('verify and status report an unreadable root instead of crashing', () => {
+    const { t, u } = freshAsUser();
+    chmodSync(t.root, 0o300);
+    try {
+      for (const cmd of ['verify', 'status']) {
+        const r = u.cli([cmd]);
+        assert.ok(!/internal error|EACCES|at .*\.js:\d+/.test(r.stderr), `${cmd} does not crash: ${r.stderr}`);
+        assert.equal(r.code, cmd === 'verify' ? 1 : r.code);
+        assert.match(r.stdout, /DRIFT \.:? \(?mode/, `${cmd} names the root's mode`);
+      }
+    } finally { chmodSync(t.root, 0o755); }
+  });
+});
+
+describe('no leak', () => {
+  it('a text file later listed in credentials.files is re-stored as a credential: out of blobs/, out of git', async () => {
+    const toml = TEST_WARDEN_TOML + '\n[[protect]]\npath = "config/api.toml"\n';
+    const t = makeRoot({ wardenToml: toml });
+    roots.push(t);
+    const SECRET = 'first-secret-value-0123456789';
+    writeFileSync(t.p('config/api.toml'), `[svc]\nkey = "${SECRET}"\n`);
+    assert.equal(cli(t, ['init']).code, 0);
+    const sha = createHash('sha256').update(readFileSync(t.p('config/api.toml'))).digest('hex');
+    assert.ok(existsSync(t.p(`snapshots/blobs/${sha}`)), 'as text it is a blob (the finding)');
+    const next = toml.replace('files = ["config/credentials.toml"]', 'files = ["config/credentials.toml", "config/api.toml"]')
+      + '\n[credentials.groups.svc]\nkeys = ["key"]\n';
+    writeFileSync(join(t.base, 'next.toml'), next);
+    const r = cli(t, ['apply', 'config/warden.toml', '--from', join(t.base, 'next.toml')]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr + r.stdout, /config\/api\.toml.*credential.*history/i, 'the owner is told its earlier history is in git');
+    const index = JSON.parse(readFileSync(t.p('snapshots/baseline/index'), 'utf8').split('\n').slice(1).join('\n')) as { files: Record<string, { kind: string }> };
+    assert.equal(index.files['config/api.toml']?.kind, 'credentials');
+    assert.ok(!existsSync(t.p(`snapshots/blobs/${sha}`)), 'out of blobs/');
+    assert.ok(existsSync(t.p(`snapshots/secrets/${sha}`)), 'into secrets/');
+    await waitFor(() => spawnSync('git', ['-C', t.p('snapshots/history'), 'ls-files'], { encoding: 'utf8' }).stdout.includes('config/api.toml.fingerprints'), 10_000, 'history commit');
+    const tree = spawnSync('git', ['-C', t.p('snapshots/history'), 'show', 'HEAD:config/api.toml'], { encoding: 'utf8' });
+    assert.notEqual(tree.status, 0, 'the plain copy is no longer in the current tree');
+    // A later edit is treated as a credential change: keys and fingerprints only.
+    const d = await daemon(t);
+    const NEW = 'second-secret-value-9876543210';
+    writeFileSync(t.p('config/api.toml.x'), `[svc]\nkey = "${NEW}"\n`);
+    renameSync(t.p('config/api.toml.x'), t.p('config/api.toml'));
+    await waitFor(() => readAlertsOf(t).some((a) => a.path === 'config/api.toml' && a.credential_changes?.length), 10_000, 'credential alert');
+    assert.ok(!d.stderr().includes(NEW) && !readFileSync(t.p('snapshots/alerts.jsonl'), 'utf8').includes(NEW));
   });
 });

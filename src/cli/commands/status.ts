@@ -39,7 +39,7 @@ export const statusCommand: CommandSpec = {
         ctx.out.line(daemon.running ? c.green(`daemon: running (pid ${String(daemon.pid)})${daemon.polling ? ' — polling (inotify unavailable)' : ''}`) : c.yellow('daemon: not running — direct edits are not being reverted'));
         for (const w of warnings) ctx.out.line(c.yellow(`warning: ${w}`));
         for (const f of files) ctx.out.line(`  ${f.state === 'ok' ? c.green('ok   ') : c.red('DRIFT')} ${f.path}${f.reason ? ` (${f.reason})` : ''}`);
-        for (const u of [...unexpected, ...dirs]) ctx.out.line(`  ${c.red('DRIFT')} ${u.path} (${u.reason})`);
+        for (const u of [...unexpected, ...dirs]) ctx.out.line(`  ${c.red('DRIFT')} ${u.path || "."} (${u.reason})`);
         for (const p of policy.filter((x) => x.grantsNothing)) ctx.out.line(c.yellow(`  grants nothing: ${p.path} — ${p.reason ?? p.status}`));
         if (delivery) ctx.out.line(`outbox: ${delivery.outbox_depth} undelivered${delivery.last_error ? `; last delivery error: ${JSON.stringify(delivery.last_error)}` : ''}`);
         ctx.out.line(last ? `last alert: ${last.time} ${last.action} ${last.path} (${last.reason}) id ${last.id}` : 'no alerts');
