@@ -17,7 +17,7 @@ import { loadKey } from '../store/keys.js';
 import { removeIntent, writeIntent, type JournalFile } from './journal.js';
 import { step, type CrashStep } from './seam.js';
 import { parseWardenConfig, type WardenConfig } from '../config/warden-config.js';
-import { ensureDirBeneath, replaceFileAt, safeClose, unlinkAt, walkDir, lstatAt, readRegularAt } from '../fsx/beneath.js';
+import { nameProblem, ensureDirBeneath, replaceFileAt, safeClose, unlinkAt, walkDir, lstatAt, readRegularAt } from '../fsx/beneath.js';
 import type { BaselineChange, BaselineState } from '../store/baseline-state.js';
 import { baseOf, dirOf } from '../guard/inspect.js';
 import { protectedSet, type FileKind, type ProtectedSet } from '../config/protected-set.js';
@@ -96,6 +96,9 @@ export function checkChanges(ctx: ApplyContext, reqs: ChangeRequest[], base?: Ba
   const seen = new Set<string>();
   for (const r of reqs) {
     const path = normalizeRelPath(r.path);
+    // Refused before anything changes: a name the file system cannot hold would fail after the baseline moved.
+    const tooLong = nameProblem(path);
+    if (tooLong) throw new WardenError(`${escapeText(path.slice(0, 80))}…: ${escapeText(tooLong)}; nothing was changed`);
     if (seen.has(path)) throw new WardenError(`${path} appears twice in one change`);
     seen.add(path);
     const kind = ctx.state.entry(path)?.kind ?? ctx.pset.kindOf(path);

@@ -19,6 +19,8 @@ import { newAlertId } from '../store/alerts.js';
 import { hmacEqual } from '../store/keys.js';
 import { codeHmac, listPendingIds, newPendingId, proposalSha, readPending, removePending, writePending, type PendingChange, type PendingRecord } from './pending.js';
 import { recoverJournal } from './journal.js';
+import { osUser } from '../store/history.js';
+import { escapeText } from '../common/escape.js';
 
 export const MAX_CODE_ATTEMPTS = 3;
 
@@ -182,7 +184,10 @@ async function propose(req: Record<string, unknown>, env: ChangeEnv): Promise<Re
   const changes = requests(req);
   const base = req.base && typeof req.base === 'object' ? (req.base as BaseHashes) : undefined;
   const command = String(req.command ?? 'apply');
-  const user = String(req.user ?? 'unknown');
+  // History records who warden sees, not who the client says it is: only the daemon's own
+  // user (or root) can reach the 0600 control socket, so that user is who asked.
+  const claimed = String(req.user ?? '');
+  const user = claimed && claimed !== osUser() ? `${osUser()} (client said "${escapeText(claimed).slice(0, 64)}")` : osUser();
   const checked = checkChanges(env.ctx, changes, base);
   const normalized = checked.map((c) => ({ path: c.path, content: c.content }));
   if (env.ctx.config.approval === 'none') {

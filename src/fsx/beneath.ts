@@ -194,6 +194,24 @@ export interface WriteOptions {
  * The rename replaces whatever is at the name (a symlink is replaced, not followed).
  * On any failure the temp file is removed and the original stays as it was.
  */
+/**
+ * The longest name (bytes) warden can write: the restore's temp name ".<name>.warden-<pid>-
+ * <8 hex>.tmp" must fit the file system's 255-byte limit too. Longer names are refused
+ * before anything changes (checkNameFits), never half way through a change.
+ */
+export const MAX_NAME_BYTES = 255 - '..warden-4194304-00000000.tmp'.length;
+export const MAX_PATH_BYTES = 4095 - 64;
+
+/** Null when `rel` fits; else why not. */
+export function nameProblem(rel: string): string | null {
+  if (Buffer.byteLength(rel) > MAX_PATH_BYTES) return `the path is ${Buffer.byteLength(rel)} bytes, over the limit of ${MAX_PATH_BYTES}`;
+  for (const seg of rel.split('/')) {
+    const n = Buffer.byteLength(seg);
+    if (n > MAX_NAME_BYTES) return `"${seg.slice(0, 32)}…" is ${n} bytes long; names warden protects may have at most ${MAX_NAME_BYTES} bytes (the file system allows 255, and warden's temp file adds its own)`;
+  }
+  return null;
+}
+
 export function replaceFileAt(dirFd: number, name: string, bytes: Uint8Array, opts: WriteOptions): void {
   const tmp = `.${name}.warden-${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
   const durable = opts.durable ?? true;

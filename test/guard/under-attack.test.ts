@@ -344,3 +344,64 @@ describe('no leak', () => {
     assert.ok(!d.stderr().includes(NEW) && !readFileSync(t.p('snapshots/alerts.jsonl'), 'utf8').includes(NEW));
   });
 });
+
+/** The processes started below `pid` (by id: we end only what we started). */
+function descendants(pid: number): number[] {
+  const kids = spawnSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean).map(Number);
+  return kids.flatMap((k) => [k, ...descendants(k)]);
+}
+
+describe('no leak: edit copies and who asked', () => {
+  it('kill -9 of warden edit: the private copy is gone by the next edit', async () => {
+    const t = fresh();
+    const tmp = join(t.base, 'tmp');
+    mkdirSync(tmp, { mode: 0o700 });
+    const editor = join(t.base, 'slow-editor');
+    writeFileSync(editor, '#!/bin/sh\nexec sleep 61\n', { mode: 0o755 });
+    const env = { ...t.env, TMPDIR: tmp, EDITOR: editor };
+    const p = spawn(process.execPath, [CLI, 'edit', 'config/credentials.toml', '--root', t.root], { env, stdio: 'ignore' });
+    cleanups.push(() => { if (p.exitCode === null) p.kill('SIGKILL'); });
+    await waitFor(() => readdirSync(tmp).some((n) => n.startsWith('warden-edit-') && readdirSync(join(tmp, n)).length > 0), 10_000, 'the private copy exists');
+    const editorPids = descendants(p.pid!);
+    p.kill('SIGKILL');
+    await waitFor(() => p.exitCode !== null || p.signalCode !== null, 5_000, 'edit killed');
+    for (const pid of editorPids) { try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ } } // its editor, orphaned
+    assert.ok(readdirSync(tmp).length > 0, 'kill -9 left the copy (the finding)');
+    const r = cli(t, ['edit', ORG], { env: { TMPDIR: tmp, EDITOR: 'true' } });
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(readdirSync(tmp), [], 'no copy with credential values left');
+  });
+
+  it('history records the OS user warden sees, not the one the client claims', async () => {
+    const t = fresh();
+    await daemon(t);
+    const { callDaemon } = await import('../../src/daemon/control.js');
+    const { openRoot } = await import('../../src/fsx/beneath.js');
+    const fd = openRoot(t.root);
+    try {
+      const res = await callDaemon(fd, { op: 'change', action: 'propose', command: `apply ${ORG}`, user: 'the-owner-honest',
+        changes: [{ path: ORG, content_b64: Buffer.from(readFileSync(t.p(ORG), 'utf8').replace(/hourly_cap = \d+/, 'hourly_cap = 21')).toString('base64') }] });
+      assert.ok(res?.ok, JSON.stringify(res));
+    } finally { closeSync(fd); }
+    await waitFor(() => /members|apply/.test(spawnSync('git', ['-C', t.p('snapshots/history'), 'log', '-1', '--format=%B'], { encoding: 'utf8' }).stdout), 10_000, 'history commit');
+    const msg = spawnSync('git', ['-C', t.p('snapshots/history'), 'log', '-1', '--format=%B'], { encoding: 'utf8' }).stdout;
+    const me = execFileSync('id', ['-un'], { encoding: 'utf8' }).trim();
+    assert.match(msg, new RegExp(`user: ${me} \\(client said "the-owner-honest"\\)`), msg);
+  });
+});
+
+describe('robust edges', () => {
+  it('apply of a name past the file system limit is refused before anything changes', () => {
+    const t = fresh();
+    const before = readFileSync(t.p('snapshots/baseline/index'));
+    const name = `orgs/${'n'.repeat(240)}.toml`;
+    const src = join(t.base, 'org.toml');
+    writeFileSync(src, readFileSync(t.p(ORG)));
+    const r = cli(t, ['apply', name, '--from', src]);
+    assert.notEqual(r.code, 0);
+    assert.match(r.stderr, /at most \d+ bytes/);
+    assert.doesNotMatch(r.stderr, /ENAMETOOLONG/);
+    assert.ok(readFileSync(t.p('snapshots/baseline/index')).equals(before), 'the baseline did not move');
+    assert.equal(cli(t, ['verify']).code, 0, 'no drift left behind');
+  });
+});
