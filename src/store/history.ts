@@ -23,7 +23,16 @@ async function git(root: string): Promise<SimpleGit> {
   return simpleGit({
     baseDir: join(root, HISTORY_DIR),
     config: ['user.name=warden', 'user.email=warden@localhost', 'commit.gpgsign=false'],
+    // A git that makes no progress (a FIFO planted as .git/HEAD blocks its open forever) is
+    // killed: a sanctioned change then reports the failed history commit instead of hanging.
+    timeout: { block: gitTimeoutMs() },
   });
+}
+
+/** WARDEN_GIT_TIMEOUT_MS is a test seam (a hung git in a few seconds, not 20). */
+function gitTimeoutMs(): number {
+  const v = Number(process.env.WARDEN_GIT_TIMEOUT_MS);
+  return Number.isFinite(v) && v >= 100 ? v : 20_000;
 }
 
 export interface HistoryChange { path: string; kind: FileKind; bytes: Buffer | null }
