@@ -138,6 +138,31 @@ describe('exhausted kernel resources', () => {
     assert.ok(lines < 600, `stderr stays bounded (${lines} lines for 20,000 errors)`);
   });
 
+  it('for real: a user whose inotify instances are all taken gets polling and an alert, then inotify back', async () => {
+    // The limit is per user: a throwaway user's filler takes all of its inotify instances
+    // (max_user_instances), so nobody else on this machine is starved.
+    const { t, u } = freshAsUser(1);
+    const filler = spawn('python3', ['-c', [
+      'import ctypes, sys, time', 'libc = ctypes.CDLL(None)',
+      'fds = [libc.inotify_init() for _ in range(100000)]', 'print(sum(1 for f in fds if f >= 0), flush=True)', 'time.sleep(120)',
+    ].join('\n')], { uid: u.uid, gid: u.gid, stdio: ['ignore', 'pipe', 'inherit'] });
+    cleanups.push(() => { if (filler.exitCode === null) filler.kill('SIGKILL'); });
+    let held = '';
+    filler.stdout!.on('data', (b) => { held += String(b); });
+    await waitFor(() => held.includes('\n'), 10_000, 'the filler holds every inotify instance');
+    assert.ok(Number(held) > 0);
+    const d = await u.daemon();
+    await waitFor(() => readAlertsOf(t).some((a) => a.reason === 'watch-degraded'), 10_000, 'degraded alert');
+    assert.equal(JSON.parse(u.cli(['status', '--json']).stdout).daemon.polling, true);
+    const approved = readFileSync(t.p(ORG), 'utf8');
+    writeFileSync(t.p(ORG), 'members = ["exhausted"]\n');
+    await waitFor(() => readFileSync(t.p(ORG), 'utf8') === approved, 10_000, 'reverted while polling');
+    filler.kill('SIGKILL');
+    await waitFor(() => JSON.parse(u.cli(['status', '--json']).stdout).daemon.polling === false, 20_000, 'back on inotify');
+    assert.equal(readAlertsOf(t).filter((a) => a.reason === 'watch-degraded').length, 1);
+    assert.equal(d.proc.exitCode, null);
+  });
+
   it('returns to inotify when it can', async () => {
     const t = fresh(TEST_WARDEN_TOML.replace('rescan_seconds = 30', 'rescan_seconds = 1'));
     await daemon(t, { WARDEN_TEST_WATCH_FAULT: 'ENOSPC' });
@@ -266,8 +291,8 @@ function asUser(t: TestRoot): { uid: number; gid: number; cli(args: string[]): {
   };
 }
 
-function freshAsUser(): { t: TestRoot; u: ReturnType<typeof asUser> } {
-  const t = makeRoot({ wardenToml: TEST_WARDEN_TOML.replace('rescan_seconds = 30', 'rescan_seconds = 5') });
+function freshAsUser(rescanSeconds = 5): { t: TestRoot; u: ReturnType<typeof asUser> } {
+  const t = makeRoot({ wardenToml: TEST_WARDEN_TOML.replace('rescan_seconds = 30', `rescan_seconds = ${rescanSeconds}`) });
   roots.push(t);
   const u = asUser(t);
   const init = u.cli(['init']);
