@@ -65,10 +65,39 @@ export function candidatePaths(rootFd: number, state: BaselineState, pset: Prote
   for (const p of pset.exactPaths) set.add(p);
   for (const base of pset.globDirs) {
     const deep = pset.patterns.some((p) => p.glob && p.base === base && p.pattern.includes('**'));
+    if (!deep) { for (const rel of flatMatches(rootFd, base, pset)) set.add(rel); continue; }
     // Baseline paths are protected by definition: skip the glob matcher for them.
-    listDir(rootFd, base, deep ? 8 : 1, (rel) => { if (!set.has(rel) && pset.kindOf(rel)) set.add(rel); });
+    listDir(rootFd, base, 8, (rel) => { if (!set.has(rel) && pset.kindOf(rel)) set.add(rel); });
   }
   return [...set].sort();
+}
+
+/**
+ * The names in one (non-recursive) glob directory that match, listed again only when the
+ * directory changed: an entry added, removed or renamed changes its ctime, which no user
+ * can set back. So a million names that match nothing cost one listing, not one per rescan.
+ */
+const listings = new Map<string, { stamp: string; pset: ProtectedSet; matches: string[] }>();
+function flatMatches(rootFd: number, base: string, pset: ProtectedSet): string[] {
+  const key = `${rootFd}:${base}`;
+  const w = walkDir(rootFd, base);
+  if (!w.ok) { safeClose(w.parentFd); listings.delete(key); return []; }
+  let stamp = '';
+  let recent = true;
+  try {
+    const st = fstatSync(w.fd);
+    stamp = `${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
+    // ctime has coarse (clock-tick) granularity: a change in the same tick as the last one
+    // would not show, so a directory changed within the last two seconds is never cached.
+    recent = Date.now() - st.ctimeMs < 2000;
+  } finally { safeClose(w.fd); }
+  const known = listings.get(key);
+  if (known && known.stamp === stamp && known.pset === pset) return known.matches;
+  const matches: string[] = [];
+  listDir(rootFd, base, 1, (rel) => { if (pset.kindOf(rel)) matches.push(rel); });
+  if (listings.size > 64) listings.clear();
+  if (recent) listings.delete(key); else listings.set(key, { stamp, pset, matches });
+  return matches;
 }
 
 /**

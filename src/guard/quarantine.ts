@@ -21,7 +21,7 @@ import {
   createFileAt, ensureDirBeneath, linkAt, lstatAt, moveAt, readHeadAt, safeClose, setModeAt, unlinkAt, walkDir,
 } from '../fsx/beneath.js';
 import { QUARANTINE_DIR } from '../store/layout.js';
-import { readdirSync } from 'node:fs';
+import { readdirSync, rmdirSync } from 'node:fs';
 import { at } from '../fsx/beneath.js';
 
 const MAX_SECURED_ENTRIES = 10_000;
@@ -81,6 +81,7 @@ export class Quarantine {
   /** The restore failed after linkBefore: the path still holds the file, so drop the link. */
   discard(id: string, name: string): void {
     try { const q = this.dir(id); try { unlinkAt(q, name); } finally { safeClose(q); } } catch { /* nothing to drop */ }
+    try { const top = walkDir(this.rootFd, QUARANTINE_DIR); if (top.ok) { try { rmdirSync(at(top.fd, id)); } finally { safeClose(top.fd); } } else safeClose(top.parentFd); } catch { /* not empty or gone */ }
   }
 
   /** Keep bytes already read. A failure is logged; the revert itself has happened. */
