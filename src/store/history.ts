@@ -6,7 +6,7 @@
  */
 import type { SimpleGit } from 'simple-git';
 import { userInfo } from 'node:os';
-import { at, ensureDirBeneath, replaceFileAt, safeClose, unlinkAt, withDir } from '../fsx/beneath.js';
+import { at, ensureDirBeneath, lstatAt, replaceFileAt, safeClose, unlinkAt, walkDir, withDir } from '../fsx/beneath.js';
 import { HISTORY_DIR } from './layout.js';
 import type { Store, StoreFd } from './store.js';
 import { credentialFingerprintText } from '../credentials/rules.js';
@@ -25,7 +25,16 @@ async function git(store: Store): Promise<SimpleGit> {
   return simpleGit({
     baseDir: at(store.fd, HISTORY_DIR),
     config: ['user.name=warden', 'user.email=warden@localhost', 'commit.gpgsign=false'],
+    // A git that makes no progress (a FIFO planted as .git/HEAD blocks its open forever) is
+    // killed: a sanctioned change then reports the failed history commit instead of hanging.
+    timeout: { block: gitTimeoutMs() },
   });
+}
+
+/** WARDEN_GIT_TIMEOUT_MS is a test seam (a hung git in a few seconds, not 20). */
+function gitTimeoutMs(): number {
+  const v = Number(process.env.WARDEN_GIT_TIMEOUT_MS);
+  return Number.isFinite(v) && v >= 100 ? v : 20_000;
 }
 
 /** `mode`/`beforeMode` are set when the approved mode changes: the commit message records it. */
@@ -50,7 +59,12 @@ function writeMirror(storeFd: StoreFd, changes: HistoryChange[]): string[] {
     } else {
       const fd = ensureDirBeneath(storeFd, dir);
       const content = c.kind === 'credentials' ? Buffer.from(credentialFingerprintText(c.bytes)) : c.bytes;
-      try { replaceFileAt(fd, name, content, { mode: 0o600, durable: false }); } finally { safeClose(fd); }
+      try {
+        replaceFileAt(fd, name, content, { mode: 0o600, durable: false });
+        // A file that became a credential file: its plain mirror leaves the tree.
+        const plain = c.path.slice(c.path.lastIndexOf('/') + 1);
+        if (c.kind === 'credentials' && lstatAt(fd, plain)) { unlinkAt(fd, plain); touched.push(c.path); }
+      } finally { safeClose(fd); }
     }
     touched.push(rel);
   }
