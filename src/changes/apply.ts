@@ -13,12 +13,14 @@ import { WARDEN_TOML } from '../config/warden-config.js';
 import { diffCredentialSet, mergeCredentialSet } from '../credentials/rules.js';
 import { failedCheckMessage, halfAppliedMessage } from '../credentials/names.js';
 import { sha256Hex } from '../store/baseline.js';
+import { BLOBS_DIR } from '../store/layout.js';
+import { escapeText } from '../common/escape.js';
 import { loadKey } from '../store/keys.js';
-import type { Store } from '../store/store.js';
+import type { Store, StoreFd } from '../store/store.js';
 import { removeIntent, writeIntent, type JournalFile } from './journal.js';
 import { step, type CrashStep } from './seam.js';
 import { parseWardenConfig, type WardenConfig } from '../config/warden-config.js';
-import { ensureDirBeneath, replaceFileAt, safeClose, unlinkAt, walkDir, lstatAt, readRegularAt } from '../fsx/beneath.js';
+import { nameProblem, ensureDirBeneath, replaceFileAt, safeClose, unlinkAt, walkDir, lstatAt, readRegularAt } from '../fsx/beneath.js';
 import type { BaselineChange, BaselineState } from '../store/baseline-state.js';
 import { baseOf, dirOf } from '../guard/inspect.js';
 import { protectedSet, type FileKind, type ProtectedSet } from '../config/protected-set.js';
@@ -109,6 +111,9 @@ export function checkChanges(ctx: ApplyContext, reqs: ChangeRequest[], base?: Ba
   const seen = new Set<string>();
   for (const r of reqs) {
     const path = normalizeRelPath(r.path);
+    // Refused before anything changes: a name the file system cannot hold would fail after the baseline moved.
+    const tooLong = nameProblem(path);
+    if (tooLong) throw new WardenError(`${escapeText(path.slice(0, 80))}…: ${escapeText(tooLong)}; nothing was changed`);
     if (seen.has(path)) throw new WardenError(`${path} appears twice in one change`);
     seen.add(path);
     const e = ctx.state.entry(path);
@@ -193,7 +198,7 @@ export function applyChanges(ctx: ApplyContext, reqs: ChangeRequest[], command: 
     if (parsed.ok) {
       newConfig = parsed.config;
       extra.push(...reconcileProtectedSet(ctx, protectedSet(newConfig), newConfig.max_bytes));
-      if (extra.length) ctx.state.commit(ctx.store.fd, extra);
+      if (extra.length) { ctx.state.commit(ctx.store.fd, extra); dropStaleBlobs(ctx.store.fd, ctx.state, extra); }
     }
   }
   const all = [...changes, ...extra];
@@ -245,13 +250,45 @@ function writeLive(rootFd: number, c: BaselineChange): void {
 }
 
 /**
+ * After a commit that re-stored files as credentials: their old copies in blobs/ go, unless
+ * a file that is still a non-credential has the same content.
+ */
+export function dropStaleBlobs(storeFd: StoreFd, state: BaselineState, changes: BaselineChange[]): void {
+  const stillText = new Set(state.paths().map((p) => state.entry(p)).filter((e) => e && e.kind !== 'credentials').map((e) => e!.sha256));
+  const w = walkDir(storeFd, BLOBS_DIR);
+  if (!w.ok) { safeClose(w.parentFd); return; }
+  try {
+    for (const c of changes) {
+      if (c.kind !== 'credentials' || !c.bytes) continue;
+      const sha = sha256Hex(c.bytes);
+      if (!stillText.has(sha) && lstatAt(w.fd, sha)) unlinkAt(w.fd, sha);
+    }
+  } finally { safeClose(w.fd); }
+}
+
+/**
  * After warden.toml changed: adopt files that are newly protected (their current content
  * is what the owner chose to lock), and drop paths that are no longer protected.
  */
-export function reconcileProtectedSet(ctx: ApplyContext, next: ProtectedSet, maxBytes: number): BaselineChange[] {
+export function reconcileProtectedSet(ctx: ApplyContext, next: ProtectedSet, maxBytes: number,
+  note: (line: string) => void = (l) => { process.stderr.write(escapeText(l) + '\n'); }): BaselineChange[] {
   const out: BaselineChange[] = [];
   for (const path of ctx.state.paths()) {
     if (!next.kindOf(path)) { const e = ctx.state.entry(path); if (e) out.push({ path, kind: e.kind, bytes: null, mode: e.mode, uid: e.uid, gid: e.gid }); }
+  }
+  // A file whose kind changed follows the approved warden.toml: re-stored under its new kind
+  // (a new credential file moves from blobs/ to secrets/ and from the history's tree to its
+  // fingerprints; dropStaleBlobs removes the old blob once the index is committed).
+  for (const path of ctx.state.paths()) {
+    const e = ctx.state.entry(path);
+    const kind = next.kindOf(path);
+    if (!e || !kind || kind === e.kind) continue;
+    const bytes = ctx.state.bytesOf(ctx.store.fd, path);
+    if (!bytes) continue;
+    out.push({ path, kind, bytes, mode: e.mode, uid: e.uid, gid: e.gid });
+    if (kind === 'credentials') {
+      note(`<4>warden: ${path} is now a credential file: re-stored as one (values out of snapshots/blobs and out of the history's current tree); its earlier content is still in older commits of snapshots/history (git): if it held secrets, rotate them`);
+    }
   }
   for (const path of candidatePathsFor(ctx.rootFd, next)) {
     if (ctx.state.entry(path)) continue;

@@ -21,6 +21,8 @@ import { codeHmac, listPendingIds, newPendingId, proposalSha, readPending, remov
 import { recoverJournal } from './journal.js';
 import type { ChangeCommand, PendingView, Reply } from './protocol.js';
 import { diskDifferences } from './rebaseline.js';
+import { osUser } from '../store/history.js';
+import { escapeText } from '../common/escape.js';
 
 export const MAX_CODE_ATTEMPTS = 3;
 
@@ -196,7 +198,10 @@ async function propose(req: Propose, env: ChangeEnv): Promise<Reply> {
   const changes = dec(req.changes);
   const base: BaseHashes | undefined = req.base;
   const command = req.command ?? 'apply';
-  const user = req.user ?? 'unknown';
+  // History records who warden sees, not who the client says it is: only the daemon's own
+  // user (or root) can reach the 0600 control socket, so that user is who asked.
+  const claimed = req.user ?? '';
+  const user = claimed && claimed !== osUser() ? `${osUser()} (client said "${escapeText(claimed).slice(0, 64)}")` : osUser();
   const confirmed = confirmedOf(req);
   return proposeChanges(env, changes, command, user, base, confirmed);
 }

@@ -12,7 +12,10 @@ interface Pattern { pattern: string; kind: FileKind; match: (rel: string) => boo
 export interface ProtectedSet {
   /** The kind of a protected path, or null when the path is not protected. */
   kindOf(rel: string): FileKind | null;
-  /** Directories that hold protected paths, parents before children (watched, and restored when missing). */
+  /**
+   * Directories that hold protected paths, parents before children (watched, and restored
+   * when missing); '' is the root itself, whose mode and owner are approved like the rest.
+   */
   dirs: string[];
   /** Exact (non-glob) protected paths. */
   exactPaths: string[];
@@ -58,7 +61,7 @@ export function protectedSet(config: WardenConfig): ProtectedSet {
     const m = glob ? picomatch(s.pattern, { dot: false }) : (rel: string) => rel === s.pattern;
     patterns.push({ pattern: s.pattern, kind: s.kind, match: m, glob, base });
   }
-  const dirSet = new Set<string>();
+  const dirSet = new Set<string>(['']);
   for (const p of patterns) for (const a of ancestors(p.base)) dirSet.add(a);
   const dirs = [...dirSet].sort((a, b) => a.split('/').length - b.split('/').length || a.localeCompare(b));
   const cache = new Map<string, FileKind | null>();

@@ -10,7 +10,7 @@ import { ensureDirBeneath, openRoot, safeClose } from '../fsx/beneath.js';
 import { CONTROL_DIR, LOCK_NAME } from '../store/layout.js';
 import { BaselineState, RECOVER } from '../store/baseline-state.js';
 import { Guard } from '../guard/guard.js';
-import { startWatcher, type WatchHandle } from '../guard/watcher.js';
+import { WatchSupervisor } from '../guard/watch-supervisor.js';
 import { HintQueue } from '../guard/hints.js';
 import { appendAlert, newAlertId } from '../store/alerts.js';
 import { readIndex } from '../store/baseline.js';
@@ -23,6 +23,8 @@ import { listenControl } from './control.js';
 import type { AnyReply, ControlRequest } from './protocol.js';
 import { acquireLock, type Lock } from '../store/lock.js';
 import { createSdNotifier } from './sd-notify.js';
+import { adviceFor } from '../guard/classify.js';
+import { muteStreamErrors, rateLimitedWriter, writeLineSync } from '../common/diagnostics.js';
 
 export interface RunOptions {
   root: string;
@@ -50,8 +52,12 @@ export function stderrLog(line: string): void {
 }
 
 export async function runDaemon(opts: RunOptions): Promise<Daemon> {
-  const log = opts.log ?? stderrLog;
-  const say = opts.stdout ?? ((l: string) => process.stdout.write(l + '\n'));
+  // A failing or flooded stderr/stdout never stops the guard (invariant 14; common/diagnostics.ts).
+  muteStreamErrors();
+  // On a terminal the <N> priority prefixes are noise; the journal (a pipe) keeps them.
+  const ttyless = (w: (line: string) => void) => (line: string) => w(process.stderr.isTTY ? line.replace(/^<[0-7]>/, '') : line);
+  const log = opts.log ?? ttyless(rateLimitedWriter(2));
+  const say = opts.stdout ?? ((l: string) => { writeLineSync(1, l); });
   process.umask(0o077);
   // The store is opened once and held: every later access goes through its descriptor,
   // whatever happens to the path it was opened from (store.ts).
@@ -64,7 +70,7 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
   const sd = createSdNotifier();
   const cleanups: (() => Promise<void> | void)[] = [() => store.close()];
   let guard: Guard | null = null;
-  let watcher: WatchHandle | null = null;
+  let watcher: WatchSupervisor | null = null;
   let rootFd = -1;
   let notifier: { stop(): Promise<void>; reload(c: WardenConfig): void; status(): unknown } | null = null;
   let resolveDone!: () => void;
@@ -108,28 +114,28 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
       // Run on the approved settings, never on whatever is on disk now (it may be an edit
       // made while warden was stopped, which startup verification is about to revert).
       config = configFromBytes(state.bytesOf(store.fd, WARDEN_TOML));
-      const g = new Guard({ root: opts.root, rootFd, store, config, state, log, onDirRepaired: () => {
+      // Alert journal lines get a bucket of their own: diagnostics cannot crowd them out.
+      const journal = opts.log ?? ttyless(rateLimitedWriter(2, { burst: 2000, perSecond: 500 }));
+      let hints: HintQueue | null = null;
+      const g = new Guard({ root: opts.root, rootFd, store, config, state, log, journal, defer: (rel) => hints?.later(rel), onDirRepaired: () => {
         for (const d of watcher?.rearmChanged() ?? []) log(`<6>warden: re-armed the watch on ${d}`);
         // chokidar re-adds a directory asynchronously; the per-file inode watches re-arm now.
         watcher?.syncFiles(guard?.state.paths() ?? []);
       } });
       guard = g;
-      const hints = new HintQueue((rel, isDir) => { g.onPathEvent(rel, isDir); watcher?.refreshFile(rel); });
-      cleanups.push(() => hints.close());
-      const onWatchError = (err: Error & { code?: string }) => {
-        log(`<3>warden: watcher error: ${err.code ?? err.message}; rescanning`);
-        g.rescan();
-        if ((err.code === 'ENOSPC' || err.code === 'EMFILE') && watcher && !watcher.polling) {
-          g.flag('watch-degraded', '.', `inotify limit reached (${err.code}); switched to polling, which is slower`);
-          void (async () => {
-            await watcher?.close();
-            watcher = await startWatcher(opts.root, g.pset, { onEvent: (rel, d) => hints.hint(rel, d), onError: onWatchError }, true);
-            g.rescan();
-          })().catch((e: unknown) => log(`<2>warden: cannot start the polling watcher: ${String((e as Error)?.message ?? e)}; the backstop rescan continues`));
-        }
-      };
-      watcher = await startWatcher(opts.root, g.pset, { onEvent: (rel, d) => hints.hint(rel, d), onError: onWatchError }, false);
-      cleanups.push(async () => { await watcher?.close(); });
+      const q = new HintQueue((rel, isDir) => { g.onPathEvent(rel, isDir); if (g.state.entry(rel)) watcher?.refreshFile(rel); }, {
+        urgent: (rel, isDir) => g.isUrgent(rel, isDir), onOverflow: () => g.rescan(),
+      });
+      hints = q;
+      cleanups.push(() => q.close());
+      // Inotify or polling, errors at any time (also while arming), and the way back: watch-supervisor.ts.
+      const w = new WatchSupervisor({
+        root: opts.root, pset: () => g.pset, onEvent: (rel, d) => q.hint(rel, d), rescan: () => g.rescan(),
+        flag: (reason, path, detail) => g.flag(reason, path, detail), log, retryMs: () => g.config.rescan_seconds * 1000,
+      });
+      watcher = w;
+      await w.start();
+      cleanups.push(async () => { await w.close(); });
       // Sanctioned changes: finish or undo an interrupted transaction, report expired approvals (before verifying).
       const changeService = await attachChangeService(g, log);
       cleanups.push(() => changeService.stop());
@@ -145,12 +151,11 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
         config = next;
         g.setConfig(next);
         const c = ctx();
-        const { reconcileProtectedSet } = await import('../changes/apply.js');
-        const extra = reconcileProtectedSet(c, g.pset, next.max_bytes);
-        if (extra.length) g.state.commit(store.fd, extra);
-        await watcher?.close();
-        watcher = await startWatcher(opts.root, g.pset, { onEvent: (rel, d) => hints.hint(rel, d), onError: onWatchError }, false);
-        watcher.syncFiles(g.state.paths());
+        const { dropStaleBlobs, reconcileProtectedSet } = await import('../changes/apply.js');
+        const extra = reconcileProtectedSet(c, g.pset, next.max_bytes, log);
+        if (extra.length) { g.state.commit(store.fd, extra); dropStaleBlobs(store.fd, g.state, extra); }
+        await watcher?.restart();
+        watcher?.syncFiles(g.state.paths());
         notifier?.reload(next);
         g.rescan();
       };
@@ -160,6 +165,7 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
       const rescanTimer = setInterval(() => {
         g.rescan();
         for (const d of watcher?.rearmChanged() ?? []) log(`<5>warden: re-armed the watch on ${d}`);
+        watcher?.tick();
       }, Math.max(100, config.rescan_seconds * 1000));
       cleanups.push(() => clearInterval(rescanTimer));
       if (sd.watchdogIntervalMs) {
@@ -214,7 +220,7 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
 }
 
 async function handleRequest(req: ControlRequest, g: Guard, ctx: () => ApplyContext, reload: (c: WardenConfig) => Promise<void>,
-  watcher: () => WatchHandle | null, notifierStatus: () => unknown): Promise<AnyReply> {
+  watcher: () => WatchSupervisor | null, notifierStatus: () => unknown): Promise<AnyReply> {
   switch (req.op) {
     case 'ping':
       return {

@@ -10,7 +10,7 @@
  * descriptor close-on-exec, so none leaks into a child process.
  */
 import {
-  closeSync, constants, fchmodSync, fchownSync, fstatSync, fsyncSync, linkSync, lstatSync,
+  chmodSync, chownSync, closeSync, constants, fchmodSync, fchownSync, fstatSync, fsyncSync, linkSync, lstatSync,
   mkdirSync, openSync, readSync, renameSync, unlinkSync, writeSync, type Stats,
 } from 'node:fs';
 import { randomBytes } from 'node:crypto';
@@ -20,8 +20,32 @@ const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_DIRECTORY, O_NONBLOCK
 
 export const at = (dirFd: number, name: string): string => `/proc/self/fd/${dirFd}/${name}`;
 
+/**
+ * Linux O_PATH (Node does not export it): a descriptor that names a directory without
+ * read permission on it. Walking through it needs only search (x) permission, so a root or
+ * directory chmod'ed to 0300/0100 cannot blind us; it cannot be read, listed or fsynced.
+ */
+export const O_PATH = 0o10000000;
+
+/** Open the root; if its mode was changed to deny reading (0300), an O_PATH descriptor still walks it. */
 export function openRoot(root: string): number {
-  return openSync(root, O_RDONLY | O_DIRECTORY);
+  try {
+    return openSync(root, O_RDONLY | O_DIRECTORY);
+  } catch (err) {
+    if (errnoCode(err) !== 'EACCES') throw err;
+    return openSync(root, O_PATH | O_DIRECTORY);
+  }
+}
+
+/** A private descriptor for the start of a walk: readable when it is the result, O_PATH when we only pass through it. */
+function startAt(rootFd: number, passThrough: boolean): number {
+  if (passThrough) return openSync(at(rootFd, '.'), O_PATH | O_DIRECTORY);
+  try {
+    return openSync(at(rootFd, '.'), O_RDONLY | O_DIRECTORY);
+  } catch (err) {
+    if (errnoCode(err) !== 'EACCES') throw err;
+    return openSync(at(rootFd, '.'), O_PATH | O_DIRECTORY);
+  }
 }
 
 export type WalkResult =
@@ -41,7 +65,7 @@ function segmentsOf(relDir: string): string[] {
 /** Open `relDir` (slash-separated, '' = the root itself) beneath rootFd without following links. */
 export function walkDir(rootFd: number, relDir: string): WalkResult {
   const segments = segmentsOf(relDir);
-  let fd = openSync(at(rootFd, '.'), O_RDONLY | O_DIRECTORY);
+  let fd = startAt(rootFd, segments.length > 0);
   for (let i = 0; i < segments.length; i++) {
     const seg = segments[i] as string;
     try {
@@ -90,7 +114,7 @@ export function openDirBeneath(rootFd: number, relDir: string): number {
 /** Open `relDir` beneath rootFd, creating missing directories (mode) on the way; never follows links. */
 export function ensureDirBeneath(rootFd: number, relDir: string, mode = 0o700): number {
   const segments = segmentsOf(relDir);
-  let fd = openSync(at(rootFd, '.'), O_RDONLY | O_DIRECTORY);
+  let fd = startAt(rootFd, segments.length > 0);
   for (const seg of segments) {
     let next: number;
     try {
@@ -196,6 +220,24 @@ export interface WriteOptions {
  * The rename replaces whatever is at the name (a symlink is replaced, not followed).
  * On any failure the temp file is removed and the original stays as it was.
  */
+/**
+ * The longest name (bytes) warden can write: the restore's temp name ".<name>.warden-<pid>-
+ * <8 hex>.tmp" must fit the file system's 255-byte limit too. Longer names are refused
+ * before anything changes (checkNameFits), never half way through a change.
+ */
+export const MAX_NAME_BYTES = 255 - '..warden-4194304-00000000.tmp'.length;
+export const MAX_PATH_BYTES = 4095 - 64;
+
+/** Null when `rel` fits; else why not. */
+export function nameProblem(rel: string): string | null {
+  if (Buffer.byteLength(rel) > MAX_PATH_BYTES) return `the path is ${Buffer.byteLength(rel)} bytes, over the limit of ${MAX_PATH_BYTES}`;
+  for (const seg of rel.split('/')) {
+    const n = Buffer.byteLength(seg);
+    if (n > MAX_NAME_BYTES) return `"${seg.slice(0, 32)}…" is ${n} bytes long; names warden protects may have at most ${MAX_NAME_BYTES} bytes (the file system allows 255, and warden's temp file adds its own)`;
+  }
+  return null;
+}
+
 export function replaceFileAt(dirFd: number, name: string, bytes: Uint8Array, opts: WriteOptions): void {
   const tmp = `.${name}.warden-${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
   const durable = opts.durable ?? true;
@@ -264,6 +306,31 @@ export function linkAt(fromDirFd: number, name: string, toDirFd: number, toName:
   linkSync(at(fromDirFd, name), at(toDirFd, toName));
 }
 
+/**
+ * The first `maxBytes` of a regular file (no links followed, a FIFO never blocks us): for a
+ * bounded copy of a file we will not keep whole.
+ */
+export function readHeadAt(dirFd: number, name: string, maxBytes: number): Buffer {
+  const fd = openSync(at(dirFd, name), O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+  try {
+    if (!fstatSync(fd).isFile()) throw Object.assign(new Error(`${name} is not a regular file`), { code: 'EINVAL' });
+    const buf = Buffer.allocUnsafeSlow(Math.min(maxBytes, fstatSync(fd).size));
+    let n = 0;
+    while (n < buf.length) { const r = readSync(fd, buf, n, buf.length - n, null); if (r === 0) break; n += r; }
+    return buf.subarray(0, n);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** chmod (and chown when given) an entry that lstat says is no symlink; used inside warden's own 0700 directories. */
+export function setModeAt(dirFd: number, name: string, mode: number, owner?: { uid: number; gid: number }): void {
+  const st = lstatSync(at(dirFd, name));
+  if (st.isSymbolicLink()) return;
+  if (owner && (st.uid !== owner.uid || st.gid !== owner.gid)) chownSync(at(dirFd, name), owner.uid, owner.gid);
+  chmodSync(at(dirFd, name), mode);
+}
+
 export function unlinkAt(dirFd: number, name: string): void {
   unlinkSync(at(dirFd, name));
 }
@@ -275,14 +342,38 @@ export function makeDirAt(dirFd: number, name: string, opts: WriteOptions): void
   if (opts.durable ?? true) fsyncSync(dirFd);
 }
 
-/** chmod/chown an existing directory in place (opened without following links). */
+/**
+ * chmod/chown an existing directory in place (opened without following links). A directory
+ * made unreadable (chmod 0100) is opened O_PATH and changed through its /proc magic link,
+ * which names the very inode we opened.
+ */
 export function fixDirAt(dirFd: number, name: string, opts: WriteOptions): void {
-  const fd = openSync(at(dirFd, name), O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+  let fd: number;
   try {
-    setOwnerAndMode(fd, opts);
+    fd = openSync(at(dirFd, name), O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+  } catch (err) {
+    if (errnoCode(err) !== 'EACCES') throw err;
+    fd = openSync(at(dirFd, name), O_PATH | O_DIRECTORY | O_NOFOLLOW);
+  }
+  try {
+    setOwnerAndModeByFd(fd, opts);
   } finally {
     closeSync(fd);
   }
+}
+
+/** Put the root's own mode and owner back through the descriptor we hold (its path may be unreadable). */
+export function fixRoot(rootFd: number, opts: WriteOptions): void {
+  setOwnerAndModeByFd(rootFd, opts);
+}
+
+function setOwnerAndModeByFd(fd: number, opts: WriteOptions): void {
+  const uid = opts.uid ?? process.geteuid?.() ?? -1;
+  const gid = opts.gid ?? process.getegid?.() ?? -1;
+  const self = `/proc/self/fd/${fd}`;
+  const st = fstatSync(fd);
+  if (st.uid !== uid || st.gid !== gid) chownSync(self, uid, gid);
+  if ((st.mode & 0o7777) !== (opts.mode & 0o7777)) chmodSync(self, opts.mode & 0o7777);
 }
 
 export function safeClose(fd: number): void {

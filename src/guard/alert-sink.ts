@@ -2,17 +2,33 @@
  * Where alerts go: alerts.jsonl first (append + fsync, SPEC §6), then the journal line and
  * the callback. An alert that cannot be appended yet (disk full) is kept in memory, written
  * first on the next alert and on every rescan, never dropped.
+ *
+ * Storms fold (issue 12): per reason, the first FULL_PER_WINDOW alerts of a FOLD_WINDOW_MS
+ * window are written one by one; the rest of that window become one alert with `count`
+ * (how many it stands for) and a sample of paths, written when the window closes. So a
+ * storm of 371,000 new files costs a few hundred lines, and every revert is still counted.
  */
 import { errnoCode } from '../common/errors.js';
+import { escapeText } from '../common/escape.js';
 import type { Alert, AlertReason } from '../store/alert-types.js';
 import { appendAlert, newAlertId } from '../store/alerts.js';
 import { ALERTS_FILE } from '../store/layout.js';
 import type { Store } from '../store/store.js';
 import { adviceFor } from './classify.js';
 
+export const FOLD_WINDOW_MS = 10_000;
+export const FULL_PER_WINDOW = 100;
+const SAMPLE_PATHS = 10;
+
+interface Fold { first: Alert; count: number; paths: Set<string>; notKept: number }
+
 export class AlertSink {
   private readonly unwritten: Alert[] = [];
   count = 0;
+  private windowStart = 0;
+  private readonly perReason = new Map<string, number>();
+  private readonly folds = new Map<string, Fold>();
+  private foldTimer: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly store: Store,
@@ -20,11 +36,49 @@ export class AlertSink {
     private readonly onAlert: (a: Alert) => void,
     /** Repair a damaged layout entry (a directory at alerts.jsonl); true when it did. */
     private readonly repair: (name: string) => boolean = () => false,
+    private readonly now: () => number = Date.now,
   ) {}
 
-  /** Durable first, then the journal line and the callback. */
-  record(alert: Alert): void {
+  /** Durable first, then the journal line and the callback; folded when its reason storms. */
+  record(alert: Alert, notKept = false): void {
     this.count++;
+    const t = this.now();
+    if (t - this.windowStart >= FOLD_WINDOW_MS) { this.closeWindow(); this.windowStart = t; }
+    const key = `${alert.action}/${alert.reason}`;
+    const n = this.perReason.get(key) ?? 0;
+    this.perReason.set(key, n + 1);
+    if (n < FULL_PER_WINDOW) { this.write(alert); return; }
+    let f = this.folds.get(key);
+    if (!f) { f = { first: alert, count: 0, paths: new Set(), notKept: 0 }; this.folds.set(key, f); }
+    f.count++;
+    if (notKept) f.notKept++;
+    if (f.paths.size < SAMPLE_PATHS) f.paths.add(alert.path);
+    if (!this.foldTimer) {
+      this.foldTimer = setTimeout(() => { this.foldTimer = null; this.closeWindow(); }, Math.max(10, this.windowStart + FOLD_WINDOW_MS - t));
+      this.foldTimer.unref?.();
+    }
+  }
+
+  /** Write one alert per folded reason of the window that ends. */
+  closeWindow(): void {
+    if (this.foldTimer) { clearTimeout(this.foldTimer); this.foldTimer = null; }
+    const folds = [...this.folds.values()];
+    this.folds.clear();
+    this.perReason.clear();
+    this.windowStart = this.now();
+    for (const f of folds) {
+      const paths = [...f.paths];
+      const more = f.count - paths.length;
+      const kept = f.notKept ? `; ${f.notKept} of them not kept in quarantine (quarantine quota reached)` : '';
+      this.write({
+        ...f.first, id: newAlertId(), time: new Date().toISOString(), count: f.count,
+        path: commonDir(paths), before: null, after: null, quarantine: null, credential_changes: undefined,
+        detail: `${f.count} more ${f.first.reason} alert(s) folded into this one (storm; more than ${FULL_PER_WINDOW} in ${FOLD_WINDOW_MS / 1000} s): ${paths.join(', ')}${more > 0 ? ` and ${more} more` : ''}${kept}`,
+      });
+    }
+  }
+
+  private write(alert: Alert): void {
     this.unwritten.push(alert);
     try {
       this.flushOrRepair();
@@ -61,30 +115,42 @@ export class AlertSink {
 
   /** Write what is waiting; throws when the store still refuses (the caller logs). */
   flush(): void {
-    if (this.flushing) return;
-    this.flushing = true;
-    try { this.flushNow(); } finally { this.flushing = false; }
-  }
-
-  private flushing = false;
-  private flushNow(): void {
     while (this.unwritten.length) {
       appendAlert(this.store.fd, this.unwritten[0] as Alert);
       this.unwritten.shift();
     }
   }
 
-  /** At stop: say which alerts never became durable. */
+  /** At stop: write what is folded, then say which alerts never became durable. */
   reportUnwritten(): void {
+    try { this.closeWindow(); } catch { /* kept in unwritten */ }
     if (this.unwritten.length) this.log(`<2>warden: ${this.unwritten.length} alert(s) could not be written to ${this.store.label(ALERTS_FILE)}: ${this.unwritten.map((a) => a.id).join(', ')}`);
   }
 }
 
+function commonDir(paths: string[]): string {
+  if (paths.length === 0) return '.';
+  let prefix = paths[0]!.split('/').slice(0, -1);
+  for (const p of paths.slice(1)) {
+    const parts = p.split('/').slice(0, -1);
+    let i = 0;
+    while (i < prefix.length && prefix[i] === parts[i]) i++;
+    prefix = prefix.slice(0, i);
+  }
+  return paths.length === 1 ? paths[0]! : (prefix.join('/') || '.');
+}
+
 const PRIORITY: Record<Alert['action'], number> = { reverted: 4, removed: 4, 'revert-failed': 3, flagged: 2 };
 
-/** sd-daemon style: "<N>" priority prefix, picked up by journald from stderr. */
+/** sd-daemon style: "<N>" priority prefix, picked up by journald from stderr. One line: every field is escaped. */
 export function journalLine(a: Alert): string {
+  return escapeText(rawJournalLine(a));
+}
+
+function rawJournalLine(a: Alert): string {
   const keys = a.credential_changes?.length ? ` keys: ${a.credential_changes.map((c) => `${c.group}.${c.key} ${c.before ?? '-'}→${c.after ?? '-'}`).join(', ')};` : '';
   const extra = a.also?.length ? ` (+${a.also.join(', ')})` : '';
-  return `<${PRIORITY[a.action]}>warden: ${a.action} ${a.path}: ${a.reason}${extra};${keys} alert ${a.id}. ${a.advice}`;
+  const count = a.count && a.count > 1 ? ` (${a.count} alerts folded)` : '';
+  const detail = a.detail ? ` ${a.detail}.` : '';
+  return `<${PRIORITY[a.action] ?? 4}>warden: ${a.action} ${a.path}: ${a.reason}${extra}${count};${keys} alert ${a.id}.${detail} ${a.advice}`;
 }

@@ -9,7 +9,7 @@
  */
 import { errnoCode } from '../common/errors.js';
 import type { WardenConfig } from '../config/warden-config.js';
-import { fixDirAt, lstatAt, makeDirAt, replaceFileAt, safeClose, walkDir } from '../fsx/beneath.js';
+import { fixDirAt, fixRoot, lstatAt, makeDirAt, replaceFileAt, safeClose, walkDir } from '../fsx/beneath.js';
 import type { Alert, AlertReason, FileFacts } from '../store/alert-types.js';
 import { newAlertId } from '../store/alerts.js';
 import type { BaselineState } from '../store/baseline-state.js';
@@ -21,7 +21,8 @@ import { DirCache, baseOf, candidatePaths, dirOf, inspectDirs, inspectFileAt, ty
 import { statStamp } from './observe.js';
 import { protectedSet, type ProtectedSet } from '../config/protected-set.js';
 import { AlertSink } from './alert-sink.js';
-import { Quarantine, fsyncQuiet } from './quarantine.js';
+import { Quarantine, QuarantineQuota, fsyncQuiet } from './quarantine.js';
+import { unlinkAt } from '../fsx/beneath.js';
 import { RetryBook } from './retry.js';
 import { StoreCheck } from './store-check.js';
 import { sweepTemps } from './temps.js';
@@ -37,6 +38,13 @@ export interface GuardOptions {
   onAlert?: (alert: Alert) => void;
   /** Diagnostics that are not alerts. */
   log?: (line: string) => void;
+  /** Journal lines of alerts (default: log). */
+  journal?: (line: string) => void;
+  /**
+   * Work on paths that are not approved files (new, unexpected files) found by a rescan is
+   * handed here to run after the reverts that are waiting (hints.ts); default: inline.
+   */
+  defer?: (rel: string) => void;
   /** After a protected directory was recreated: the watcher re-arms it. */
   onDirRepaired?: () => void;
 }
@@ -52,6 +60,8 @@ export class Guard {
   private readonly onDirRepaired: () => void;
   private readonly alerts: AlertSink;
   private readonly quarantine: Quarantine;
+  private readonly quota = new QuarantineQuota();
+  private readonly defer: ((rel: string) => void) | null;
   private readonly retries = new RetryBook();
   private readonly store: StoreCheck;
   /** Stat stamps of files verified clean by hash: lets the backstop rescan skip unchanged files. */
@@ -72,7 +82,8 @@ export class Guard {
     // A layout entry found damaged on the way (quarantine/ planted as a link, a directory at
     // alerts.jsonl) is repaired at once, then the operation is tried again.
     const repair = (name: string) => this.store.verifyLayout(name).length > 0;
-    this.alerts = new AlertSink(opts.store, this.log, opts.onAlert ?? (() => {}), repair);
+    this.alerts = new AlertSink(opts.store, opts.journal ?? this.log, opts.onAlert ?? (() => {}), repair);
+    this.defer = opts.defer ?? null;
     this.quarantine = new Quarantine(opts.store, this.log, repair);
     this.store = new StoreCheck(opts.store, opts.state, (detail, path) => this.raiseTamper(detail, path), this.log, opts.rootFd);
   }
@@ -109,6 +120,8 @@ export class Guard {
     const dirs = new DirCache(this.rootFd);
     try {
       for (const rel of this.safely('listing protected paths', () => candidatePaths(this.rootFd, this.state, this.pset)) ?? []) {
+        // New files are worked off after waiting reverts (a storm of them must not stall a revert).
+        if (cause === 'rescan' && this.defer && !this.state.entry(rel)) { this.defer(rel); continue; }
         if (this.safely(`checking ${rel}`, () => (!full && this.unchangedSinceClean(rel, dirs)) ? false : this.check(rel, cause === 'startup', dirs))) n++;
       }
     } finally {
@@ -137,6 +150,12 @@ export class Guard {
       this.log(`<3>warden: ${what}: unexpected ${errnoCode(err) ?? (err as Error)?.message ?? String(err)}; will look again at the next rescan`);
       return undefined;
     }
+  }
+
+  /** Does a hint on `rel` go first? Approved files, directories and the store do; new files wait. */
+  isUrgent(rel: string, isDirEvent: boolean): boolean {
+    return isDirEvent || rel === '' || this.state.entry(rel) !== undefined || rel === 'snapshots' || rel.startsWith('snapshots/')
+      || Object.hasOwn(this.state.index.dirs, rel) || this.pset.isProtectedDir(rel);
   }
 
   /** A hint that something at `rel` (relative to the root) may have changed. */
@@ -217,6 +236,14 @@ export class Guard {
     if (!want) return;
     const id = newAlertId();
     let quarantine: string | null = null;
+    if (f.path === '') {
+      // The root's own mode/owner (chmod 0300 ROOT would blind every walk): put back through our descriptor.
+      try {
+        fixRoot(this.rootFd, { mode: want.mode, uid: want.uid, gid: want.gid });
+        this.raise(id, f.path, whileStopped, f.verdict, 'reverted', null, null, null);
+      } catch (err) { this.failed(f.path, id, f.verdict, err, whileStopped); }
+      return;
+    }
     const w = walkDir(this.rootFd, dirOf(f.path));
     if (!w.ok) { safeClose(w.parentFd); return; }
     try {
@@ -225,7 +252,7 @@ export class Guard {
       if (f.verdict.reason === 'mode' || f.verdict.reason === 'owner') {
         fixDirAt(w.fd, name, opts);
       } else {
-        if (f.obs.type !== 'absent') quarantine = this.quarantine.move(id, w.fd, name);
+        if (f.obs.type !== 'absent') quarantine = this.quarantine.move(id, w.fd, name, this.maxBytes);
         makeDirAt(w.fd, name, opts);
       }
       this.raise(id, f.path, whileStopped, f.verdict, 'reverted', quarantine, null, null);
@@ -249,13 +276,19 @@ export class Guard {
     const w = { fd };
     const name = baseOf(f.path);
     let quarantine: string | null = null;
+    let linked = false;
     try {
       if (verdict.action === 'removed') {
-        quarantine = this.quarantine.move(id, w.fd, name);
-        fsyncQuiet(w.fd);
-        this.raise(id, f.path, whileStopped, verdict, 'removed', quarantine, null, facts(obs));
+        // Only a plain file can be dropped when the quota is used up; anything else is moved.
+        const keep = this.quota.take() || obs.type !== 'file';
+        // No fsync here: a removal lost in a crash leaves the file where it was, and the
+        // startup check removes it again (a storm of them must not cost two fsyncs each).
+        if (keep) quarantine = this.quarantine.move(id, w.fd, name, this.maxBytes, false);
+        else unlinkAt(w.fd, name);
+        this.raise(id, f.path, whileStopped, verdict, 'removed', quarantine, null, facts(obs), undefined, keep ? undefined : this.quota.note);
         return;
       }
+      const keep = this.quota.take();
       const entry = this.state.entry(f.path);
       const approved = this.state.bytesOf(this.storeHandle.fd, f.path);
       if (!entry || !approved) {
@@ -263,13 +296,18 @@ export class Guard {
         throw Object.assign(new Error('approved content unavailable'), { code: 'EBADBASELINE' });
       }
       // Things that cannot be replaced by rename (dir) or must be kept as they are
-      // (link, FIFO, socket, device) are moved aside first; too-large files are linked.
-      if (obs.type !== 'file' && obs.type !== 'absent') quarantine = this.quarantine.move(id, w.fd, name);
-      else if (obs.type === 'file' && obs.bytes === null) quarantine = this.quarantine.linkOrMove(id, w.fd, name);
+      // (link, FIFO, socket, device) are moved aside first. A rejected file is hard-linked
+      // into quarantine before the rename, so late writes into it are kept (SPEC §5).
+      if (obs.type !== 'file' && obs.type !== 'absent') quarantine = this.quarantine.move(id, w.fd, name, this.maxBytes);
+      else if (obs.type === 'file' && keep) {
+        linked = this.quarantine.linkBefore(id, w.fd, name, obs.ino);
+        // Not linked and never read whole: it can only be kept by moving it aside.
+        if (!linked && obs.bytes === null) quarantine = this.quarantine.move(id, w.fd, name, this.maxBytes);
+      }
       replaceFileAt(w.fd, name, approved, { mode: entry.mode, uid: entry.uid, gid: entry.gid });
       this.tally.reverts++;
-      // Rejected content we already hold is written after the restore, to keep the revert short.
-      if (obs.type === 'file' && obs.bytes) quarantine = this.quarantine.write(id, name, obs.bytes);
+      // Securing the quarantined inode (or copying bytes we hold) comes after the restore, to keep the revert short.
+      if (obs.type === 'file' && !quarantine && keep) quarantine = this.quarantine.settle(id, name, linked, obs.bytes, this.maxBytes);
       let v = verdict;
       let changes;
       if (f.kind === 'credentials' && obs.bytes && (verdict.reason === 'content' || verdict.reason === 'emptied')) {
@@ -278,9 +316,11 @@ export class Guard {
         if (d.halfApplied) v = { ...verdict, reason: 'half-applied', also: [verdict.reason, ...verdict.also] };
       }
       if (this.retries.clear(f.path)) this.sweepTemps();
-      this.raise(id, f.path, whileStopped, v, 'reverted', quarantine, { sha256: entry.sha256, size: entry.size, mode: entry.mode }, facts(obs), changes);
+      this.raise(id, f.path, whileStopped, v, 'reverted', quarantine, { sha256: entry.sha256, size: entry.size, mode: entry.mode }, facts(obs), changes,
+        obs.type === 'file' && !keep ? this.quota.note : undefined);
       this.markClean(f.path);
     } catch (err) {
+      if (linked && !quarantine) this.quarantine.discard(id, name);
       this.failed(f.path, id, verdict, err, whileStopped, quarantine);
     } finally {
       if (dirFd === undefined) safeClose(fd);
@@ -301,13 +341,13 @@ export class Guard {
     const also = whileStopped && verdict.reason !== 'revert-failed' ? [verdict.reason, ...verdict.also] : verdict.also;
     const kind = this.state.entry(path)?.kind ?? this.pset.kindOf(path);
     const alert: Alert = {
-      id, time: new Date().toISOString(), path, action, reason, before, after, quarantine,
+      id, time: new Date().toISOString(), path: path === '' ? '.' : path, action, reason, before, after, quarantine,
       ...(also.length ? { also } : {}),
       ...(detail ? { detail } : {}),
       ...(credentialChanges ? { credential_changes: credentialChanges } : {}),
       advice: adviceFor(path, reason === 'changed-while-stopped' ? (also[0] ?? reason) : reason, id, kind),
     };
-    this.record(alert);
+    this.alerts.record(alert, detail === this.quota.note);
     return alert;
   }
 

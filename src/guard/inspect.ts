@@ -2,7 +2,7 @@
  * Read-only inspection: what differs from the baseline right now. Used by `warden verify`
  * (which changes nothing) and by the guard before it acts.
  */
-import { readdirSync } from 'node:fs';
+import { fstatSync, opendirSync, type Dir } from 'node:fs';
 import { at, lstatAt, safeClose, typeOf, walkDir } from '../fsx/beneath.js';
 import { classify, type Observation, type Verdict } from './classify.js';
 import { observe } from './observe.js';
@@ -30,10 +30,11 @@ export function inspectDirs(rootFd: number, state: BaselineState): Finding[] {
     if (broken.some((b) => d.startsWith(b + '/'))) continue; // its parent's finding covers it
     const want = state.index.dirs[d];
     if (!want) continue;
-    const w = walkDir(rootFd, dirOf(d));
+    // The root itself: look through the descriptor we hold (its path may be unreadable now).
+    const w = d === '' ? { ok: true as const, fd: -1 } : walkDir(rootFd, dirOf(d));
     if (!w.ok) { safeClose(w.parentFd); continue; }
     try {
-      const st = lstatAt(w.fd, baseOf(d));
+      const st = d === '' ? fstatSync(rootFd) : lstatAt(w.fd, baseOf(d));
       const reasons: AlertReason[] = [];
       const type = st ? typeOf(st) : 'absent';
       if (!st) reasons.push('deleted');
@@ -52,7 +53,7 @@ export function inspectDirs(rootFd: number, state: BaselineState): Finding[] {
         });
       }
     } finally {
-      safeClose(w.fd);
+      if (w.fd !== -1) safeClose(w.fd);
     }
   }
   return out;
@@ -64,25 +65,58 @@ export function candidatePaths(rootFd: number, state: BaselineState, pset: Prote
   for (const p of pset.exactPaths) set.add(p);
   for (const base of pset.globDirs) {
     const deep = pset.patterns.some((p) => p.glob && p.base === base && p.pattern.includes('**'));
+    if (!deep) { for (const rel of flatMatches(rootFd, base, pset)) set.add(rel); continue; }
     // Baseline paths are protected by definition: skip the glob matcher for them.
-    for (const rel of listDir(rootFd, base, deep ? 8 : 1)) if (!set.has(rel) && pset.kindOf(rel)) set.add(rel);
+    listDir(rootFd, base, 8, (rel) => { if (!set.has(rel) && pset.kindOf(rel)) set.add(rel); });
   }
   return [...set].sort();
 }
 
-function listDir(rootFd: number, dir: string, depth: number): string[] {
-  const w = walkDir(rootFd, dir);
-  if (!w.ok) { safeClose(w.parentFd); return []; }
-  const out: string[] = [];
+/**
+ * The names in one (non-recursive) glob directory that match, listed again only when the
+ * directory changed: an entry added, removed or renamed changes its ctime, which no user
+ * can set back. So a million names that match nothing cost one listing, not one per rescan.
+ */
+const listings = new Map<string, { stamp: string; pset: ProtectedSet; matches: string[] }>();
+function flatMatches(rootFd: number, base: string, pset: ProtectedSet): string[] {
+  const key = `${rootFd}:${base}`;
+  const w = walkDir(rootFd, base);
+  if (!w.ok) { safeClose(w.parentFd); listings.delete(key); return []; }
+  let stamp = '';
+  let recent = true;
   try {
-    for (const ent of readdirSync(at(w.fd, '.'), { withFileTypes: true })) {
+    const st = fstatSync(w.fd);
+    stamp = `${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
+    // ctime has coarse (clock-tick) granularity: a change in the same tick as the last one
+    // would not show, so a directory changed within the last two seconds is never cached.
+    recent = Date.now() - st.ctimeMs < 2000;
+  } finally { safeClose(w.fd); }
+  const known = listings.get(key);
+  if (known && known.stamp === stamp && known.pset === pset) return known.matches;
+  const matches: string[] = [];
+  listDir(rootFd, base, 1, (rel) => { if (pset.kindOf(rel)) matches.push(rel); });
+  if (listings.size > 64) listings.clear();
+  if (recent) listings.delete(key); else listings.set(key, { stamp, pset, matches });
+  return matches;
+}
+
+/**
+ * Hand every entry below `dir` to `each`, streaming (opendir): a directory holding a million
+ * names that match nothing costs one pass, never an array of a million entries.
+ */
+function listDir(rootFd: number, dir: string, depth: number, each: (rel: string) => void): void {
+  const w = walkDir(rootFd, dir);
+  if (!w.ok) { safeClose(w.parentFd); return; }
+  let d: Dir | null = null;
+  try {
+    d = opendirSync(at(w.fd, '.'), { bufferSize: 256 });
+    for (let ent = d.readSync(); ent !== null; ent = d.readSync()) {
       const rel = dir === '' ? ent.name : `${dir}/${ent.name}`;
-      out.push(rel);
-      if (depth > 1 && ent.isDirectory()) out.push(...listDir(rootFd, rel, depth - 1));
+      each(rel);
+      if (depth > 1 && ent.isDirectory()) listDir(rootFd, rel, depth - 1, each);
     }
   } catch { /* vanished while listing: the next event or rescan looks again */ }
-  finally { safeClose(w.fd); }
-  return out;
+  finally { try { d?.closeSync(); } catch { /* closed */ } safeClose(w.fd); }
 }
 
 /** Inspect one file. Null when it matches the baseline, or its directory is broken (a dir finding covers it). */

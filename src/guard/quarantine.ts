@@ -1,13 +1,31 @@
 /**
- * Rejected content is kept under the store's quarantine/<alert-id>/ (SPEC §5): moved there
- * (links, directories, FIFOs, unexpected files), hard-linked (too-large files), or written
- * from the bytes already read (content edits, after the restore to keep the revert short).
+ * Rejected content is kept under the store's quarantine/<alert-id>/ (SPEC §5).
+ *
+ * - A rejected regular file is hard-linked there *before* the restore renames over it, so
+ *   the quarantine holds the rejected inode itself: what a writer that is still writing
+ *   (`echo … >` truncates first; a program writes in pieces) puts into it after the revert
+ *   lands in quarantine too. When linking is refused (another file system, protected
+ *   hard links), the bytes we read are written there instead, as before.
+ * - Links, directories, FIFOs and unexpected files are moved there.
+ * - Then every entry is secured: 0600 (directories 0700), owned by warden, and a file
+ *   keeps the rejected inode only when no other name of it remains ("cannot reach": no
+ *   path outside quarantine names that inode; a writer that still holds an open
+ *   descriptor may go on writing, which is how late writes are kept, but can never open
+ *   it again). A file that still has another name (the attacker kept a hard link) or whose
+ *   owner or mode we cannot set is replaced by a copy: the bytes we read, or its first
+ *   max_bytes for a too-large file.
  */
 import { fsyncSync } from 'node:fs';
 import { errnoCode } from '../common/errors.js';
-import { createFileAt, ensureDirBeneath, linkAt, moveAt, safeClose } from '../fsx/beneath.js';
+import {
+  createFileAt, ensureDirBeneath, linkAt, lstatAt, moveAt, readHeadAt, safeClose, setModeAt, unlinkAt, walkDir,
+} from '../fsx/beneath.js';
 import { QUARANTINE_DIR } from '../store/layout.js';
 import type { Store } from '../store/store.js';
+import { readdirSync, rmdirSync } from 'node:fs';
+import { at } from '../fsx/beneath.js';
+
+const MAX_SECURED_ENTRIES = 10_000;
 
 export class Quarantine {
   constructor(
@@ -27,33 +45,116 @@ export class Quarantine {
     }
   }
 
-  /** Move `name` out of `dirFd` into the alert's quarantine directory. */
-  move(id: string, dirFd: number, name: string): string {
-    const q = this.dir(id);
-    try { moveAt(dirFd, name, q, name); fsyncQuiet(q); } finally { safeClose(q); }
+  /** How alerts name a quarantined entry (root-relative for the embedded store, else absolute). */
+  private rel(id: string, name: string): string {
     return this.store.label(`${QUARANTINE_DIR}/${id}/${name}`);
   }
 
-  /** Keep a file we will not read whole: a hard link, or a move when linking is refused. */
-  linkOrMove(id: string, dirFd: number, name: string): string {
+  /** Move `name` out of `dirFd` into the alert's quarantine directory, then secure it. */
+  move(id: string, dirFd: number, name: string, maxBytes: number, durable = true): string {
     const q = this.dir(id);
     try {
-      try { linkAt(dirFd, name, q, name); } catch { moveAt(dirFd, name, q, name); }
+      moveAt(dirFd, name, q, name);
+      this.secure(q, name, maxBytes, null);
+      if (durable) fsyncQuiet(q);
     } finally { safeClose(q); }
-    return this.store.label(`${QUARANTINE_DIR}/${id}/${name}`);
+    return this.rel(id, name);
+  }
+
+  /**
+   * Before a restore: hard-link the rejected file (inode `ino`, as observed) into quarantine.
+   * Returns false when it could not be linked (the caller keeps a copy after the restore).
+   */
+  linkBefore(id: string, dirFd: number, name: string, ino: number): boolean {
+    let q: number;
+    try { q = this.dir(id); } catch { return false; }
+    try {
+      linkAt(dirFd, name, q, name);
+      // Swapped between our look and the link: not the inode we judged, drop it.
+      if (lstatAt(q, name)?.ino !== ino) { unlinkAt(q, name); return false; }
+      return true;
+    } catch {
+      return false;
+    } finally { safeClose(q); }
+  }
+
+  /** After the restore: secure what linkBefore kept (or keep a copy of `bytes`). */
+  settle(id: string, name: string, linked: boolean, bytes: Buffer | null, maxBytes: number): string | null {
+    if (!linked) return bytes ? this.write(id, name, bytes) : null;
+    try {
+      const q = this.dir(id);
+      try { this.secure(q, name, maxBytes, bytes); fsyncQuiet(q); } finally { safeClose(q); }
+      return this.rel(id, name);
+    } catch (err) {
+      this.log(`<3>warden: could not secure the rejected content of ${name} in quarantine: ${errnoCode(err) ?? err}`);
+      return bytes ? this.write(id, name, bytes) : null;
+    }
+  }
+
+  /** The restore failed after linkBefore: the path still holds the file, so drop the link. */
+  discard(id: string, name: string): void {
+    try { const q = this.dir(id); try { unlinkAt(q, name); } finally { safeClose(q); } } catch { /* nothing to drop */ }
+    try { const top = walkDir(this.store.fd, QUARANTINE_DIR); if (top.ok) { try { rmdirSync(at(top.fd, id)); } finally { safeClose(top.fd); } } else safeClose(top.parentFd); } catch { /* not empty or gone */ }
   }
 
   /** Keep bytes already read. A failure is logged; the revert itself has happened. */
   write(id: string, name: string, bytes: Buffer): string | null {
     try {
       const q = this.dir(id);
-      try { createFileAt(q, name, bytes, 0o600); } finally { safeClose(q); }
-      return this.store.label(`${QUARANTINE_DIR}/${id}/${name}`);
+      try {
+        if (lstatAt(q, name)) unlinkAt(q, name);
+        createFileAt(q, name, bytes, 0o600);
+      } finally { safeClose(q); }
+      return this.rel(id, name);
     } catch (err) {
       this.log(`<3>warden: could not keep rejected content of ${name} in quarantine: ${errnoCode(err) ?? err}`);
       return null;
     }
   }
+
+  /** 0600/0700, warden's, and no inode that has a name outside quarantine. */
+  private secure(q: number, name: string, maxBytes: number, bytes: Buffer | null, budget = { left: MAX_SECURED_ENTRIES }): void {
+    if (budget.left-- <= 0) return;
+    const st = lstatAt(q, name);
+    if (!st || st.isSymbolicLink()) return; // a link's own mode means nothing on Linux
+    const owner = { uid: process.geteuid?.() ?? st.uid, gid: process.getegid?.() ?? st.gid };
+    if (st.isDirectory()) {
+      setModeAt(q, name, 0o700, owner);
+      const w = walkDir(q, name);
+      if (!w.ok) { safeClose(w.parentFd); return; }
+      try {
+        for (const child of readdirSync(at(w.fd, '.'))) this.secure(w.fd, child, maxBytes, null, budget);
+      } finally { safeClose(w.fd); }
+      return;
+    }
+    if (!st.isFile()) { setModeAt(q, name, 0o600, owner); return; } // FIFO, socket, device: never opened
+    if (st.nlink === 1) {
+      try { setModeAt(q, name, 0o600, owner); return; } catch { /* not ours to change: keep a copy instead */ }
+    }
+    const copy = bytes ?? readHeadAt(q, name, maxBytes);
+    unlinkAt(q, name);
+    createFileAt(q, name, copy, 0o600);
+  }
+}
+
+/**
+ * Storms are bounded on disk too: at most `perWindow` new quarantine entries per window
+ * (371,000 new files once put 3.1 GB into snapshots/). Beyond it the rejected content is
+ * not kept; the alert says so (folded alerts count how many), so the overflow is recorded.
+ */
+export class QuarantineQuota {
+  private windowStart = 0;
+  private used = 0;
+  overflowed = 0;
+  constructor(readonly perWindow = 1000, readonly windowMs = 60_000, private readonly now: () => number = Date.now) {}
+  take(): boolean {
+    const t = this.now();
+    if (t - this.windowStart >= this.windowMs) { this.windowStart = t; this.used = 0; }
+    if (this.used >= this.perWindow) { this.overflowed++; return false; }
+    this.used++;
+    return true;
+  }
+  get note(): string { return `quarantine quota reached (${this.perWindow} entries per ${this.windowMs / 1000} s): this content was not kept`; }
 }
 
 /** Durability of a move is best effort: the alert, fsynced, is the record that matters. */

@@ -5,17 +5,24 @@
  * event. So we watch from the root down (the root itself is never recreated), re-arm a
  * directory whose inode changed, and fall back to polling on ENOSPC/EMFILE.
  *
- * Memory: chokidar keeps two watchers and a Stats object per file it tracks, which is
- * ~25 MB per 10,000 files. With inotify we let chokidar track directories only and take
- * every child event from its raw directory events; a directory watch sees every create,
- * delete, rename, write and chmod made through that directory. A write through a hard
+ * Cost: with inotify we watch directories with a plain fs.watch each (one inotify watch,
+ * no listing, no per-entry state): a directory watch sees every create, delete, rename,
+ * write and chmod made through it, naming the child. chokidar instead lists a watched
+ * directory at start and again on changes, so a million names that match nothing cost it
+ * gigabytes and a core; here they cost one name match per event. A write through a hard
  * link elsewhere is seen only by a watch on the file's inode, so the first
  * FILE_WATCH_LIMIT approved files also get a plain per-file fs.watch (re-armed when the
- * inode changes); beyond that, the backstop rescan finds such a write.
+ * inode changes); beyond that, the backstop rescan finds such a write. Polling (inotify
+ * exhausted) uses chokidar, which must track files to see inside them.
+ *
+ * Errors: an exhausted inotify shows as fs.watch throwing ENOSPC/EMFILE while arming, or as
+ * an `error` event later. Both go to onError — also while arming, before the caller holds
+ * the handle (watch-supervisor.ts copes with that).
  */
 import { watch, type FSWatcher } from 'chokidar';
-import { lstatSync, watch as fsWatch, type FSWatcher as NodeWatcher, type Stats } from 'node:fs';
-import { join, relative, sep } from 'node:path';
+import { lstatSync, readdirSync, watch as fsWatch, type FSWatcher as NodeWatcher, type Stats } from 'node:fs';
+import { basename, join, relative, sep } from 'node:path';
+import { errnoCode } from '../common/errors.js';
 import type { ProtectedSet } from '../config/protected-set.js';
 
 export interface WatchEvents {
@@ -54,59 +61,82 @@ export function relevantPath(rel: string, pset: ProtectedSet): boolean {
   return inRecursiveGlob(rel, pset);
 }
 
-/** With inotify, chokidar tracks directories only; files come through raw events. */
-function relevantDir(rel: string, pset: ProtectedSet, stats?: Stats): boolean {
-  if (rel === '' || pset.isProtectedDir(rel) || STORE_DIRS.test(rel)) return true;
-  return inRecursiveGlob(rel, pset) && !(stats && !stats.isDirectory());
+export async function startWatcher(root: string, pset: ProtectedSet, events: WatchEvents, polling: boolean): Promise<WatchHandle> {
+  return polling ? startPolling(root, pset, events) : startInotify(root, pset, events);
 }
 
-export async function startWatcher(root: string, pset: ProtectedSet, events: WatchEvents, polling: boolean): Promise<WatchHandle> {
-  const toRel = (abs: string) => relative(root, abs).split(sep).join('/');
-  let alive = true;
-  const w: FSWatcher = watch(root, {
-    ignoreInitial: true,
-    followSymlinks: false,
-    atomic: false, // would hold unlink events ~100 ms
-    awaitWriteFinish: false, // would add ~2 s
-    ignorePermissionErrors: true,
-    usePolling: polling,
-    interval: 100,
-    binaryInterval: 100,
-    // Polling cannot see inside a file through its directory: then track files too.
-    ignored: polling
-      ? (abs: string) => !relevantPath(toRel(abs), pset)
-      : (abs: string, stats?: Stats) => !relevantDir(toRel(abs), pset, stats),
-  });
-  w.on('all', (event, abs) => {
-    const rel = toRel(abs);
-    if (rel.startsWith('..')) return;
-    events.onEvent(rel, event === 'addDir' || event === 'unlinkDir');
-  });
-  // Raw inotify events of the watched directories name the child that changed: create,
-  // delete, rename, write, chmod. They also cover what chokidar filters out (a chmod of a
-  // file whose atime > mtime).
-  w.on('raw', (event: string, path: string, opts: unknown) => {
-    const details = opts as { watchedPath?: string } | undefined;
-    if ((event !== 'change' && event !== 'rename') || !details?.watchedPath) return;
-    const watched = toRel(details.watchedPath);
-    if (watched.startsWith('..')) return;
-    if (!relevantDir(watched, pset)) {
-      if (relevantPath(watched, pset)) events.onEvent(watched, false); // a file's own watcher (polling)
-      return;
-    }
-    if (!path) { events.onEvent(watched, true); return; } // no name: the directory itself, or an overflow
-    const rel = watched === '' ? path : `${watched}/${path}`;
-    if (relevantPath(rel, pset)) events.onEvent(rel, false);
-  });
-  w.on('error', (err) => {
-    alive = false;
-    events.onError(err as Error & { code?: string });
-  });
-  await new Promise<void>((resolve) => w.once('ready', () => resolve()));
+/** Test seam (WARDEN_TEST_WATCH_FAULT=CODE[:early|:flood]): the first inotify watcher of the process fails. */
+let faultUsed = false;
+function takeFault(): { code: string; when: string } | null {
+  const v = process.env.WARDEN_TEST_WATCH_FAULT;
+  if (!v || faultUsed) return null;
+  faultUsed = true;
+  const [code = 'ENOSPC', when = 'late'] = v.split(':');
+  return { code, when };
+}
 
-  const armed = new Map<string, number>();
+const MAX_DIR_WATCHES = 10_000;
+
+/** Directories to watch: the root, the protected ones, the store's, and every directory below a `**` glob base. */
+function dirsToWatch(root: string, pset: ProtectedSet): string[] {
+  const out = new Set<string>(['', ...pset.dirs, 'snapshots', 'snapshots/baseline', 'snapshots/blobs', 'snapshots/secrets']);
+  const walk = (rel: string, depth: number) => {
+    if (depth === 0 || out.size >= MAX_DIR_WATCHES) return;
+    let names: string[];
+    try { names = readdirSync(join(root, rel), { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name); } catch { return; }
+    for (const n of names) { const r = rel === '' ? n : `${rel}/${n}`; out.add(r); walk(r, depth - 1); }
+  };
+  for (const p of pset.patterns) if (p.glob && p.pattern.includes('**')) walk(p.base, 8);
+  return [...out];
+}
+
+async function startInotify(root: string, pset: ProtectedSet, events: WatchEvents): Promise<WatchHandle> {
+  let alive = true;
+  const fault = takeFault();
+  const fail = (err: Error & { code?: string }) => {
+    if (!alive) return;
+    alive = false;
+    events.onError(err);
+  };
   const inode = (rel: string) => { try { return lstatSync(join(root, rel)).ino; } catch { return -1; } };
-  for (const d of pset.dirs) armed.set(d, inode(d));
+  const dirWatches = new Map<string, { ino: number; watcher: NodeWatcher }>();
+  const unwatchDir = (rel: string) => {
+    const dw = dirWatches.get(rel);
+    if (dw) { dw.watcher.close(); dirWatches.delete(rel); }
+  };
+  const onDirEvent = (watched: string, name: string | null) => {
+    if (!alive) return;
+    // No name: the directory itself or an overflow. A name equal to the directory's own
+    // (chmod of the directory itself) is a hint on the directory too.
+    if (name === null || name === basename(join(root, watched)) || watched === '' && name === basename(root)) events.onEvent(watched, true);
+    if (name === null) return;
+    const rel = watched === '' ? name : `${watched}/${name}`;
+    if (relevantPath(rel, pset)) events.onEvent(rel, false);
+    // A new directory below a `**` glob base gets its own watch.
+    if (inRecursiveGlob(rel, pset) && !dirWatches.has(rel) && dirWatches.size < MAX_DIR_WATCHES) {
+      try { if (lstatSync(join(root, rel)).isDirectory()) watchDir(rel); } catch { /* gone again */ }
+    }
+  };
+  const watchDir = (rel: string): void => {
+    const ino = inode(rel);
+    if (ino === -1) return;
+    try {
+      if (fault?.when === 'early') throw Object.assign(new Error(`simulated ${fault.code}`), { code: fault.code });
+      const watcher = fsWatch(join(root, rel), { persistent: false }, (_type, name) => onDirEvent(rel, name === null ? null : String(name)));
+      watcher.on('error', (err) => {
+        unwatchDir(rel);
+        const code = errnoCode(err);
+        if (code === 'ENOSPC' || code === 'EMFILE' || code === 'ENFILE') fail(err as Error & { code?: string });
+        else events.onEvent(rel, true);
+      });
+      dirWatches.set(rel, { ino, watcher });
+    } catch (err) {
+      const code = errnoCode(err);
+      if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'EACCES' || code === 'ELOOP') return; // the guard repairs it, then re-arms
+      fail(err as Error & { code?: string });
+    }
+  };
+  for (const d of dirsToWatch(root, pset)) { if (!alive) break; watchDir(d); }
 
   const fileWatches = new Map<string, { ino: number; watcher: NodeWatcher }>();
   const unwatchFile = (rel: string) => {
@@ -114,7 +144,7 @@ export async function startWatcher(root: string, pset: ProtectedSet, events: Wat
     if (fw) { fw.watcher.close(); fileWatches.delete(rel); }
   };
   const refreshFile = (rel: string) => {
-    if (polling || !alive) return;
+    if (!alive) return;
     const known = fileWatches.get(rel);
     if (!known && fileWatches.size >= FILE_WATCH_LIMIT) return;
     let st: Stats | null = null;
@@ -129,21 +159,29 @@ export async function startWatcher(root: string, pset: ProtectedSet, events: Wat
     } catch { /* vanished or limit: the directory watch and the rescan remain */ }
   };
 
-  // Test seam: simulate the inotify limit being hit after the watcher is armed.
-  const fault = process.env.WARDEN_TEST_WATCH_FAULT;
-  if (fault && !polling) setTimeout(() => w.emit('error', Object.assign(new Error(`simulated ${fault}`), { code: fault })), 50);
+  if (fault && fault.when !== 'early') {
+    const err = () => Object.assign(new Error(`simulated ${fault.code}`), { code: fault.code });
+    if (fault.when === 'flood') {
+      // 20,000 errors in bursts, as a full descriptor table produces them: each must not become an alert or a line.
+      let left = 20_000;
+      const burst = () => { for (let i = 0; i < 1000 && left > 0; i++, left--) events.onError(err()); if (left > 0) setImmediate(burst); };
+      setTimeout(() => { alive = false; burst(); }, 50);
+    } else {
+      setTimeout(() => fail(err()), 50);
+    }
+  }
 
   return {
-    polling,
+    polling: false,
     alive: () => alive,
     rearmChanged() {
       const changed: string[] = [];
-      for (const d of pset.dirs) {
+      for (const d of dirsToWatch(root, pset)) {
         const ino = inode(d);
-        if (ino !== armed.get(d)) {
-          armed.set(d, ino);
-          if (ino !== -1) { w.unwatch(join(root, d)); w.add(join(root, d)); changed.push(d); }
-        }
+        const known = dirWatches.get(d);
+        if (ino === (known?.ino ?? -1)) continue;
+        unwatchDir(d);
+        if (ino !== -1 && alive) { watchDir(d); changed.push(d); }
       }
       return changed;
     },
@@ -158,7 +196,55 @@ export async function startWatcher(root: string, pset: ProtectedSet, events: Wat
     async close() {
       alive = false;
       for (const rel of [...fileWatches.keys()]) unwatchFile(rel);
-      await w.close();
+      for (const rel of [...dirWatches.keys()]) unwatchDir(rel);
     },
+  };
+}
+
+/** Polling (inotify exhausted): chokidar stats what it tracks; it must track the protected files themselves. */
+async function startPolling(root: string, pset: ProtectedSet, events: WatchEvents): Promise<WatchHandle> {
+  const toRel = (abs: string) => relative(root, abs).split(sep).join('/');
+  let alive = true;
+  const w: FSWatcher = watch(root, {
+    ignoreInitial: true,
+    followSymlinks: false,
+    atomic: false, // would hold unlink events ~100 ms
+    awaitWriteFinish: false, // would add ~2 s
+    ignorePermissionErrors: true,
+    usePolling: true,
+    interval: 100,
+    binaryInterval: 100,
+    ignored: (abs: string) => !relevantPath(toRel(abs), pset),
+  });
+  w.on('all', (event, abs) => {
+    const rel = toRel(abs);
+    if (rel.startsWith('..')) return;
+    events.onEvent(rel, event === 'addDir' || event === 'unlinkDir');
+  });
+  w.on('error', (err) => {
+    alive = false;
+    events.onError(err as Error & { code?: string });
+  });
+  await new Promise<void>((resolve) => w.once('ready', () => resolve()));
+  const armed = new Map<string, number>();
+  const inode = (rel: string) => { try { return lstatSync(join(root, rel)).ino; } catch { return -1; } };
+  for (const d of pset.dirs) armed.set(d, inode(d));
+  return {
+    polling: true,
+    alive: () => alive,
+    rearmChanged() {
+      const changed: string[] = [];
+      for (const d of pset.dirs) {
+        const ino = inode(d);
+        if (ino !== armed.get(d)) {
+          armed.set(d, ino);
+          if (ino !== -1) { w.unwatch(join(root, d)); w.add(join(root, d)); changed.push(d); }
+        }
+      }
+      return changed;
+    },
+    syncFiles() { /* chokidar polls the files themselves */ },
+    refreshFile() { /* idem */ },
+    async close() { alive = false; await w.close(); },
   };
 }

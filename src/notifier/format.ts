@@ -3,6 +3,7 @@
  * to which path, why, when, and how to do it properly; credential alerts name keys and
  * fingerprints only (the Alert record carries nothing else, and we print nothing else).
  */
+import { escapeText } from '../common/escape.js';
 import type { Alert, CredentialKeyChange, FileFacts } from '../store/alert-types.js';
 
 export interface OutgoingMessage {
@@ -43,7 +44,7 @@ const HOWTO = 'To change a protected file, use `warden edit <path>` (validated, 
 
 /** Printable, single-line, bounded: alert fields are data written near an attacker. */
 export function clean(s: unknown, max = 300): string {
-  const t = String(s ?? '').replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, ' ').trim();
+  const t = escapeText(String(s ?? '')).trim();
   return t.length > max ? `${t.slice(0, max)}…` : t;
 }
 

@@ -31,6 +31,8 @@ export interface Alert {
   detail?: string;
   /** For credential files: which keys changed, by fingerprint only. */
   credential_changes?: CredentialKeyChange[];
+  /** A folded alert (a storm): how many alerts of this reason it stands for, itself included. */
+  count?: number;
   /** What the owner should do instead (SPEC §6: every message says how to do it right). */
   advice: string;
 }

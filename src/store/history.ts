@@ -6,7 +6,7 @@
  */
 import type { SimpleGit } from 'simple-git';
 import { userInfo } from 'node:os';
-import { at, createFileAt, ensureDirBeneath, replaceFileAt, safeClose, unlinkAt, walkDir } from '../fsx/beneath.js';
+import { at, createFileAt, ensureDirBeneath, lstatAt, replaceFileAt, safeClose, unlinkAt, walkDir } from '../fsx/beneath.js';
 import { errnoCode } from '../common/errors.js';
 import { HISTORY_DIR } from './layout.js';
 import type { Store, StoreFd } from './store.js';
@@ -26,7 +26,16 @@ async function git(store: Store, extraConfig: string[] = []): Promise<SimpleGit>
   return simpleGit({
     baseDir: at(store.fd, HISTORY_DIR),
     config: ['user.name=warden', 'user.email=warden@localhost', 'commit.gpgsign=false', ...extraConfig],
+    // A git that makes no progress (a FIFO planted as .git/HEAD blocks its open forever) is
+    // killed: a sanctioned change then reports the failed history commit instead of hanging.
+    timeout: { block: gitTimeoutMs() },
   });
+}
+
+/** WARDEN_GIT_TIMEOUT_MS is a test seam (a hung git in a few seconds, not 20). */
+function gitTimeoutMs(): number {
+  const v = Number(process.env.WARDEN_GIT_TIMEOUT_MS);
+  return Number.isFinite(v) && v >= 100 ? v : 20_000;
 }
 
 /**
@@ -76,6 +85,9 @@ function writeMirror(storeFd: StoreFd, changes: HistoryChange[]): string[] {
           if (errnoCode(err) !== 'EEXIST') throw err;
           replaceFileAt(fd, name, content, { mode: 0o600, durable: false });
         }
+        // A file that became a credential file: its plain mirror leaves the tree.
+        const plain = c.path.slice(c.path.lastIndexOf('/') + 1);
+        if (c.kind === 'credentials' && lstatAt(fd, plain)) { unlinkAt(fd, plain); touched.push(c.path); }
       }
       touched.push(rel);
     }

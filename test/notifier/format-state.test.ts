@@ -23,7 +23,7 @@ test('a single huge alert is clipped with a count, and control characters are ne
   const a = alert({ path: 'orgs/evil\n@everyone\u0007.toml', detail: 'x'.repeat(5000) });
   const c = discordContent(formatAlerts([a], DISCORD_LIMIT));
   assert.ok(c.length <= 2000);
-  assert.ok(!c.includes('\u0007') && c.includes('orgs/evil @everyone .toml'));
+  assert.ok(!c.includes('\u0007') && !c.includes('\n@everyone') && c.includes('orgs/evil\\n@everyone\\x07.toml'), c);
   assert.ok(c.includes(a.id));
   const clipped = clipLines(Array.from({ length: 30 }, (_, i) => String(i).padEnd(100, '.')), 1000);
   assert.ok(clipped.length <= 1000 && /… \d+ more line\(s\) left out/.test(clipped), clipped);

@@ -42,9 +42,11 @@ describe('a directory at snapshots/alerts.jsonl', () => {
     t = makeRoot();
     assert.equal(cli(t, ['init']).code, 0);
     d = await startDaemon(t);
+    // Built aside and renamed into place in one step: the running guard must never see it half-made.
+    mkdirSync(t.p('snapshots/.planting'));
+    writeFileSync(t.p('snapshots/.planting/planted'), 'x');
     rmSync(t.p('snapshots/alerts.jsonl'), { force: true });
-    mkdirSync(t.p('snapshots/alerts.jsonl'));
-    writeFileSync(t.p('snapshots/alerts.jsonl/planted'), 'x');
+    renameSync(t.p('snapshots/.planting'), t.p('snapshots/alerts.jsonl'));
     writeFileSync(t.p(ORG), 'hourly_cap = 1\n');
     await waitFor(() => lstatSync(t.p('snapshots/alerts.jsonl')).isFile() && readAlertsOf(t).some((a) => a.path === ORG && a.action === 'reverted'), 15_000, 'the revert alert on disk');
     const alerts = readAlertsOf(t);

@@ -10,14 +10,17 @@ import { channelsOff, deliveryReport } from '../delivery.js';
 import { rootRelative } from '../root.js';
 import { clean } from '../../notifier/format.js';
 import type { Alert } from '../../store/alert-types.js';
+import { escapeText } from '../../common/escape.js';
 
+/** One line per alert; every field comes from alerts.jsonl, which names attacker-chosen paths: escaped. */
 function describe(a: Alert): string {
   const keys = a.credential_changes?.length ? ` keys ${a.credential_changes.map((c) => `${clean(c.group, 80)}.${clean(c.key, 80)} ${clean(c.before ?? '-', 16)}→${clean(c.after ?? '-', 16)}`).join(', ')}` : '';
   // "content, while warden was stopped" reads better than "changed-while-stopped (+content)".
   const stopped = a.reason === 'changed-while-stopped' && a.also?.length;
   const reasons = stopped ? a.also! : [a.reason, ...(a.also ?? [])];
   const why = `${reasons.map((x) => clean(x, 40)).join(', ')}${stopped ? ', while warden was stopped' : ''}`;
-  return `${clean(a.time, 40)}  ${clean(a.id, 80)}  ${clean(a.action, 20)} ${clean(a.path, 300)}: ${why}${keys}${a.quarantine ? `  kept: ${clean(a.quarantine, 300)}` : ''}`;
+  const count = a.count && a.count > 1 ? ` (${a.count} alerts folded)` : '';
+  return `${clean(a.time, 40)}  ${clean(a.id, 80)}  ${clean(a.action, 20)} ${clean(a.path, 300)}: ${why}${count}${keys}${a.quarantine ? `  kept: ${clean(a.quarantine, 300)}` : ''}${a.detail && a.count ? `  ${clean(a.detail, 300)}` : ''}`;
 }
 
 const UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 7 * 86_400_000 };
@@ -84,7 +87,7 @@ export const alertsCommand: CommandSpec = {
     for (const [ch, why] of off) ctx.out.err(`note: ${ch} notifications are off: ${why} (see the README, "Notifications")`);
     for (const a of withDelivery) {
       const d = Object.entries(a.delivery).map(([ch, s]) => `${ch}: ${off.has(ch) && s?.state !== 'delivered' ? 'off' : s?.state}`).join(', ');
-      ctx.out.line(`${describe(a)}${d ? `  [${d}]` : ''}`);
+      ctx.out.line(`${describe(a)}${d ? `  [${escapeText(d)}]` : ''}`);
     }
     if (skipped) ctx.out.err(`warning: ${skipped} line(s) of snapshots/alerts.jsonl are not alerts and were skipped`);
     return EXIT.ok;

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { chmodSync, closeSync, constants, fstatSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, constants, fstatSync, lstatSync, mkdtempSync, openSync, readSync, readdirSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import type { CommandSpec } from '../types.js';
@@ -49,8 +49,11 @@ export const editCommand: CommandSpec = {
       maxBytes = first.config.max_bytes;
     } finally { first.close(); }
     const base = { [path]: approved ? sha256Hex(approved) : null };
+    // A copy left by an edit that was killed (kill -9 runs no finally) may hold credential values: remove it first.
+    sweepStaleCopies();
     // The private copy: a fresh 0700 directory outside the root, a 0600 file created exclusively.
-    const dir = mkdtempSync(join(tmpdir(), 'warden-edit-'));
+    // Its name carries our pid, so the next edit can tell a dead owner's copy from a live one.
+    const dir = mkdtempSync(join(tmpdir(), `warden-edit-${process.pid}-`));
     chmodSync(dir, 0o700);
     const file = join(dir, basename(path));
     try {
@@ -87,3 +90,23 @@ export const editCommand: CommandSpec = {
     }
   },
 };
+
+/** Remove warden-edit-<pid>-* directories of ours whose process is gone. */
+function sweepStaleCopies(): void {
+  let names: string[];
+  try { names = readdirSync(tmpdir()); } catch { return; }
+  const me = process.geteuid?.();
+  for (const n of names) {
+    const m = /^warden-edit-(\d+)-/.exec(n);
+    if (!m) continue;
+    const pid = Number(m[1]);
+    let alive = true;
+    try { process.kill(pid, 0); } catch (err) { alive = (err as NodeJS.ErrnoException).code === 'EPERM'; }
+    if (alive) continue;
+    const p = join(tmpdir(), n);
+    try {
+      const st = lstatSync(p);
+      if (st.isDirectory() && st.uid === me) rmSync(p, { recursive: true, force: true });
+    } catch { /* gone meanwhile */ }
+  }
+}

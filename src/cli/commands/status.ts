@@ -54,7 +54,7 @@ export const statusCommand: CommandSpec = {
         for (const w of warnings) ctx.out.line(c.yellow(`warning: ${w}`));
         for (const p of storeProblems) ctx.out.line(c.red(`store damaged: ${p}`));
         for (const f of files) ctx.out.line(`  ${f.state === 'ok' ? c.green('ok   ') : c.red('DRIFT')} ${f.path}${f.reason ? ` (${f.reason})` : ''}`);
-        for (const u of [...unexpected, ...dirs]) ctx.out.line(`  ${c.red('DRIFT')} ${u.path} (${u.reason})`);
+        for (const u of [...unexpected, ...dirs]) ctx.out.line(`  ${c.red('DRIFT')} ${u.path || "."} (${u.reason})`);
         for (const p of policy.filter((x) => x.grantsNothing)) ctx.out.line(c.yellow(`  grants nothing: ${p.path} — ${p.reason ?? p.status}`));
         if (delivery) {
           const off = channelsOff(report);

@@ -1,0 +1,33 @@
+/**
+ * One way to print an untrusted string (a file name, a detail, a value from a request) on
+ * one line of a terminal, the journal or a chat message: every control character (C0,
+ * DEL, C1), line/paragraph separator and bidi override becomes a visible escape, so a
+ * name can neither start a forged "<6>warden: …" journal line nor send ESC]52 to the
+ * owner's terminal. Idempotent: the output holds no character it would escape again.
+ */
+// eslint-disable-next-line no-control-regex
+const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+const NAMED: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t', '\u001b': '\\e' };
+
+export function escapeText(s: string): string {
+  return s.replace(UNSAFE, (c) => NAMED[c] ?? (c.charCodeAt(0) <= 0xff ? `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}` : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
+}
+
+// Our own colour codes (cli/output.ts) are the only escape sequences let through on a terminal.
+const OWN_SGR = /\u001b\[(?:0|1|2|31|32|33)m/g;
+
+/** escapeText for a line that may carry warden's own colour codes. */
+export function escapeTerminal(s: string): string {
+  let out = '';
+  let last = 0;
+  for (const m of s.matchAll(OWN_SGR)) {
+    out += escapeText(s.slice(last, m.index)) + m[0];
+    last = (m.index ?? 0) + m[0].length;
+  }
+  return out + escapeText(s.slice(last));
+}
+
+/** escapeText for text of several lines (a diff, a help page): newlines stay, each line is escaped. */
+export function escapeLines(s: string): string {
+  return s.split('\n').map(escapeTerminal).join('\n');
+}
