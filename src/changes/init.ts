@@ -7,6 +7,7 @@ import { BaselineState } from '../guard/baseline-state.js';
 import { baseOf, dirOf } from '../guard/inspect.js';
 import { protectedSet, type ProtectedSet } from '../config/protected-set.js';
 import { readIndex, sha256Hex, writeBlob, writeIndex, type BaselineIndex } from '../store/baseline.js';
+import { ensureStoreDirs } from '../store/store-dirs.js';
 import { initHistory } from '../store/history.js';
 import { loadKey, sealPath } from '../store/keys.js';
 
@@ -77,6 +78,7 @@ export async function initRoot(root: string, opts: { force: boolean }): Promise<
       index.files[f.path] = { kind, sha256: sha, size: f.bytes.length, mode: f.mode, uid: f.uid, gid: f.gid };
     }
     // The index is the commit point: written last, so a failure before it leaves no baseline.
+    ensureStoreDirs(rootFd); // before any notifier starts: it can be denied only what exists
     await initHistory(root, rootFd, files.map((f) => ({ path: f.path, kind: pset.kindOf(f.path) ?? 'text', bytes: f.bytes })));
     const indexBytes = writeIndex(rootFd, index, key);
     return { files: files.length, dirs: Object.keys(dirs).length, state: BaselineState.fresh(index, indexBytes, blobs, key, sealPath(root)) };

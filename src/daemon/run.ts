@@ -4,7 +4,8 @@
  */
 import { WardenError, formatLocated } from '../common/errors.js';
 import { WARDEN_TOML, configFromBytes, loadWardenConfig, type WardenConfig } from '../config/warden-config.js';
-import { openRoot, safeClose } from '../fsx/beneath.js';
+import { lstatAt, openRoot, safeClose, walkDir } from '../fsx/beneath.js';
+import { BASELINE_DIR, INDEX_NAME } from '../store/layout.js';
 import { BaselineState } from '../guard/baseline-state.js';
 import { Guard } from '../guard/guard.js';
 import { startWatcher, type WatchHandle } from '../guard/watcher.js';
@@ -18,7 +19,18 @@ import { initRoot } from '../changes/init.js';
 import { listenControl, type Request, type Response } from './control.js';
 import { acquireLock, type Lock } from './lock.js';
 import { createSdNotifier } from './sd-notify.js';
+import { ensureStoreDirs } from '../store/store-dirs.js';
 import { adviceFor } from '../guard/classify.js';
+
+/** EX_CONFIG: the guard exits with it when the root has no baseline (see the guard unit). */
+export const EXIT_NOT_INITIALISED = 78;
+
+/** No baseline index and no seal: this root was never initialised (a sealed root whose index vanished is tampered, not new). */
+function notInitialised(rootFd: number, root: string): boolean {
+  const w = walkDir(rootFd, BASELINE_DIR);
+  if (!w.ok) { safeClose(w.parentFd); return readSeal(sealPath(root)) === null; }
+  try { return lstatAt(w.fd, INDEX_NAME) === null && readSeal(sealPath(root)) === null; } finally { safeClose(w.fd); }
+}
 
 export interface RunOptions {
   root: string;
@@ -48,7 +60,7 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
   let guard: Guard | null = null;
   let watcher: WatchHandle | null = null;
   let rootFd = -1;
-  let notifier: { stop(): Promise<void>; reload(c: WardenConfig): void; status(): unknown } | null = null;
+  let notifier: { stop(): Promise<void>; reload(c: WardenConfig): void; status(): unknown; healthy(maxAgeMs: number): boolean } | null = null;
   let resolveDone!: () => void;
   const done = new Promise<void>((r) => { resolveDone = r; });
 
@@ -58,6 +70,14 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
     const lock: Lock = await acquireLock(rootFd, 10_000);
     cleanups.push(() => lock.release());
     try {
+      ensureStoreDirs(rootFd); // the notifier unit hides them; it can hide only what exists
+      if (!opts.initIfNeeded && notInitialised(rootFd, opts.root)) {
+        // Say so and stop for good (the unit's RestartPreventExitStatus=78) rather than
+        // crash-loop on a missing key: the owner has to run `warden init` once.
+        const msg = `not initialised: ${opts.root} has no baseline yet; record it once as the guard's account with 'warden init' (docs/DEPLOY.md §2.4; 'warden install-units --write' prints the command), then start the guard again`;
+        sd.status(msg);
+        throw new WardenError(msg, EXIT_NOT_INITIALISED);
+      }
       const key = loadKey(opts.root, opts.initIfNeeded);
       const idx = readIndex(rootFd, key);
       // Only a root that never had a baseline is initialised: a sealed one whose index vanished is tampered.
@@ -159,7 +179,9 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
     if (!opts.guard) {
       process.on('SIGHUP', () => { try { n.reload(loadWardenConfig(opts.root)); } catch (err) { log(`<3>warden: SIGHUP: ${String((err as Error).message)}`); } });
       if (sd.watchdogIntervalMs) {
-        const wd = setInterval(() => sd.watchdog(), sd.watchdogIntervalMs);
+        // Fed only while the delivery loop runs (sd-notify.ts): a stuck loop gets restarted.
+        const every = sd.watchdogIntervalMs;
+        const wd = setInterval(() => { if (n.healthy(every)) sd.watchdog(); }, every);
         cleanups.push(() => clearInterval(wd));
       }
     }

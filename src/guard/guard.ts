@@ -254,6 +254,7 @@ export class Guard {
     const w = { fd };
     const name = baseOf(f.path);
     let quarantine: string | null = null;
+    let movedAside = false;
     try {
       if (verdict.action === 'removed') {
         quarantine = this.moveToQuarantine(id, w.fd, name);
@@ -269,9 +270,15 @@ export class Guard {
       }
       // Things that cannot be replaced by rename (dir) or must be kept as they are
       // (link, FIFO, socket, device) are moved aside first; too-large files are linked.
-      if (obs.type !== 'file' && obs.type !== 'absent') quarantine = this.moveToQuarantine(id, w.fd, name);
-      else if (obs.type === 'file' && obs.bytes === null) quarantine = this.linkOrMoveToQuarantine(id, w.fd, name);
-      replaceFileAt(w.fd, name, approved, { mode: entry.mode, uid: entry.uid, gid: entry.gid });
+      if (obs.type !== 'file' && obs.type !== 'absent') { quarantine = this.moveToQuarantine(id, w.fd, name); movedAside = true; }
+      else if (obs.type === 'file' && obs.bytes === null) ({ path: quarantine, moved: movedAside } = this.linkOrMoveToQuarantine(id, w.fd, name));
+      try {
+        replaceFileAt(w.fd, name, approved, { mode: entry.mode, uid: entry.uid, gid: entry.gid });
+      } catch (err) {
+        // SPEC §5: never move a file aside and then leave its path missing.
+        if (movedAside && this.putBack(id, w.fd, name)) quarantine = null;
+        throw err;
+      }
       this.counters.reverts++;
       // Rejected content we already hold is written after the restore, to keep the revert short.
       if (obs.type === 'file' && obs.bytes) quarantine = this.writeQuarantine(id, name, obs.bytes);
@@ -327,12 +334,29 @@ export class Guard {
     return `${QUARANTINE_DIR}/${id}/${name}`;
   }
 
-  private linkOrMoveToQuarantine(id: string, dirFd: number, name: string): string {
+  private linkOrMoveToQuarantine(id: string, dirFd: number, name: string): { path: string; moved: boolean } {
     const q = this.quarantineDir(id);
+    let moved = false;
     try {
-      try { linkAt(dirFd, name, q, name); } catch { moveAt(dirFd, name, q, name); }
+      try { linkAt(dirFd, name, q, name); } catch { moveAt(dirFd, name, q, name); moved = true; }
     } finally { safeClose(q); }
-    return `${QUARANTINE_DIR}/${id}/${name}`;
+    return { path: `${QUARANTINE_DIR}/${id}/${name}`, moved };
+  }
+
+  /** A restore failed after the rejected entry was moved into quarantine: move it back (nothing else took its place). */
+  private putBack(id: string, dirFd: number, name: string): boolean {
+    try {
+      const q = this.quarantineDir(id);
+      try {
+        if (lstatAt(dirFd, name) !== null) return false;
+        moveAt(q, name, dirFd, name);
+        fsyncQuiet(dirFd);
+        return true;
+      } finally { safeClose(q); }
+    } catch (err) {
+      this.log(`<2>warden: could not put ${name} back after a failed restore: ${errnoCode(err) ?? String(err)}; it is in ${QUARANTINE_DIR}/${id}/`);
+      return false;
+    }
   }
 
   private writeQuarantine(id: string, name: string, bytes: Buffer): string | null {

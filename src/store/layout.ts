@@ -14,3 +14,13 @@ export const CONTROL_DIR = 'snapshots/control';
 export const SOCKET_FILE = 'snapshots/control/warden.sock';
 export const LOCK_FILE = 'snapshots/control/warden.lock';
 export const DAEMON_INFO_FILE = 'snapshots/daemon.json';
+/** Owner messages (one-time codes) for the notifier: read-only for it. */
+export const OUTBOX_DIR = 'snapshots/outbox';
+
+/**
+ * Directories that exist from `warden init` on, and again at every guard start. The
+ * notifier unit hides the private ones (InaccessiblePaths=), and systemd can only hide
+ * what exists when the unit starts: a quarantine/ created at the first revert would be
+ * visible to the network-facing process. The outbox is there so that it can be watched.
+ */
+export const STORE_DIRS = [SECRETS_DIR, QUARANTINE_DIR, PENDING_DIR, JOURNAL_DIR, CONTROL_DIR, OUTBOX_DIR] as const;
