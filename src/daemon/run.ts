@@ -24,6 +24,8 @@ import { adviceFor } from '../guard/classify.js';
 
 /** EX_CONFIG: the guard exits with it when the root has no baseline (see the guard unit). */
 export const EXIT_NOT_INITIALISED = 78;
+/** The notifier exits with it when its sandbox no longer hides a private store directory. */
+export const EXIT_SANDBOX_BREACH = 75;
 
 /** No baseline index and no seal: this root was never initialised (a sealed root whose index vanished is tampered, not new). */
 function notInitialised(rootFd: number, root: string): boolean {
@@ -177,6 +179,12 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
     const n = notifier;
     cleanups.push(() => n.stop());
     if (!opts.guard) {
+      const { startSandboxCheck } = await import('../notifier/sandbox-check.js');
+      const check = startSandboxCheck(opts.root, (rel) => {
+        log(`<2>warden: ${rel} became visible to the notifier (it was replaced after the notifier started, which detaches the unit's InaccessiblePaths= mount); exiting so that systemd restarts the notifier with it hidden`);
+        process.exit(EXIT_SANDBOX_BREACH);
+      });
+      if (check) cleanups.push(() => check.stop());
       process.on('SIGHUP', () => { try { n.reload(loadWardenConfig(opts.root)); } catch (err) { log(`<3>warden: SIGHUP: ${String((err as Error).message)}`); } });
       if (sd.watchdogIntervalMs) {
         // Fed only while the delivery loop runs (sd-notify.ts): a stuck loop gets restarted.

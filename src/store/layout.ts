@@ -24,3 +24,5 @@ export const OUTBOX_DIR = 'snapshots/outbox';
  * visible to the network-facing process. The outbox is there so that it can be watched.
  */
 export const STORE_DIRS = [SECRETS_DIR, QUARANTINE_DIR, PENDING_DIR, JOURNAL_DIR, CONTROL_DIR, OUTBOX_DIR] as const;
+/** The ones the notifier unit hides (InaccessiblePaths=): never for the network-facing process. */
+export const PRIVATE_STORE_DIRS = [SECRETS_DIR, QUARANTINE_DIR, PENDING_DIR, JOURNAL_DIR, CONTROL_DIR] as const;

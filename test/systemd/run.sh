@@ -171,12 +171,12 @@ deployment() { # A | B
   # -- what the network-facing notifier can see, from inside its own mount namespace, now
   # that quarantine/ (created at the first revert) and pending/ (this request) have entries
   npid=$(prop warden-notify MainPID)
-  local wuid; wuid=$(cin id -u warden)
+  local wuid wgid; wuid=$(cin id -u warden); wgid=$(cin id -g warden)
   for d in $STORE/quarantine $STORE/pending $STORE/secrets; do
     check "host side: $d is not empty (so the next checks mean something)" sh -c "[ -n \"\$($H/in ls -A $d)\" ]"
   done
   for d in $HIDDEN_FROM_NOTIFIER; do
-    check "notifier (uid warden, its mount ns) cannot list $d" sh -c "! $H/in nsenter -t $npid -m -S $wuid -G $wuid ls -A $d"
+    check "notifier (uid warden, its mount ns) cannot list $d" sh -c "! $H/in nsenter -t $npid -m -S $wuid -G $wgid ls -A $d"
     check "notifier's mount ns shows $d empty or absent" sh -c "[ -z \"\$($H/in nsenter -t $npid -m ls -A $d 2>/dev/null)\" ]"
   done
 
@@ -196,6 +196,16 @@ deployment() { # A | B
   local left=$(( t_up + WATCHDOG_S + 5 - $(date +%s) )); [ "$left" -gt 0 ] && sleep "$left"
   check "guard still up after > ${WATCHDOG_S}s (watchdog fed; same pid $gpid)" sh -c "[ \"\$($H/in systemctl show -p MainPID --value warden-guard)\" = $gpid ] && [ \"\$($H/in systemctl show -p NRestarts --value warden-guard)\" = 0 ]"
   check "notifier still up after > ${WATCHDOG_S}s (same pid $npid)" sh -c "[ \"\$($H/in systemctl show -p NRestarts --value warden-notify)\" = 0 ] && [ \"\$($H/in systemctl show -p ActiveState --value warden-notify)\" = active ]"
+
+  # -- a hidden directory replaced while the notifier runs (the owner clears quarantine/, the
+  # guard makes it again at the next revert): that detaches the unit's InaccessiblePaths=
+  # mount, so the notifier must notice and get itself restarted with the new one hidden
+  npid=$(prop warden-notify MainPID)
+  cin rm -rf "$STORE/quarantine"
+  revert_case "after quarantine/ was removed: content edit by $who" config/conditions.toml 'echo "# after cleanup" >> config/conditions.toml' "$who"
+  check "notifier restarted itself once the new quarantine/ was visible to it" wait_for 15 sh -c "p=\$($H/in systemctl show -p MainPID --value warden-notify); [ \"\$p\" != $npid ] && [ \"\$p\" != 0 ] && [ \"\$($H/in systemctl show -p SubState --value warden-notify)\" = running ]"
+  npid=$(prop warden-notify MainPID)
+  check "…and in its new mount ns the new quarantine/ is hidden" sh -c "[ -n \"\$($H/in ls -A $STORE/quarantine)\" ] && ! $H/in nsenter -t $npid -m -S $wuid -G $wgid ls -A $STORE/quarantine"
 
   # -- reload
   check "systemctl reload warden-guard: same pid, config reloaded" sh -c "$H/in systemctl reload warden-guard && sleep 1 && [ \"\$($H/in systemctl show -p MainPID --value warden-guard)\" = $gpid ] && $H/in journalctl -u warden-guard --no-pager -o cat --since @$t_dep | grep -q 'reloaded'"
@@ -236,6 +246,12 @@ deployment() { # A | B
   check "online exposure: guard $gs <= 1.0" awk -v s="$gs" 'BEGIN { exit !(s != "" && s <= 1.0) }'
   check "online exposure: notifier $ns <= 1.5" awk -v s="$ns" 'BEGIN { exit !(s != "" && s <= 1.5) }'
   check "no seccomp kill (SIGSYS) in either journal" sh -c "! $H/in journalctl --no-pager -o cat --since @$t_dep -u warden-guard -u warden-notify | grep -qE 'SIGSYS|status=31'"
+  if [ "$DEP" = B ]; then
+    # -- a guard on a root that was never initialised: says so, exits 78, is not restarted
+    cin sh -c "systemctl stop warden-notify warden-guard; rm -rf $STORE $GUARD_STATE/*; install -d -o warden -g warden -m 0700 $STORE; systemctl reset-failed warden-guard; systemctl start warden-guard" >>"$LOG" 2>&1
+    check "not initialised: the guard exits 78 and is not restarted" sh -c "sleep 3; [ \"\$($H/in systemctl show -p ExecMainStatus --value warden-guard)\" = 78 ] && [ \"\$($H/in systemctl show -p ActiveState --value warden-guard)\" = failed ] && [ \"\$($H/in systemctl show -p NRestarts --value warden-guard)\" = 0 ]"
+    check "…and its journal says to run warden init" sh -c "$H/in journalctl -u warden-guard --no-pager -o cat --since @$t_dep | grep -q 'not initialised: .*warden init'"
+  fi
   info "deployment $DEP took $(( $(date +%s) - t_dep )) s"
 }
 
