@@ -63,6 +63,7 @@ dm_count() { cin journalctl -u fake-discord --no-pager -o cat | grep -c 'REQ /ap
 
 cleanup() {
   if [ "${KEEP:-0}" != 1 ] && [ -f /tmp/sysd/nspawn.pid ] && kill -0 "$(cat /tmp/sysd/nspawn.pid)" 2>/dev/null; then
+    teardown   # the next boot starts clean (no enabled warden units)
     "$H/poweroff.sh" >/dev/null 2>&1 || true
   fi
   rm -rf "$WORK"
@@ -88,7 +89,8 @@ install_warden() {
 }
 check "npm pack + npm install -g ./warden-*.tgz gives warden on PATH (with unix-dgram)" install_warden
 "$H/boot.sh" >>"$LOG" 2>&1 || { echo "test:systemd: the container did not boot:"; tail -20 "$LOG"; exit 1; }
-check "container booted (systemd $(cin systemctl --version | head -1 | cut -d' ' -f2))" cin systemctl is-system-running --wait
+booted() { case "$(cin systemctl is-system-running --wait)" in running|degraded) return 0;; *) return 1;; esac; }
+check "container booted (systemd $(cin systemctl --version | head -1 | cut -d' ' -f2))" booted
 check "warden runs inside the container" cin warden --help
 
 # ---- one deployment ---------------------------------------------------------------------
