@@ -56,8 +56,11 @@ render() { # prefix [extra install-units args]
   node dist/src/cli/main.js install-units --root "$work/root" --node "$node" --prefix "$prefix" --write --force "$@" >/dev/null
 }
 
-render "$work/default"
-render "$work/nocaps" --capabilities none
+# With every optional line rendered: LoadCredential= (a token file) and, for deployment B,
+# SupplementaryGroups= (the protected files' group).
+install -m 0600 /dev/null "$work/discord-token"
+render "$work/default" --discord-token "$work/discord-token"
+render "$work/nocaps" --capabilities none --agent-group daemon --discord-token "$work/discord-token"
 units=etc/systemd/system
 check "warden-guard.service" "$work/default/$units" warden-guard.service "$GUARD_MAX"
 check "warden-notify.service" "$work/default/$units" warden-notify.service "$NOTIFY_MAX"

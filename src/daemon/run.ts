@@ -5,9 +5,9 @@
 import { WardenError, formatLocated } from '../common/errors.js';
 import { WARDEN_TOML, configFromBytes, type WardenConfig } from '../config/warden-config.js';
 import { loadWardenConfigFrom } from '../store/approved-config.js';
-import { Store } from '../store/store.js';
-import { ensureDirBeneath, openRoot, safeClose } from '../fsx/beneath.js';
-import { CONTROL_DIR, LOCK_NAME } from '../store/layout.js';
+import { NotInitialised, Store, type StoreFd } from '../store/store.js';
+import { ensureDirBeneath, lstatAt, openRoot, safeClose, walkDir } from '../fsx/beneath.js';
+import { BASELINE_DIR, CONTROL_DIR, INDEX_NAME, LOCK_NAME, PRIVATE_STORE_DIRS } from '../store/layout.js';
 import { BaselineState, RECOVER } from '../store/baseline-state.js';
 import { Guard } from '../guard/guard.js';
 import { WatchSupervisor } from '../guard/watch-supervisor.js';
@@ -25,6 +25,28 @@ import { acquireLock, type Lock } from '../store/lock.js';
 import { createSdNotifier } from './sd-notify.js';
 import { adviceFor } from '../guard/classify.js';
 import { muteStreamErrors, rateLimitedWriter, writeLineSync } from '../common/diagnostics.js';
+
+/** EX_CONFIG: the guard exits with it when the root has no baseline (see the guard unit). */
+export const EXIT_NOT_INITIALISED = 78;
+/** The notifier exits with it when its sandbox no longer hides a private store directory. */
+export const EXIT_SANDBOX_BREACH = 75;
+
+/** No baseline index and no seal: this root was never initialised (a sealed root whose index vanished is tampered, not new). */
+function notInitialised(storeFd: StoreFd, root: string): boolean {
+  const w = walkDir(storeFd, BASELINE_DIR);
+  if (!w.ok) { safeClose(w.parentFd); return readSeal(sealPath(root)) === null; }
+  try { return lstatAt(w.fd, INDEX_NAME) === null && readSeal(sealPath(root)) === null; } finally { safeClose(w.fd); }
+}
+
+/**
+ * Say so and stop for good (the unit's RestartPreventExitStatus=78) rather than crash-loop:
+ * the owner has to run `warden init` once. systemd's status line says it too.
+ */
+function notInitialisedError(root: string): WardenError {
+  const msg = `not initialised: ${root} has no baseline yet; record it once as the guard's account with 'warden init' (docs/DEPLOY.md; 'warden install-units --write' prints the command), then start the guard again`;
+  createSdNotifier().status(msg);
+  return new WardenError(msg, EXIT_NOT_INITIALISED);
+}
 
 export interface RunOptions {
   root: string;
@@ -61,7 +83,10 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
   process.umask(0o077);
   // The store is opened once and held: every later access goes through its descriptor,
   // whatever happens to the path it was opened from (store.ts).
-  const store = Store.open(opts.root, { create: opts.guard && opts.initIfNeeded });
+  let store: Store;
+  try { store = Store.open(opts.root, { create: opts.guard && opts.initIfNeeded }); }
+  catch (err) { throw opts.guard && err instanceof NotInitialised ? notInitialisedError(opts.root) : err; }
+  if (opts.guard && !opts.initIfNeeded && notInitialised(store.fd, opts.root)) { store.close(); throw notInitialisedError(opts.root); }
   // The guard takes its settings from the authenticated baseline once loaded (below); a
   // notifier alone, from the approved copy in the store it holds (never from the root).
   let config: WardenConfig;
@@ -72,7 +97,7 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
   let guard: Guard | null = null;
   let watcher: WatchSupervisor | null = null;
   let rootFd = -1;
-  let notifier: { stop(): Promise<void>; reload(c: WardenConfig): void; status(): unknown } | null = null;
+  let notifier: { stop(): Promise<void>; reload(c: WardenConfig): void; status(): unknown; healthy(maxAgeMs: number): boolean } | null = null;
   let resolveDone!: () => void;
   const done = new Promise<void>((r) => { resolveDone = r; });
 
@@ -192,9 +217,17 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
     const n = notifier;
     cleanups.push(() => n.stop());
     if (!opts.guard) {
+      const { startSandboxCheck } = await import('../notifier/sandbox-check.js');
+      const check = startSandboxCheck(store.dir, (rel) => {
+        log(`<2>warden: ${rel} became visible to the notifier (it was replaced after the notifier started, which detaches the unit's InaccessiblePaths= mount); exiting so that systemd restarts the notifier with it hidden`);
+        process.exit(EXIT_SANDBOX_BREACH);
+      }, 1000, PRIVATE_STORE_DIRS);
+      if (check) cleanups.push(() => check.stop());
       process.on('SIGHUP', () => { try { n.reload(loadWardenConfigFrom(store.fd, opts.root)); } catch (err) { log(`<3>warden: SIGHUP: ${String((err as Error).message)}`); } });
       if (sd.watchdogIntervalMs) {
-        const wd = setInterval(() => sd.watchdog(), sd.watchdogIntervalMs);
+        // Fed only while the delivery loop runs (sd-notify.ts): a stuck loop gets restarted.
+        const every = sd.watchdogIntervalMs;
+        const wd = setInterval(() => { if (n.healthy(every)) sd.watchdog(); }, every);
         cleanups.push(() => clearInterval(wd));
       }
     }

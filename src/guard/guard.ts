@@ -277,6 +277,7 @@ export class Guard {
     const name = baseOf(f.path);
     let quarantine: string | null = null;
     let linked = false;
+    let movedAside = false;
     try {
       if (verdict.action === 'removed') {
         // Only a plain file can be dropped when the quota is used up; anything else is moved.
@@ -298,13 +299,19 @@ export class Guard {
       // Things that cannot be replaced by rename (dir) or must be kept as they are
       // (link, FIFO, socket, device) are moved aside first. A rejected file is hard-linked
       // into quarantine before the rename, so late writes into it are kept (SPEC §5).
-      if (obs.type !== 'file' && obs.type !== 'absent') quarantine = this.quarantine.move(id, w.fd, name, this.maxBytes);
+      if (obs.type !== 'file' && obs.type !== 'absent') { quarantine = this.quarantine.move(id, w.fd, name, this.maxBytes); movedAside = true; }
       else if (obs.type === 'file' && keep) {
         linked = this.quarantine.linkBefore(id, w.fd, name, obs.ino);
         // Not linked and never read whole: it can only be kept by moving it aside.
-        if (!linked && obs.bytes === null) quarantine = this.quarantine.move(id, w.fd, name, this.maxBytes);
+        if (!linked && obs.bytes === null) { quarantine = this.quarantine.move(id, w.fd, name, this.maxBytes); movedAside = true; }
       }
-      replaceFileAt(w.fd, name, approved, { mode: entry.mode, uid: entry.uid, gid: entry.gid });
+      try {
+        replaceFileAt(w.fd, name, approved, { mode: entry.mode, uid: entry.uid, gid: entry.gid });
+      } catch (err) {
+        // SPEC §5: never move a file aside and then leave its path missing.
+        if (movedAside && this.quarantine.putBack(id, w.fd, name)) quarantine = null;
+        throw err;
+      }
       this.tally.reverts++;
       // Securing the quarantined inode (or copying bytes we hold) comes after the restore, to keep the revert short.
       if (obs.type === 'file' && !quarantine && keep) quarantine = this.quarantine.settle(id, name, linked, obs.bytes, this.maxBytes);

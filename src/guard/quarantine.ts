@@ -91,6 +91,25 @@ export class Quarantine {
     }
   }
 
+  /**
+   * A restore failed after the rejected entry was moved into quarantine: move it back, so
+   * the path is never left missing (nothing else took its place). True when it was put back.
+   */
+  putBack(id: string, dirFd: number, name: string): boolean {
+    try {
+      const q = this.dir(id);
+      try {
+        if (lstatAt(dirFd, name) !== null) return false;
+        moveAt(q, name, dirFd, name);
+        fsyncQuiet(dirFd);
+        return true;
+      } finally { safeClose(q); }
+    } catch (err) {
+      this.log(`<2>warden: could not put ${name} back after a failed restore: ${errnoCode(err) ?? String(err)}; it is in ${this.rel(id, name)}`);
+      return false;
+    }
+  }
+
   /** The restore failed after linkBefore: the path still holds the file, so drop the link. */
   discard(id: string, name: string): void {
     try { const q = this.dir(id); try { unlinkAt(q, name); } finally { safeClose(q); } } catch { /* nothing to drop */ }

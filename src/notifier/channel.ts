@@ -36,5 +36,8 @@ export interface Channel {
   readonly limit: number;
   /** Resolves once the message was accepted; throws DeliveryError otherwise. */
   send(msg: OutgoingMessage, signal?: AbortSignal): Promise<void>;
+  /** Cheap fingerprint of what a failed configuration depends on (e.g. the token file's
+   *  stat): when it changes, a channel in a long backoff is retried at once. */
+  configSignature?(): string;
   close?(): void;
 }

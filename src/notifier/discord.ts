@@ -8,7 +8,7 @@ import { Routes } from 'discord-api-types/v10';
 import { WardenError } from '../common/errors.js';
 import { DeliveryError, type Channel } from './channel.js';
 import { DISCORD_LIMIT, discordContent, type OutgoingMessage } from './format.js';
-import { readTokenFile } from './token-file.js';
+import { readDiscordToken, tokenSourceSignature } from './token-file.js';
 
 export interface DiscordOptions {
   recipientId: string;
@@ -65,10 +65,15 @@ export class DiscordChannel implements Channel {
     });
   }
 
+  /** Changes when the token file (or systemd's credential) is fixed or replaced. */
+  configSignature(): string {
+    return tokenSourceSignature(this.opts.tokenFile);
+  }
+
   async send(msg: OutgoingMessage, signal?: AbortSignal): Promise<void> {
     try {
       // Read on every send: a fixed token file (or a rotated token) works without restart.
-      const token = readTokenFile(this.opts.tokenFile, this.opts.root);
+      const token = readDiscordToken(this.opts.tokenFile, this.opts.root);
       if (token !== this.token) { this.rest.setToken(token); this.token = token; this.dmChannelId = null; }
       if (!this.dmChannelId) {
         const ch = (await this.rest.post(Routes.userChannels(), { body: { recipient_id: this.opts.recipientId }, signal })) as { id?: unknown };

@@ -38,8 +38,11 @@ export interface Timing {
   longBackoffCapMs: number;
   /** stop() waits this long for an in-flight send before aborting it. */
   stopTimeoutMs: number;
+  /** A watch on a directory that is not there yet is retried this often (its parent's
+   *  events retry it sooner): the poll covers the gap, no busy re-watching. */
+  rewatchMs: number;
 }
-const DEFAULT_TIMING: Timing = { pollMs: 250, backoffBaseMs: 1000, backoffCapMs: 60_000, longBackoffMs: 300_000, longBackoffCapMs: 3_600_000, stopTimeoutMs: 3000 };
+const DEFAULT_TIMING: Timing = { pollMs: 250, backoffBaseMs: 1000, backoffCapMs: 60_000, longBackoffMs: 300_000, longBackoffCapMs: 3_600_000, stopTimeoutMs: 3000, rewatchMs: 30_000 };
 
 export interface NotifierOptions {
   root: string;
@@ -53,6 +56,8 @@ export interface NotifierOptions {
   log?: (line: string) => void;
   /** Tuning knobs (tests shorten them); production uses the defaults. */
   timing?: Partial<Timing>;
+  /** fs.watch, replaceable by tests that count the attempts. */
+  watch?: typeof watch;
 }
 
 export interface NotifierStatus {
@@ -68,6 +73,8 @@ export interface NotifierStatus {
 
 export interface NotifierHandle {
   stop(): Promise<void>;
+  /** Running, and its delivery loop ran within the last `maxAgeMs` (feeds the watchdog). */
+  healthy(maxAgeMs: number): boolean;
   status(): NotifierStatus;
   reload(config: WardenConfig): void;
 }
@@ -80,6 +87,8 @@ interface Run {
   notBefore: number;
   failures: number;
   lastLogged: string;
+  /** configSignature() when the last attempt failed on configuration or auth; else null. */
+  failedSignature: string | null;
 }
 
 const iso = (t = Date.now()) => new Date(t).toISOString();
@@ -93,6 +102,10 @@ class Notifier implements NotifierHandle {
   private inbox!: Inbox;
   private writer: StateWriter;
   private watchers = new Map<string, FSWatcher>();
+  /** When a watch that failed (directory missing) may be tried again. */
+  private watchRetryAt = new Map<string, number>();
+  private lastTickAt = 0;
+  private lastProbeAt = 0;
   private poller: NodeJS.Timeout | null = null;
   private hurry: NodeJS.Immediate | null = null;
   private stopped = false;
@@ -142,7 +155,7 @@ class Notifier implements NotifierHandle {
       const cur = this.runs.get(w.name);
       if (cur && cur.signature === w.signature) continue;
       cur?.ch.close?.();
-      this.runs.set(w.name, { name: w.name, ch: w.make(), signature: w.signature, busy: false, notBefore: 0, failures: 0, lastLogged: '' });
+      this.runs.set(w.name, { name: w.name, ch: w.make(), signature: w.signature, busy: false, notBefore: 0, failures: 0, lastLogged: '', failedSignature: null });
       this.state.channels[w.name] ??= emptyChannelState();
     }
   }
@@ -178,14 +191,38 @@ class Notifier implements NotifierHandle {
     }
   }
 
-  private armWatchers(): void {
+  private armWatchers(now: number): void {
+    const fsWatch = this.opts.watch ?? watch;
     for (const rel of ['.', MESSAGES_DIR_REL]) {
-      if (this.watchers.has(rel)) continue;
+      if (this.watchers.has(rel) || now < (this.watchRetryAt.get(rel) ?? 0)) continue;
       try {
-        const w = watch(at(this.store.fd, rel), { persistent: false }, () => this.kick());
+        // Through the held store descriptor: a renamed or exchanged store path is never watched instead.
+        const w = fsWatch(at(this.store.fd, rel), { persistent: false }, (_ev, name) => {
+          // outbox/ appearing in the store: watch it now rather than at the next retry.
+          if (rel === '.' && String(name ?? '') === MESSAGES_DIR_REL) this.watchRetryAt.delete(MESSAGES_DIR_REL);
+          this.kick();
+        });
         w.on('error', () => { w.close(); this.watchers.delete(rel); });
         this.watchers.set(rel, w);
-      } catch { /* not there yet: the poll re-arms it */ }
+        this.watchRetryAt.delete(rel);
+      } catch {
+        // Not there yet: the poll reads the files meanwhile; try the watch again later.
+        this.watchRetryAt.set(rel, now + this.timing.rewatchMs);
+      }
+    }
+  }
+
+  /** A channel waiting out a long backoff for a bad token file: retry as soon as the file changes. */
+  private probeFixes(now: number): void {
+    if (now - this.lastProbeAt < 1000) return;
+    this.lastProbeAt = now;
+    for (const run of this.runs.values()) {
+      if (run.failedSignature === null || run.busy || now >= run.notBefore || !run.ch.configSignature) continue;
+      if (run.ch.configSignature() === run.failedSignature) continue;
+      run.failedSignature = null;
+      run.notBefore = 0;
+      run.failures = 0;
+      this.log(`notify: ${run.name}: its token source changed; trying again now`);
     }
   }
 
@@ -199,9 +236,11 @@ class Notifier implements NotifierHandle {
 
   private tick(): void {
     if (this.stopped) return;
-    this.armWatchers();
-    try { this.ingest(); } catch (err) { this.note('read', `notify: cannot read the outbox: ${(err as Error).message}`); }
     const now = Date.now();
+    this.lastTickAt = now;
+    this.armWatchers(now);
+    this.probeFixes(now);
+    try { this.ingest(); } catch (err) { this.note('read', `notify: cannot read the outbox: ${(err as Error).message}`); }
     for (const run of this.runs.values()) {
       if (!run.busy && now >= run.notBefore) this.dispatch(run, now);
     }
@@ -244,6 +283,7 @@ class Notifier implements NotifierHandle {
       const t = iso();
       if (d.kind !== 'rate-limit') run.failures++;
       run.notBefore = Date.now() + this.delayFor(d, run.failures);
+      run.failedSignature = (d.kind === 'config' || d.kind === 'auth') ? (run.ch.configSignature?.() ?? null) : null;
       for (const it of items) {
         const a = cs.attempts[it.key];
         cs.attempts[it.key] = { count: (a?.count ?? 0) + 1, last_error: d.message, last_attempt: t };
@@ -262,6 +302,7 @@ class Notifier implements NotifierHandle {
     cs.next_attempt = null;
     const failed = run.failures;
     run.failures = 0;
+    run.failedSignature = null;
     run.notBefore = 0;
     this.setStatus(run, 'ok', failed ? `delivering again after ${failed} failed attempt(s)` : '');
     this.inbox.settle();
@@ -297,6 +338,10 @@ class Notifier implements NotifierHandle {
   private persist(): Promise<void> { return this.writer.save(); }
 
   // ---- handle ---------------------------------------------------------------------------
+
+  healthy(maxAgeMs: number): boolean {
+    return !this.stopped && this.poller !== null && Date.now() - this.lastTickAt < maxAgeMs;
+  }
 
   status(): NotifierStatus {
     const channels: NotifierStatus['channels'] = {};

@@ -30,3 +30,11 @@ export const ROOT_RECORD = 'root.json';
 export const LAYOUT_DIRS = [BASELINE_DIR, BLOBS_DIR, SECRETS_DIR, HISTORY_DIR, QUARANTINE_DIR, PENDING_DIR, JOURNAL_DIR, CONTROL_DIR, MESSAGES_DIR, NOTIFY_DIR] as const;
 /** The store's own append-only files. */
 export const LAYOUT_FILES = [ALERTS_FILE] as const;
+
+/**
+ * Directories that exist from `warden init` on, and again at every guard start (LAYOUT_DIRS,
+ * store.ensureLayout). The notifier unit hides these (InaccessiblePaths=), and systemd can
+ * only hide what exists when the unit starts: a quarantine/ created at the first revert
+ * would be visible to the network-facing process.
+ */
+export const PRIVATE_STORE_DIRS = [SECRETS_DIR, QUARANTINE_DIR, PENDING_DIR, JOURNAL_DIR, CONTROL_DIR, HISTORY_DIR] as const;

@@ -131,6 +131,70 @@ test('install-units --write: 0644 files under <prefix>/etc/systemd/system, no ov
   } finally { rmSync(dir, { recursive: true, force: true }); }
 });
 
+test('install-units: LoadCredential= from warden.toml\'s token_file, SupplementaryGroups= for --capabilities none', () => {
+  const dir = tmp();
+  try {
+    const root = join(dir, 'root');
+    mkdirSync(join(root, 'config'), { recursive: true });
+    const token = join(dir, 'discord-token');
+    writeFileSync(token, 'x\n', { mode: 0o600 });
+    writeFileSync(join(root, 'config', 'warden.toml'), `[owner]\ndiscord_id = "1"\n[notify.discord]\ntoken_file = "${token}"\n`);
+    const r = warden(['install-units', '--root', root, '--json']);
+    assert.equal(r.code, 0, r.stderr);
+    const [guard, notify] = (JSON.parse(r.stdout) as { units: { content: string }[] }).units.map((u) => u.content) as [string, string];
+    assert.match(notify, new RegExp(`^LoadCredential=discord-token:${token}$`, 'm'));
+    assert.doesNotMatch(guard, /LoadCredential/, 'the guard never gets the token');
+    assert.match(guard, /^SupplementaryGroups=$/m, 'with CAP_CHOWN no group is needed');
+    assert.match(guard, /^RestartPreventExitStatus=78$/m, 'not initialised: no crash loop');
+    // --discord-token none: no credential (the unit would not start without the file)
+    const none = warden(['install-units', '--root', root, '--discord-token', 'none']);
+    assert.doesNotMatch(none.stdout, /^LoadCredential=/m);
+    // a token file that does not exist yet: rendered, with a warning
+    const missing = warden(['install-units', '--root', root, '--discord-token', join(dir, 'nope')]);
+    assert.equal(missing.code, 0);
+    assert.match(missing.stderr, /does not exist yet/);
+    // a token file inside the root is refused
+    assert.equal(warden(['install-units', '--root', root, '--discord-token', join(root, 'config', 'tok')]).code, 2);
+
+    // deployment B: the guard joins the protected files' group (the root directory's group)
+    const grp = spawnSync('getent', ['group', 'daemon'], { encoding: 'utf8' }).stdout.split(':');
+    if (process.getuid?.() === 0 && grp[0] === 'daemon') {
+      spawnSync('chgrp', ['daemon', root]);
+      const b = warden(['install-units', '--root', root, '--capabilities', 'none']);
+      assert.match(b.stdout, /^SupplementaryGroups=daemon$/m);
+      assert.match(b.stdout, /^CapabilityBoundingSet=$/m);
+      const a = warden(['install-units', '--root', root]);
+      assert.match(a.stdout, /^SupplementaryGroups=$/m);
+    }
+    const given = warden(['install-units', '--root', root, '--capabilities', 'none', '--agent-group', 'agent']);
+    assert.match(given.stdout, /^SupplementaryGroups=agent$/m);
+    assert.equal(warden(['install-units', '--root', root, '--agent-group', 'root']).code, 2);
+  } finally { rmSync(dir, { recursive: true, force: true }); }
+});
+
+test('install-units --write refuses a node or CLI the sandbox hides, and its hint has the init step', () => {
+  const dir = tmp();
+  try {
+    const root = join(dir, 'root');
+    mkdirSync(root);
+    for (const hidden of ['/tmp/n/node', '/home/u/.nvm/node', '/root/node']) {
+      const w = warden(['install-units', '--root', root, '--node', hidden, '--write']);
+      assert.equal(w.code, 2, `${hidden}: ${w.stdout}`);
+      assert.match(w.stderr, new RegExp(`the node binary ${hidden} is under /\\w+, which the units hide \\((PrivateTmp|ProtectHome)=\\)`));
+      assert.ok(!existsSync('/etc/systemd/system/warden-guard.service.warden-tmp-' + String(process.pid)));
+      // printing (or --prefix, packaging) only warns
+      const p = warden(['install-units', '--root', root, '--node', hidden]);
+      assert.equal(p.code, 0);
+      assert.match(p.stderr, /warning: the node binary/);
+    }
+    const w = warden(['install-units', '--root', root, '--node', process.execPath, '--prefix', join(dir, 'p'), '--write', '--capabilities', 'none']);
+    assert.equal(w.code, 0, w.stderr);
+    assert.match(w.stdout, new RegExp(`systemd-run --wait --pipe --collect -p User=warden -p StateDirectory=warden-guard -p UMask=0077 warden init --root ${root}`));
+    const a = warden(['install-units', '--root', root, '--prefix', join(dir, 'p2'), '--write']);
+    assert.match(a.stdout, /-p AmbientCapabilities="CAP_CHOWN CAP_FOWNER CAP_DAC_OVERRIDE" warden init --root/);
+  } finally { rmSync(dir, { recursive: true, force: true }); }
+});
+
 const analyzer = spawnSync('systemd-analyze', ['--version'], { stdio: 'ignore' }).status === 0;
 test('scripts/check-units.sh: verify is clean and the exposure scores meet their targets', {
   skip: analyzer ? false : 'systemd-analyze is not installed (CI installs it: Debian package systemd)',

@@ -3,8 +3,11 @@
  * (the one source of truth) with this installation's absolute paths, print them, or
  * write them under <prefix>/etc/systemd/system/ with --write. See docs/DEPLOY.md.
  */
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync, chmodSync, unlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync, chmodSync, unlinkSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
+import { loadWardenConfigFromDisk } from '../../store/approved-config.js';
+// The credential name the notifier reads from $CREDENTIALS_DIRECTORY (no network code in there).
+import { DISCORD_CREDENTIAL } from '../../notifier/token-file.js';
 import { fileURLToPath } from 'node:url';
 import { EXIT, WardenError, errnoCode } from '../../common/errors.js';
 import { loadUnixDgram } from '../../daemon/sd-notify.js';
@@ -31,7 +34,18 @@ export interface RenderOptions {
   docs: string;
   caps: string[];
   notifyAccess: 'main' | 'all';
+  /** Groups the guard joins (SupplementaryGroups=): deployment B's agent group. */
+  groups?: string[];
+  /** The Discord bot token file the notifier gets through LoadCredential=, if any. */
+  discordToken?: string | null;
   templatesDir?: string;
+}
+
+
+/** Directories the units' sandbox hides (ProtectHome=, PrivateTmp=): a program there cannot start. */
+const HIDDEN_BY_SANDBOX = ['/home', '/root', '/run/user', '/tmp', '/var/tmp'];
+export function hiddenBySandbox(p: string): string | null {
+  return HIDDEN_BY_SANDBOX.find((h) => p === h || p.startsWith(`${h}/`)) ?? null;
 }
 
 // Characters that need no quoting or escaping anywhere in a unit file (no spaces, no
@@ -55,6 +69,14 @@ export function renderUnits(o: RenderOptions): { name: string; content: string }
     if (!SAFE_NAME.test(n)) throw new WardenError(`${what} "${n}" is not a valid system account name`);
     if (n === 'root') throw new WardenError(`${what} root defeats the point: warden runs under its own account (see docs/DEPLOY.md)`);
   }
+  for (const g of o.groups ?? []) {
+    if (!SAFE_NAME.test(g)) throw new WardenError(`--agent-group "${g}" is not a valid group name`);
+    if (g === 'root') throw new WardenError('--agent-group root defeats the point: the guard must not join root\'s group');
+  }
+  if (o.discordToken) {
+    checkPath('the Discord token file', o.discordToken);
+    if (o.discordToken === o.root || o.discordToken.startsWith(`${o.root}/`)) throw new WardenError(`the Discord token file ${o.discordToken} is inside the root; keep it outside (docs/DEPLOY.md §2.7)`);
+  }
   for (const c of o.caps) {
     if (!(ALLOWED_CAPS as readonly string[]).includes(c)) {
       throw new WardenError(`capability "${c}" is not one the guard may keep (${ALLOWED_CAPS.join(', ')}, or none)`);
@@ -66,6 +88,11 @@ export function renderUnits(o: RenderOptions): { name: string; content: string }
     CAPS: o.caps.join(' '), NOTIFY_ACCESS: o.notifyAccess, DOCS: o.docs,
     // The guard's store for this root (src/store/location.ts): its state directory, by root identity.
     STORE: `/var/lib/${GUARD_STATE_NAME}/${STORES_DIR}/${rootId(o.root)}`,
+    GROUPS: (o.groups ?? []).join(' '),
+    // systemd (as root) reads the root-only file and hands the notifier a private copy.
+    CREDENTIAL: o.discordToken
+      ? `LoadCredential=${DISCORD_CREDENTIAL}:${o.discordToken}`
+      : '# No [notify.discord] token_file when rendered: re-render after setting it (LoadCredential=).',
     // ProtectHome=yes makes /home unreachable even below a bind mount; a root there
     // needs the empty tmpfs variant, which BindPaths= can punch through.
     PROTECT_HOME: ['/home', '/root', '/run/user'].some((h) => o.root === h || o.root.startsWith(`${h}/`)) ? 'tmpfs' : 'yes',
@@ -97,6 +124,53 @@ function parseCaps(v: string | undefined): string[] {
   return [...new Set(caps)];
 }
 
+/** The exact `warden init` for this deployment: as the guard's account, with its state directory and capabilities. */
+export function initCommand(root: string, caps: string[], user: string): string {
+  return `systemd-run --wait --pipe --collect -p User=${user} -p StateDirectory=warden-guard -p UMask=0077`
+    + (caps.length ? ` -p AmbientCapabilities="${caps.join(' ')}"` : '') + ` warden init --root ${root}`;
+}
+
+/**
+ * Deployment B (no CAP_CHOWN): the owner of a file may give it only to a group it is in,
+ * so the guard joins the group of the protected files. By default, the root directory's
+ * group, when it is not the account's own.
+ */
+function agentGroups(root: string, caps: string[], group: string, given: string | undefined): string[] {
+  if (given !== undefined) return given === 'none' || given === '' ? [] : given.split(/[\s,]+/).filter(Boolean);
+  if (caps.includes('CAP_CHOWN')) return [];
+  let gid: number;
+  try { gid = statSync(root).gid; } catch { return []; }
+  const name = groupName(gid);
+  return name && name !== group && name !== 'root' ? [name] : [];
+}
+
+function groupName(gid: number): string | null {
+  try {
+    for (const line of readFileSync('/etc/group', 'utf8').split('\n')) {
+      const [name, , id] = line.split(':');
+      if (name && Number(id) === gid) return name;
+    }
+  } catch { /* no /etc/group */ }
+  return null;
+}
+
+/** [notify.discord] token_file from the root's warden.toml, or --discord-token; warns when it is missing. */
+function discordTokenFile(root: string, given: string | undefined, warn: (m: string) => void): string | null {
+  let file: string | null = null;
+  if (given !== undefined) file = given === 'none' || given === '' ? null : resolve(given);
+  else {
+    try { file = loadWardenConfigFromDisk(root).notify.discord?.token_file ?? null; } catch (err) {
+      warn(`cannot read config/warden.toml (${(err as Error).message}); rendering no LoadCredential= (pass --discord-token FILE)`);
+    }
+  }
+  if (file && statCode(file) === 'ENOENT') warn(`the Discord token file ${file} does not exist yet: create it (root-only, docs/DEPLOY.md §2.7) before starting warden-notify, or systemd refuses to start it (status 243/CREDENTIALS)`);
+  return file;
+}
+
+function statCode(p: string): string | null {
+  try { statSync(p); return null; } catch (err) { return errnoCode(err) ?? 'EIO'; }
+}
+
 function writeUnit(path: string, content: string): void {
   const tmp = `${path}.warden-tmp-${process.pid}`;
   try {
@@ -112,9 +186,11 @@ function writeUnit(path: string, content: string): void {
 export const installUnitsCommand: CommandSpec = {
   name: 'install-units',
   summary: 'Print the hardened systemd units for this installation, or write them (--write).',
-  usage: 'install-units [--root DIR] [--user NAME] [--group NAME] [--capabilities LIST|none] [--prefix DIR] [--write [--force]]',
+  usage: 'install-units [--root DIR] [--user NAME] [--group NAME] [--capabilities LIST|none] [--agent-group NAME] [--discord-token FILE|none] [--prefix DIR] [--write [--force]]',
   options: {
     user: { type: 'string' },
+    'agent-group': { type: 'string' },
+    'discord-token': { type: 'string' },
     group: { type: 'string' },
     capabilities: { type: 'string' },
     prefix: { type: 'string' },
@@ -128,15 +204,33 @@ export const installUnitsCommand: CommandSpec = {
     const group = (ctx.values.group as string | undefined) ?? user;
     const pkg = packageDir();
     const native = loadUnixDgram() !== null;
+    const caps = parseCaps(ctx.values.capabilities as string | undefined);
+    const node = resolve((ctx.values.node as string | undefined) ?? process.execPath);
+    const cli = join(pkg, 'dist', 'src', 'cli', 'main.js');
+    const installing = Boolean(ctx.values.write) && ctx.values.prefix === undefined;
+    // A node or CLI below /home, /root or /tmp is invisible inside the units' sandbox: the
+    // unit would fail to start. Writing such units into the system is refused; printing
+    // them (or --prefix, for packaging elsewhere) only warns.
+    for (const [what, p] of [['the node binary', node], ['warden\'s CLI', cli]] as const) {
+      const h = hiddenBySandbox(p);
+      if (!h) continue;
+      const msg = `${what} ${p} is under ${h}, which the units hide (${h === '/tmp' || h === '/var/tmp' ? 'PrivateTmp=' : 'ProtectHome='}): install warden globally (sudo npm install -g ./warden-*.tgz, see the README) and run install-units from there`;
+      if (installing) throw new WardenError(msg);
+      ctx.out.err(`warden install-units: warning: ${msg}`);
+    }
+    const groups = agentGroups(ctx.root, caps, group, ctx.values['agent-group'] as string | undefined);
+    const discordToken = discordTokenFile(ctx.root, ctx.values['discord-token'] as string | undefined, (m) => ctx.out.err(`warden install-units: ${m}`));
     const units = renderUnits({
       root: ctx.root,
       user,
       group,
-      node: resolve((ctx.values.node as string | undefined) ?? process.execPath),
-      cli: join(pkg, 'dist', 'src', 'cli', 'main.js'),
+      node,
+      cli,
       docs: join(pkg, 'docs', 'DEPLOY.md'),
-      caps: parseCaps(ctx.values.capabilities as string | undefined),
+      caps,
       notifyAccess: native ? 'main' : 'all',
+      groups,
+      discordToken,
     });
     if (!native) {
       ctx.out.err('warden install-units: the optional unix-dgram module is not installed, so sd_notify goes through systemd-notify and the units use NotifyAccess=all (slightly weaker; see docs/DEPLOY.md)');
@@ -171,7 +265,9 @@ export const installUnitsCommand: CommandSpec = {
     } else {
       for (const p of plan) ctx.out.line(`${p.state === 'unchanged' ? 'unchanged' : p.state === 'new' ? 'wrote    ' : 'replaced '} ${p.path}`);
       ctx.out.line();
-      ctx.out.line('next: systemctl daemon-reload && systemctl enable --now warden-guard.service warden-notify.service');
+      ctx.out.line('next: record the first baseline as the guard will run (once; skip if this root is initialised), then start:');
+      ctx.out.line(`  ${initCommand(ctx.root, caps, user)}`);
+      ctx.out.line('  systemctl daemon-reload && systemctl enable --now warden-guard.service warden-notify.service');
     }
     return EXIT.ok;
   },

@@ -1,0 +1,266 @@
+#!/usr/bin/env bash
+# The real-systemd end-to-end test (SPEC §11, last paragraph): `npm run test:systemd`.
+#
+# HOST side, as root. Boots systemd 252 as PID 1 of an nspawn container (the kit in
+# ../shared/systemd-container, read its README), installs warden into it the way the
+# README says (`npm pack`, then `npm install -g ./warden-*.tgz`), runs the README's and
+# docs/DEPLOY.md's deploy blocks verbatim (they are marked `<!-- systemd-test: … -->`),
+# and checks both deployments:
+#   A  the agent's user owns the protected files, the guard keeps three capabilities;
+#   B  the warden account owns them, the guard runs with no capabilities.
+# One line per check (`ok   …` / `FAIL …`), then `N passed, N failed`; exit 1 on any failure.
+# Environment: WARDEN_SYSD_KIT (the kit's directory), KEEP=1 (leave the container running).
+set -uo pipefail
+REPO=$(cd "$(dirname "$0")/../.." && pwd)
+
+# ---- every store / state / socket path, and how the owner runs commands (one place) ----
+ROOT=/home/agent/agent-root              # the guarded root (the README's example path)
+STORE=$ROOT/snapshots                    # the guard's store
+GUARD_STATE=/var/lib/warden-guard        # the guard's StateDirectory= (HMAC key)
+NOTIFY_STATE=/var/lib/warden-notify      # the notifier's StateDirectory=
+CONTROL=$STORE/control                   # control socket + lock
+HIDDEN_FROM_NOTIFIER="$STORE/quarantine $STORE/pending $STORE/journal $STORE/secrets $CONTROL $GUARD_STATE"
+TOKEN_FILE=/etc/warden/discord-token
+DISCORD_PORT=8099
+# The owner's sanctioned commands, as docs/DEPLOY.md §2.6 says to run them.
+owner_cmd() { cin sudo -u warden STATE_DIRECTORY="$GUARD_STATE" EDITOR=ed-append warden "$@" --root "$ROOT"; }
+# ------------------------------------------------------------------------------------------
+approve_with() { [ -n "$1" ] && [ -n "$2" ] && owner_cmd approve "$1" --code "$2"; }
+
+WATCHDOG_S=60          # WatchdogSec= of both units
+M=/var/lib/machines/wtest
+for k in "${WARDEN_SYSD_KIT:-}" "$REPO/../shared/systemd-container" "$REPO/../../shared/systemd-container"; do
+  [ -n "$k" ] && [ -x "$k/host/boot.sh" ] && { KIT=$(cd "$k" && pwd); break; }
+done
+[ -n "${KIT:-}" ] || { echo "test:systemd: no ../shared/systemd-container kit (set WARDEN_SYSD_KIT)"; exit 2; }
+[ "$(id -u)" = 0 ] || { echo "test:systemd: needs root (systemd-nspawn)"; exit 2; }
+H=$KIT/host
+WORK=$(mktemp -d /tmp/warden-sysd.XXXXXX)
+LOG=${WARDEN_SYSD_LOG:-/tmp/warden-test-systemd.log}; : >"$LOG"   # every command's output
+PASS=0; FAIL=0; T0=$(date +%s)
+
+cin() { "$H/in" "$@"; }                            # run inside the container, as root
+pass() { PASS=$((PASS + 1)); echo "ok   [$DEP] $1"; }
+fail() { FAIL=$((FAIL + 1)); echo "FAIL [$DEP] $1${2:+: $2}"; }
+check() { # NAME CMD…: pass when CMD succeeds; a failure shows the end of CMD's own output
+  local name=$1 out; shift; out=$("$@" 2>&1); local rc=$?
+  printf '%s\n' "--- check: $name (rc $rc)" "$out" >>"$LOG"
+  if [ $rc -eq 0 ]; then pass "$name"; else fail "$name" "$(printf '%s' "$out" | tail -3 | tr '\n' ' ' | cut -c1-300)"; fi; }
+info() { echo "info [$DEP] $*"; }
+# wait_for SECONDS CMD…: poll CMD every 0.2 s until it succeeds or the deadline passes.
+wait_for() { local end=$(( $(date +%s%N) + $1 * 1000000000 )); shift
+  while :; do "$@" >>"$LOG" 2>&1 && return 0; [ "$(date +%s%N)" -ge "$end" ] && return 1; sleep 0.2; done; }
+prop() { cin systemctl show -p "$2" --value "$1"; }
+running() { [ "$(prop "$1" ActiveState)/$(prop "$1" SubState)" = active/running ]; }
+# the marked ```sh block after `<!-- systemd-test: NAME -->` in a doc
+doc_block() { awk -v m="<!-- systemd-test: $2 -->" 'f==0 && index($0,m) {f=1; next} f==1 && /^```/ {f=2; next} f==2 && /^```/ {exit} f==2 {print}' "$REPO/$1"; }
+sha() { cin sha256sum "$ROOT/$1" | cut -d' ' -f1; }
+meta() { cin stat -c '%U:%G %a' "$ROOT/$1"; }
+# restored FILE SHA META: the path holds the approved bytes again, with the approved owner and mode
+restored() { [ "$(sha "$1" 2>/dev/null)" = "$2" ] && [ "$(meta "$1" 2>/dev/null)" = "$3" ]; }
+as_agent() { cin sudo -u agent sh -c "cd $ROOT && $1"; }
+dm_count() { cin journalctl -u fake-discord --no-pager -o cat | grep -c 'REQ /api/v10/channels/1/messages' || true; }
+
+cleanup() {
+  if [ "${KEEP:-0}" != 1 ] && [ -f /tmp/sysd/nspawn.pid ] && kill -0 "$(cat /tmp/sysd/nspawn.pid)" 2>/dev/null; then
+    teardown   # the next boot starts clean (no enabled warden units)
+    "$H/poweroff.sh" >/dev/null 2>&1 || true
+  fi
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+# ---- host: the container, and warden installed into it as the README says --------------
+DEP=host
+"$H/build.sh" >>"$LOG" 2>&1 || { echo "test:systemd: the container build failed:"; tail -20 "$LOG"; exit 1; }
+if [ -f /tmp/sysd/nspawn.pid ] && kill -0 "$(cat /tmp/sysd/nspawn.pid)" 2>/dev/null; then "$H/poweroff.sh" >>"$LOG" 2>&1; fi
+# README "Install": `npm pack` in a clone, then `sudo npm install -g ./warden-*.tgz`. The
+# container has no network (--private-network), so the global install runs from the host
+# with the container's /usr/local as npm's global prefix (the same node goes in with it).
+install_warden() {
+  (cd "$REPO" && npm pack --silent --pack-destination "$WORK" >"$WORK/packed") || return 1
+  local tgz; tgz=$WORK/$(tail -1 "$WORK/packed")
+  rm -rf "$M/usr/local/lib/node_modules/warden" "$M/usr/local/bin/warden" "$M/root/warden-src"
+  npm install -g --silent --no-fund --no-audit --prefer-offline --prefix "$M/usr/local" "$tgz" || return 1
+  install -m 0755 "$(readlink -f "$(command -v node)")" "$M/usr/local/bin/node"
+  # the example root the test deploys (the checkout's own config/, orgs/, blocks/)
+  mkdir -p "$M/root/example" && cp -a "$REPO/config" "$REPO/orgs" "$REPO/blocks" "$M/root/example/"
+  [ -L "$M/usr/local/bin/warden" ] && [ -f "$M/usr/local/lib/node_modules/warden/node_modules/unix-dgram/package.json" ]
+}
+check "npm pack + npm install -g ./warden-*.tgz gives warden on PATH (with unix-dgram)" install_warden
+"$H/boot.sh" >>"$LOG" 2>&1 || { echo "test:systemd: the container did not boot:"; tail -20 "$LOG"; exit 1; }
+booted() { case "$(cin systemctl is-system-running --wait)" in running|degraded) return 0;; *) return 1;; esac; }
+check "container booted (systemd $(cin systemctl --version | head -1 | cut -d' ' -f2))" booted
+check "warden runs inside the container" cin warden --help
+
+# ---- one deployment ---------------------------------------------------------------------
+setup_root() { # the agent's user and its root, from the example (as the agent would have it)
+  cin sh -euc "
+    id agent >/dev/null 2>&1 || useradd --create-home --user-group --shell /bin/sh agent
+    rm -rf $ROOT; mkdir -p $ROOT; cp -a /root/example/. $ROOT/
+    cd $ROOT
+    sed -i -e 's/^approval = .*/approval = \"owner-code\"/' -e 's/^min_interval_seconds = .*/min_interval_seconds = 0/' \
+        -e '/^\\[notify.desktop\\]/,/^enabled/ s/^enabled = true/enabled = false/' config/warden.toml
+    printf '\n[notify.discord]\ntoken_file = \"$TOKEN_FILE\"\napi = \"http://127.0.0.1:$DISCORD_PORT/api\"\n' >> config/warden.toml
+    chown -R agent:agent $ROOT; chmod 0755 $ROOT; find $ROOT -type f -exec chmod 0644 {} +; chmod 0600 config/credentials.toml
+    systemctl reset-failed fake-discord 2>/dev/null || true
+    systemd-run --unit=fake-discord --quiet /usr/bin/python3 /root/fake-discord.py $DISCORD_PORT"
+}
+teardown() {
+  cin sh -c "systemctl disable --now warden-guard warden-notify 2>/dev/null; systemctl stop fake-discord 2>/dev/null
+    rm -f /etc/systemd/system/warden-guard.service /etc/systemd/system/warden-notify.service; systemctl daemon-reload
+    systemctl reset-failed 2>/dev/null; rm -rf $GUARD_STATE $NOTIFY_STATE /var/lib/private/warden-* /etc/warden $ROOT
+    userdel warden 2>/dev/null; true" >>"$LOG" 2>&1
+}
+run_block() { # DOC NAME: run the doc's marked block as root in the container; stdin = a bot token
+  local b; b=$(doc_block "$1" "$2")
+  [ -n "$b" ] || { echo "no block '$2' in $1"; return 1; }
+  printf '%s\n' "--- $1 $2:" "$b" >>"$LOG"
+  echo "fake-bot-token-$(date +%s)" | cin bash -euo pipefail -c "$b"
+}
+
+# revert_case NAME FILE 'shell run by WHO in the root' WHO
+revert_case() {
+  local name=$1 f=$2 act=$3 who=$4 s m
+  s=$(sha "$f"); m=$(meta "$f")
+  [ -n "$s" ] && [ -n "$m" ] || { fail "$name reverted" "precondition: $f is missing before the edit"; return; }
+  if [ "$who" = agent ]; then as_agent "$act" >>"$LOG" 2>&1; else cin sh -c "cd $ROOT && $act" >>"$LOG" 2>&1; fi
+  if wait_for 10 restored "$f" "$s" "$m"; then pass "$name reverted, $m kept"; else fail "$name reverted, $m kept" "now $(meta "$f" 2>&1)"; fi
+}
+
+deployment() { # A | B
+  DEP=$1
+  local t_dep; t_dep=$(date +%s)
+  teardown; setup_root >>"$LOG" 2>&1 || fail "agent root set up"
+  if [ "$DEP" = A ]; then check "README Deploy block ran as written" run_block README.md deploy
+  else check "docs/DEPLOY.md deployment B block ran as written" run_block docs/DEPLOY.md deploy-b; fi
+
+  check "warden-guard active (running) via READY=1 (Type=notify)" wait_for 30 running warden-guard
+  check "warden-notify active (running) via READY=1 (Type=notify)" wait_for 30 running warden-notify
+  local gpid npid t_up; gpid=$(prop warden-guard MainPID); npid=$(prop warden-notify MainPID); t_up=$(date +%s)
+  info "guard status: $(prop warden-guard StatusText); caps: $(prop warden-guard AmbientCapabilities | cut -c1-80)"
+  check "token file stays root-only (0600 root:root), handed over by LoadCredential=" \
+    sh -c "[ \"\$($H/in stat -c '%a %U:%G' $TOKEN_FILE)\" = '600 root:root' ] && $H/in grep -q '^LoadCredential=discord-token:$TOKEN_FILE' /etc/systemd/system/warden-notify.service"
+
+  # -- direct edits, reverted with owner and mode kept
+  local who=agent
+  if [ "$DEP" = B ]; then
+    check "the agent cannot even write its configuration (owned by warden)" sh -c "! $H/in sudo -u agent sh -c 'echo x >> $ROOT/config/conditions.toml'"
+    who=root   # B: nobody but root (or warden) can write; root's hand stands in for "a direct edit"
+  fi
+  revert_case "content edit by $who" config/conditions.toml 'echo "# injected" >> config/conditions.toml' "$who"
+  revert_case "mode change by $who" config/guests.toml 'chmod 0666 config/guests.toml' "$who"
+  revert_case "delete by $who" orgs/bookclub.toml 'rm -f orgs/bookclub.toml' "$who"
+  revert_case "rename by $who" config/guests.toml 'mv config/guests.toml config/guests.old' "$who"
+  revert_case "owner change by root" orgs/bookclub.toml 'chown nobody orgs/bookclub.toml' root
+  revert_case "credentials.toml emptied by $who" config/credentials.toml ': > config/credentials.toml' "$who"
+  check "journal has a revert line for each" sh -c "[ \$($H/in journalctl -u warden-guard --no-pager -o cat --since @$t_dep | grep -c 'reverted') -ge 5 ]"
+
+  # -- the owner hears about it
+  check "a DM reached the Discord stand-in (fake-discord.py)" wait_for 20 sh -c "[ \$($H/in journalctl -u fake-discord --no-pager -o cat | grep -c 'REQ /api/v10/channels/1/messages') -ge 1 ]"
+  check "the DM carried the bot token from the credential" sh -c "$H/in journalctl -u fake-discord --no-pager -o cat | grep -q 'auth=Bot fake'"
+
+  # -- sanctioned changes, as documented (approval = owner-code: the code comes by DM)
+  local before_dm id code out
+  before_dm=$(dm_count)
+  out=$(owner_cmd edit config/conditions.toml </dev/null 2>&1); echo "edit: $out" >>"$LOG"
+  id=$(printf '%s' "$out" | grep -oE 'warden approve [A-Za-z0-9-]+' | head -1 | awk '{print $3}')
+  if [ -n "$id" ]; then pass "warden edit (EDITOR) queued request $id for approval"; else fail "warden edit queued a request" "$(printf '%s' "$out" | tail -2 | tr '\n' ' ')"; fi
+  check "the one-time code came by DM" wait_for 20 sh -c "[ \$($H/in journalctl -u fake-discord --no-pager -o cat | grep -c 'REQ /api/v10/channels/1/messages') -gt $before_dm ]"
+  code=$(cin journalctl -u fake-discord --no-pager -o cat | grep 'channels/1/messages' | grep -oE 'one-time code [0-9]+ approves request [A-Za-z0-9-]+' | grep -F "request $id" | tail -1 | awk '{print $3}')
+  echo "code=$code id=$id" >>"$LOG"
+
+  # -- what the network-facing notifier can see, from inside its own mount namespace, now
+  # that quarantine/ (created at the first revert) and pending/ (this request) have entries
+  npid=$(prop warden-notify MainPID)
+  local wuid wgid; wuid=$(cin id -u warden); wgid=$(cin id -g warden)
+  for d in $STORE/quarantine $STORE/pending $STORE/secrets; do
+    check "host side: $d is not empty (so the next checks mean something)" sh -c "[ -n \"\$($H/in ls -A $d)\" ]"
+  done
+  for d in $HIDDEN_FROM_NOTIFIER; do
+    check "notifier (uid warden, its mount ns) cannot list $d" sh -c "! $H/in nsenter -t $npid -m -S $wuid -G $wgid ls -A $d"
+    check "notifier's mount ns shows $d empty or absent" sh -c "[ -z \"\$($H/in nsenter -t $npid -m ls -A $d 2>/dev/null)\" ]"
+  done
+
+  local m_cond; m_cond=$(meta config/conditions.toml)
+  check "warden approve ID --code CODE (from the DM) applies the edit" approve_with "$id" "$code"
+  check "the approved edit is in place with $m_cond, and stays" sh -c "sleep 2; $H/in grep -q '# sanctioned change' $ROOT/config/conditions.toml && [ \"\$($H/in stat -c '%U:%G %a' $ROOT/config/conditions.toml)\" = '$m_cond' ]"
+  # apply --from -: new content for an org file, approved the same way
+  local m_org; m_org=$(meta orgs/bookclub.toml); before_dm=$(dm_count)
+  out=$({ cin cat "$ROOT/orgs/bookclub.toml"; echo '# applied by the owner'; } | owner_cmd apply orgs/bookclub.toml --from - 2>&1); echo "apply: $out" >>"$LOG"
+  id=$(printf '%s' "$out" | grep -oE 'warden approve [A-Za-z0-9-]+' | head -1 | awk '{print $3}')
+  wait_for 20 sh -c "[ \$($H/in journalctl -u fake-discord --no-pager -o cat | grep -c 'REQ /api/v10/channels/1/messages') -gt $before_dm ]"
+  code=$(cin journalctl -u fake-discord --no-pager -o cat | grep -oE 'one-time code [0-9]+ approves request [A-Za-z0-9-]+' | grep -F "request $id" | tail -1 | awk '{print $3}')
+  check "warden apply --from - then approve (code by DM)" approve_with "$id" "$code"
+  check "the applied org file is in place with $m_org, and stays" sh -c "sleep 2; $H/in grep -q '# applied by the owner' $ROOT/orgs/bookclub.toml && [ \"\$($H/in stat -c '%U:%G %a' $ROOT/orgs/bookclub.toml)\" = '$m_org' ]"
+
+  # -- up for more than one watchdog period, same process
+  local left=$(( t_up + WATCHDOG_S + 5 - $(date +%s) )); [ "$left" -gt 0 ] && sleep "$left"
+  check "guard still up after > ${WATCHDOG_S}s (watchdog fed; same pid $gpid)" sh -c "[ \"\$($H/in systemctl show -p MainPID --value warden-guard)\" = $gpid ] && [ \"\$($H/in systemctl show -p NRestarts --value warden-guard)\" = 0 ]"
+  check "notifier still up after > ${WATCHDOG_S}s (same pid $npid)" sh -c "[ \"\$($H/in systemctl show -p NRestarts --value warden-notify)\" = 0 ] && [ \"\$($H/in systemctl show -p ActiveState --value warden-notify)\" = active ]"
+
+  # -- a hidden directory replaced while the notifier runs (the owner clears quarantine/, the
+  # guard makes it again at the next revert): that detaches the unit's InaccessiblePaths=
+  # mount, so the notifier must notice and get itself restarted with the new one hidden
+  npid=$(prop warden-notify MainPID)
+  cin rm -rf "$STORE/quarantine"
+  revert_case "after quarantine/ was removed: content edit by $who" config/conditions.toml 'echo "# after cleanup" >> config/conditions.toml' "$who"
+  check "notifier restarted itself once the new quarantine/ was visible to it" wait_for 15 sh -c "p=\$($H/in systemctl show -p MainPID --value warden-notify); [ \"\$p\" != $npid ] && [ \"\$p\" != 0 ] && [ \"\$($H/in systemctl show -p SubState --value warden-notify)\" = running ]"
+  npid=$(prop warden-notify MainPID)
+  check "…and in its new mount ns the new quarantine/ is hidden" sh -c "[ -n \"\$($H/in ls -A $STORE/quarantine)\" ] && ! $H/in nsenter -t $npid -m -S $wuid -G $wgid ls -A $STORE/quarantine"
+
+  # -- reload
+  check "systemctl reload warden-guard: same pid, config reloaded" sh -c "$H/in systemctl reload warden-guard && sleep 1 && [ \"\$($H/in systemctl show -p MainPID --value warden-guard)\" = $gpid ] && $H/in journalctl -u warden-guard --no-pager -o cat --since @$t_dep | grep -q 'reloaded'"
+
+  # -- stop (timed), an edit while down, start
+  local t1 t2 ms s m
+  t1=$(date +%s%N); cin systemctl stop warden-guard; t2=$(date +%s%N); ms=$(( (t2 - t1) / 1000000 ))
+  info "systemctl stop warden-guard took $ms ms"
+  check "stop: clean exit (Result=success) in ${ms} ms (< 2000)" sh -c "[ \"\$($H/in systemctl show -p Result --value warden-guard)\" = success ] && [ $ms -lt 2000 ]"
+  s=$(sha config/conditions.toml); m=$(meta config/conditions.toml)
+  if [ "$DEP" = A ]; then as_agent 'echo "# while down" >> config/conditions.toml'; else cin sh -c "echo '# while down' >> $ROOT/config/conditions.toml"; fi
+  cin systemctl start warden-guard
+  check "an edit made while the guard was down is reverted at start" wait_for 20 restored config/conditions.toml "$s" "$m"
+  check "…with reason changed-while-stopped" cin grep -q changed-while-stopped "$STORE/alerts.jsonl"
+
+  # -- kill -9: Restart=always brings it back, and it guards again
+  gpid=$(prop warden-guard MainPID)
+  cin systemctl kill -s KILL warden-guard
+  check "kill -9 guard: restarted by Restart=always" wait_for 20 sh -c "[ \"\$($H/in systemctl show -p MainPID --value warden-guard)\" != $gpid ] && [ \"\$($H/in systemctl show -p ActiveState --value warden-guard)/\$($H/in systemctl show -p SubState --value warden-guard)\" = active/running ]"
+  revert_case "after kill -9: content edit by $who" config/conditions.toml 'echo "# again" >> config/conditions.toml' "$who"
+  npid=$(prop warden-notify MainPID)
+  cin systemctl kill -s KILL warden-notify
+  check "kill -9 notifier: restarted" wait_for 20 sh -c "[ \"\$($H/in systemctl show -p MainPID --value warden-notify)\" != $npid ] && [ \"\$($H/in systemctl show -p SubState --value warden-notify)\" = running ]"
+
+  # -- a frozen guard: the watchdog kills it, Restart=always brings it back
+  gpid=$(prop warden-guard MainPID)
+  local nr; nr=$(prop warden-guard NRestarts)
+  cin kill -STOP "$gpid"
+  check "SIGSTOPped guard killed by the watchdog (<= ${WATCHDOG_S}s + 15s) and restarted" wait_for $((WATCHDOG_S + 15)) sh -c "[ \"\$($H/in systemctl show -p NRestarts --value warden-guard)\" -gt $nr ] && [ \"\$($H/in systemctl show -p SubState --value warden-guard)\" = running ]"
+  check "…the journal says watchdog timeout" sh -c "$H/in journalctl -u warden-guard --no-pager -o cat --since @$t_dep | grep -qi 'watchdog timeout'"
+  revert_case "after the watchdog restart: mode change by $who" config/guests.toml 'chmod 0666 config/guests.toml' "$who"
+
+  # -- exposure, measured online under this systemd
+  local gs ns
+  gs=$(cin systemd-analyze security --no-pager warden-guard.service | sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p')
+  ns=$(cin systemd-analyze security --no-pager warden-notify.service | sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p')
+  info "systemd-analyze security (online): warden-guard $gs, warden-notify $ns"
+  check "online exposure: guard $gs <= 1.0" awk -v s="$gs" 'BEGIN { exit !(s != "" && s <= 1.0) }'
+  check "online exposure: notifier $ns <= 1.5" awk -v s="$ns" 'BEGIN { exit !(s != "" && s <= 1.5) }'
+  check "no seccomp kill (SIGSYS) in either journal" sh -c "! $H/in journalctl --no-pager -o cat --since @$t_dep -u warden-guard -u warden-notify | grep -qE 'SIGSYS|status=31'"
+  if [ "$DEP" = B ]; then
+    # -- a guard on a root that was never initialised: says so, exits 78, is not restarted
+    cin sh -c "systemctl stop warden-notify warden-guard; rm -rf $STORE $GUARD_STATE/*; install -d -o warden -g warden -m 0700 $STORE; systemctl reset-failed warden-guard; systemctl start warden-guard" >>"$LOG" 2>&1
+    check "not initialised: the guard exits 78 and is not restarted" sh -c "sleep 3; [ \"\$($H/in systemctl show -p ExecMainStatus --value warden-guard)\" = 78 ] && [ \"\$($H/in systemctl show -p ActiveState --value warden-guard)\" = failed ] && [ \"\$($H/in systemctl show -p NRestarts --value warden-guard)\" = 0 ]"
+    check "…and its journal says to run warden init" sh -c "$H/in journalctl -u warden-guard --no-pager -o cat --since @$t_dep | grep -q 'not initialised: .*warden init'"
+  fi
+  info "deployment $DEP took $(( $(date +%s) - t_dep )) s"
+}
+
+deployment A
+deployment B
+DEP=all
+[ "$FAIL" -gt 0 ] && { echo "--- last lines of $LOG:"; tail -40 "$LOG"; }
+echo "total $(( $(date +%s) - T0 )) s"
+echo "$PASS passed, $FAIL failed"
+[ "$FAIL" -eq 0 ]
