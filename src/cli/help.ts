@@ -149,6 +149,8 @@ export const HELP: Record<string, HelpText> = {
       ['--user NAME', 'the account the units run as (default warden)'],
       ['--group NAME', 'its group (default: the user name)'],
       ['--capabilities LIST|none', 'capabilities the guard keeps (default CAP_CHOWN,CAP_FOWNER,CAP_DAC_OVERRIDE)'],
+      ['--agent-group NAME', 'with --capabilities none: the group the guard joins (SupplementaryGroups=) so restored files keep it (default: the root directory\'s group)'],
+      ['--discord-token FILE|none', 'the bot token file systemd hands the notifier (LoadCredential=); default: [notify.discord] token_file'],
       ['--prefix DIR', 'write under DIR/etc/systemd/system (default /)'],
       ['--node PATH', 'the node binary the units start (default: this one)'],
       ['--write', 'write the units instead of printing them'],

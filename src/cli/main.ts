@@ -156,7 +156,8 @@ export async function main(rawArgv: string[]): Promise<number> {
         ? `nothing to protect in ${root}: it has no ${WARDEN_TOML_REL} (warden's settings, which also name what to protect). Create one (the example root's config/warden.toml is a start), then run 'warden init' again.`
         : `${root} is not a warden root: it has no ${WARDEN_TOML_REL}`);
     }
-    const needsBaseline = !NO_BASELINE.has(spec.name) && !(spec.name === 'run' && values['init-if-needed']);
+    // `run` says it itself: a guard exits 78 (the unit's RestartPreventExitStatus) rather than 2.
+    const needsBaseline = !NO_BASELINE.has(spec.name) && spec.name !== 'run';
     if (needsBaseline && !isInitialised(root)) {
       // The store knows better when it can say why (a moved root, a store left inside the root).
       try { Store.open(root).close(); } catch (err) { if (!(err instanceof NotInitialised)) throw err; }

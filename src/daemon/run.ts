@@ -43,7 +43,7 @@ function notInitialised(storeFd: StoreFd, root: string): boolean {
  * the owner has to run `warden init` once. systemd's status line says it too.
  */
 function notInitialisedError(root: string): WardenError {
-  const msg = `not initialised: ${root} has no baseline yet; record it once as the guard's account with 'warden init' (docs/DEPLOY.md; 'warden install-units --write' prints the command), then start the guard again`;
+  const msg = `not initialised: run \`warden init\` to record the approved baseline of ${root} (as the guard's account in the deployment; 'warden install-units --write' prints the command), then start the guard again`;
   createSdNotifier().status(msg);
   return new WardenError(msg, EXIT_NOT_INITIALISED);
 }

@@ -55,7 +55,10 @@ export class Quarantine {
     const q = this.dir(id);
     try {
       moveAt(dirFd, name, q, name);
-      this.secure(q, name, maxBytes, null);
+      // Moved is kept: a failure to secure it (not ours to chmod, unreadable to copy) must not
+      // lose track of it, or a failed restore could not put it back (SPEC §5).
+      try { this.secure(q, name, maxBytes, null); }
+      catch (err) { this.log(`<3>warden: kept ${this.rel(id, name)} but could not secure it (${errnoCode(err) ?? err})`); }
       if (durable) fsyncQuiet(q);
     } finally { safeClose(q); }
     return this.rel(id, name);

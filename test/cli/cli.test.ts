@@ -97,7 +97,8 @@ describe('the first run', () => {
     const t = fresh();
     for (const args of [['verify'], ['status'], ['run', '--guard'], ['edit', ORG], ['why', ORG], ['alerts'], ['history'], ['diff'], ['apply', ORG, '--from', '-'], ['cred', 'list']]) {
       const r = cli(t, args, { env: { EDITOR: 'true' } });
-      assert.equal(r.code, 2, args.join(' '));
+      // A guard exits 78 (EX_CONFIG): the unit's RestartPreventExitStatus= stops a crash loop.
+      assert.equal(r.code, args[0] === 'run' ? 78 : 2, args.join(' '));
       assert.match(r.stderr, /not initialised: run `warden init`/, `${args.join(' ')}: ${r.stderr}`);
       assert.doesNotMatch(r.stderr, /key|--force/, args.join(' '));
     }
@@ -366,7 +367,7 @@ describe('notifier wording', () => {
 
 describe('no message or shipped file cites a document that does not ship', () => {
   it('the example root, the README and the messages in the code', () => {
-    const files = ['README.md', 'docs/POLICY.md', 'docs/NOTIFY.md', 'docs/ARCHITECTURE.md', 'docs/BENCHMARKS.md', 'config/warden.toml', 'config/conditions.toml', 'config/guests.toml', 'config/credentials.toml', 'orgs/bookclub.toml', 'blocks/conditional/nsfw.md'];
+    const files = ['README.md', ...readdirSync(join(REPO, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`), 'config/warden.toml', 'config/conditions.toml', 'config/guests.toml', 'config/credentials.toml', 'orgs/bookclub.toml', 'blocks/conditional/nsfw.md'];
     for (const f of files) assert.doesNotMatch(readFileSync(join(REPO, f), 'utf8'), /SPEC|seeds\/|the seed/, f);
     // Messages: string literals in the built code (comments may cite it; they are not shown).
     const hits: string[] = [];
