@@ -32,10 +32,10 @@ async function git(store: Store, extraConfig: string[] = []): Promise<SimpleGit>
   });
 }
 
-/** WARDEN_GIT_TIMEOUT_MS is a test seam (a hung git in a few seconds, not 20). */
+/** How long a git call may make no progress (default 120 s: a first `git add` of 10,000 files prints nothing for a while on a loaded machine). WARDEN_GIT_TIMEOUT_MS is a test seam (a hung git in a few seconds). */
 function gitTimeoutMs(): number {
   const v = Number(process.env.WARDEN_GIT_TIMEOUT_MS);
-  return Number.isFinite(v) && v >= 100 ? v : 20_000;
+  return Number.isFinite(v) && v >= 100 ? v : 120_000;
 }
 
 /**
