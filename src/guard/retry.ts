@@ -3,8 +3,10 @@
  * backoff (250 ms … 60 s). Only the retry timer escalates the backoff: events arriving
  * meanwhile (our own failed attempt makes some) must not push the next retry further away.
  */
-const RETRY_MIN_MS = 250;
-const RETRY_MAX_MS = 60_000;
+import { backoffDelay, type Backoff } from '../common/backoff.js';
+
+/** 250 ms, 500 ms, 1 s … 60 s; no jitter: one guard, nothing to spread. */
+const RETRY: Backoff = { baseMs: 250, capMs: 60_000 };
 
 interface Failure { attempts: number; timer: NodeJS.Timeout | null; alerted: boolean }
 
@@ -24,7 +26,7 @@ export class RetryBook {
     if (!f.alerted) { f.alerted = true; alertOnce(); }
     if (f.timer) clearTimeout(f.timer);
     if (this.stopped) return;
-    const delay = Math.min(RETRY_MAX_MS, RETRY_MIN_MS * 2 ** (f.attempts - 1));
+    const delay = backoffDelay(RETRY, f.attempts);
     f.timer = setTimeout(() => {
       const cur = this.failures.get(path);
       if (cur) cur.timer = null;
