@@ -15,15 +15,20 @@ REPO=$(cd "$(dirname "$0")/../.." && pwd)
 
 # ---- every store / state / socket path, and how the owner runs commands (one place) ----
 ROOT=/home/agent/agent-root              # the guarded root (the README's example path)
-STORE=$ROOT/snapshots                    # the guard's store
-GUARD_STATE=/var/lib/warden-guard        # the guard's StateDirectory= (HMAC key)
+ROOT_ID=$(printf '%s' "$ROOT" | sha256sum | cut -c1-16)   # src/store/location.ts rootId (no symlinks in ROOT)
+GUARD_STATE=/var/lib/warden-guard        # the guard's StateDirectory=
+STORE=$GUARD_STATE/stores/$ROOT_ID       # the guard's store (docs/DEPLOY.md §8)
+KEYS=$GUARD_STATE/keys                   # the baseline's HMAC keys and seals
+GUARD_RUN=/run/warden-guard              # the guard's RuntimeDirectory= (manifest.json, socket)
+CONTROL=$GUARD_RUN/$ROOT_ID              # the control socket's directory
 NOTIFY_STATE=/var/lib/warden-notify      # the notifier's StateDirectory=
-CONTROL=$STORE/control                   # control socket + lock
-HIDDEN_FROM_NOTIFIER="$STORE/quarantine $STORE/pending $STORE/journal $STORE/secrets $CONTROL $GUARD_STATE"
+# what warden-notify.service's InaccessiblePaths= hide (systemd/warden-notify.service)
+HIDDEN_FROM_NOTIFIER="$STORE/secrets $STORE/journal $STORE/quarantine $STORE/pending $STORE/history $STORE/control $KEYS $GUARD_RUN"
 TOKEN_FILE=/etc/warden/discord-token
 DISCORD_PORT=8099
-# The owner's sanctioned commands, as docs/DEPLOY.md §2.6 says to run them.
-owner_cmd() { cin sudo -u warden STATE_DIRECTORY="$GUARD_STATE" EDITOR=ed-append warden "$@" --root "$ROOT"; }
+# The owner's sanctioned commands, as docs/DEPLOY.md §2.6 says to run them: as the warden
+# account, which finds the guard's state directory by itself.
+owner_cmd() { cin sudo -u warden EDITOR=ed-append warden "$@" --root "$ROOT"; }
 # ------------------------------------------------------------------------------------------
 approve_with() { [ -n "$1" ] && [ -n "$2" ] && owner_cmd approve "$1" --code "$2"; }
 
@@ -109,7 +114,7 @@ setup_root() { # the agent's user and its root, from the example (as the agent w
 teardown() {
   cin sh -c "systemctl disable --now warden-guard warden-notify 2>/dev/null; systemctl stop fake-discord 2>/dev/null
     rm -f /etc/systemd/system/warden-guard.service /etc/systemd/system/warden-notify.service; systemctl daemon-reload
-    systemctl reset-failed 2>/dev/null; rm -rf $GUARD_STATE $NOTIFY_STATE /var/lib/private/warden-* /etc/warden $ROOT
+    systemctl reset-failed 2>/dev/null; rm -rf $GUARD_STATE $GUARD_RUN $NOTIFY_STATE /var/lib/private/warden-* /etc/warden $ROOT
     userdel warden 2>/dev/null; true" >>"$LOG" 2>&1
 }
 run_block() { # DOC NAME: run the doc's marked block as root in the container; stdin = a bot token
@@ -137,6 +142,8 @@ deployment() { # A | B
 
   check "warden-guard active (running) via READY=1 (Type=notify)" wait_for 30 running warden-guard
   check "warden-notify active (running) via READY=1 (Type=notify)" wait_for 30 running warden-notify
+  check "the store is in the guard's state directory ($STORE), as warden status --json says, not in the root" \
+    sh -c "$H/in sudo -u warden warden status --json --root $ROOT | tr -d ' \n' | grep -qF '\"store\":{\"dir\":\"$STORE\",\"mode\":\"state\"' && [ \"\$($H/in stat -c '%U %a' $GUARD_STATE $STORE | sort -u)\" = 'warden 700' ] && $H/in test -S $CONTROL/warden.sock && ! $H/in test -e $ROOT/snapshots"
   local gpid npid t_up; gpid=$(prop warden-guard MainPID); npid=$(prop warden-notify MainPID); t_up=$(date +%s)
   info "guard status: $(prop warden-guard StatusText); caps: $(prop warden-guard AmbientCapabilities | cut -c1-80)"
   check "token file stays root-only (0600 root:root), handed over by LoadCredential=" \
@@ -250,7 +257,7 @@ deployment() { # A | B
   check "no seccomp kill (SIGSYS) in either journal" sh -c "! $H/in journalctl --no-pager -o cat --since @$t_dep -u warden-guard -u warden-notify | grep -qE 'SIGSYS|status=31'"
   if [ "$DEP" = B ]; then
     # -- a guard on a root that was never initialised: says so, exits 78, is not restarted
-    cin sh -c "systemctl stop warden-notify warden-guard; rm -rf $STORE $GUARD_STATE/*; install -d -o warden -g warden -m 0700 $STORE; systemctl reset-failed warden-guard; systemctl start warden-guard" >>"$LOG" 2>&1
+    cin sh -c "systemctl stop warden-notify warden-guard; rm -rf $STORE $KEYS; systemctl reset-failed warden-guard; systemctl start warden-guard" >>"$LOG" 2>&1
     check "not initialised: the guard exits 78 and is not restarted" sh -c "sleep 3; [ \"\$($H/in systemctl show -p ExecMainStatus --value warden-guard)\" = 78 ] && [ \"\$($H/in systemctl show -p ActiveState --value warden-guard)\" = failed ] && [ \"\$($H/in systemctl show -p NRestarts --value warden-guard)\" = 0 ]"
     check "…and its journal says to run warden init" sh -c "$H/in journalctl -u warden-guard --no-pager -o cat --since @$t_dep | grep -q 'not initialised: .*warden init'"
   fi
