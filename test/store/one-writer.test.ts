@@ -157,6 +157,31 @@ describe('a command never applies beside a running daemon', () => {
   });
 });
 
+describe('two daemons never fight over one store', () => {
+  it('a daemon whose lock another daemon took (another network namespace) stops; the other keeps guarding', async () => {
+    const t = fresh();
+    const approved = readFileSync(t.p(ORG), 'utf8');
+    const a = spawn('unshare', ['-n', process.execPath, CLI, 'run', '--guard', '--root', t.root], { env: t.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    procs.push(a);
+    let out = '', err = '';
+    a.stdout!.on('data', (c) => { out += String(c); });
+    a.stderr!.on('data', (c) => { err += String(c); });
+    await waitFor(() => out.includes('ready\n') || a.exitCode !== null, 20_000, 'daemon A ready');
+    assert.ok(out.includes('ready\n'), err);
+    rmSync(t.p(SOCK));
+    rmSync(t.p(LOCK));
+    const b = await daemon(t);
+    await waitFor(() => a.exitCode !== null, 15_000, 'daemon A stops');
+    assert.match(err, new RegExp(`another warden daemon \\(pid ${b.proc.pid}\\) took over`));
+    assert.equal(b.proc.exitCode, null, 'daemon B still runs');
+    assert.ok(readFileSync(t.p(LOCK), 'utf8').startsWith(`${b.proc.pid} `), 'the lock names B');
+    writeFileSync(t.p(ORG), `${approved}\nhourly_cap = 9999\n`);
+    await waitFor(() => readFileSync(t.p(ORG), 'utf8') === approved, 10_000, 'daemon B reverts an edit');
+    assert.equal(await b.stop(), 0);
+    await daemon(t);
+  });
+});
+
 describe('the seal and the index', () => {
   const sealOf = (t: TestRoot): string => {
     const dir = join(t.base, 'state', 'warden', 'keys');
