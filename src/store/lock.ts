@@ -154,9 +154,12 @@ export async function acquireLock(controlDirFd: number, opts: LockOptions): Prom
             await new Promise((r) => setTimeout(r, RETRY_MS));
             continue;
           }
+          // A busy holder (a daemon loading a large store) answers late: ask again until the deadline.
+          if (p.kind === 'silent' && Date.now() < deadline) continue;
           // A name bound but not listening keeps answering "gone": after a few, it is a squatter too.
           if (p.kind === 'gone' && ++gone < 5) continue;
-          log(`<4>warden: the lock's kernel beacon is taken by a process that is not warden (${p.kind === 'gone' ? 'it does not listen' : p.why}); relying on ${label} alone`);
+          const why = p.kind === 'gone' ? 'it does not listen' : p.kind === 'silent' ? 'it does not answer' : p.why;
+          log(`<4>warden: the lock's kernel beacon is taken by a process that does not prove itself warden (${why}); relying on ${label} alone`);
           beaconDone = true;
         }
       }
