@@ -41,10 +41,13 @@ export interface LockOptions {
   onLost?: (by: Holder) => void;
 }
 
-/** The lock is held by a live writer. `holder` is null when only its beacon was seen without a name. */
+/**
+ * The lock is held by a live writer (exit 2: `warden run` beside a running daemon is a usage
+ * error; a command turns a daemon holder into exit 3, "the daemon is not reachable").
+ */
 export class LockHeldError extends WardenError {
   constructor(message: string, readonly holder: Holder | null) {
-    super(message, EXIT.daemonDown);
+    super(message, EXIT.usage);
     this.name = 'LockHeldError';
   }
 }

@@ -122,7 +122,7 @@ describe('a command never applies beside a running daemon', () => {
     const t = fresh();
     const d = await daemon(t);
     const r = spawnSync(process.execPath, [CLI, 'run', '--guard', '--root', t.root], { env: t.env, encoding: 'utf8', timeout: 30_000 });
-    assert.notEqual(r.status, 0);
+    assert.equal(r.status, 2, r.stderr);
     assert.match(r.stderr, new RegExp(`already guards this root \\(pid ${d.proc.pid}\\)`));
   });
 
