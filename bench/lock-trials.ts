@@ -25,8 +25,14 @@ export interface LockTrialStats {
   killedRunning: number;
   /** Kills after which a lock file was left behind for the next start to judge stale. */
   lockLeft: number;
-  /** Kills that left a lock's temporary file: they landed between create and link (the old code's empty lock). */
-  tempLeft: number;
+  /**
+   * Kills that left a new temporary lock file holding the killed process's own line: they
+   * landed between creating the lock and linking it into place, where the old code left an
+   * empty warden.lock that no start would ever take over.
+   */
+  killedWhileCreating: number;
+  /** Kills that left a stale lock moved aside (between the rename and the unlink). */
+  killedWhileRemovingStale: number;
   /** Starts after a kill that did not reach ready on their own (must be 0). */
   startFailures: number;
   /** Command trials where the file was neither the old nor the new content (must be 0). */
@@ -101,10 +107,11 @@ export async function runLockTrials(n: number, opts: { log?: (l: string) => void
   const env: NodeJS.ProcessEnv = { ...process.env, XDG_STATE_HOME: join(base, 'state'), NO_COLOR: '1' };
   for (const k of ['STATE_DIRECTORY', 'NOTIFY_SOCKET', 'WATCHDOG_USEC', 'WARDEN_TEST_CRASH_AT', 'WARDEN_TEST_STEP_DELAY_MS']) delete env[k];
   const stats: LockTrialStats = {
-    trials: 0, daemonKills: 0, commandKills: 0, killedRunning: 0, lockLeft: 0, tempLeft: 0, startFailures: 0, neither: 0, verifyFailures: 0,
+    trials: 0, daemonKills: 0, commandKills: 0, killedRunning: 0, lockLeft: 0, killedWhileCreating: 0, killedWhileRemovingStale: 0, startFailures: 0, neither: 0, verifyFailures: 0,
     applied: 0, keptOld: 0, calibration: { readyMs: 0, applyMs: 0 }, ms: 0, failures: [],
   };
   const live: Proc[] = [];
+  const seenTemps = new Set<string>();
   const fail = (msg: string) => { stats.failures.push(msg); opts.log?.(`FAIL ${msg}`); };
   try {
     const init = spawnSync(process.execPath, [CLI, 'init', '--root', root], { env, encoding: 'utf8' });
@@ -129,12 +136,14 @@ export async function runLockTrials(n: number, opts: { log?: (l: string) => void
     for (let i = 0; i < n; i++) {
       const mode = i % 2 === 0 ? 'daemon' : 'command';
       let label: string;
+      let killed = 0;
       const before = approved;
       const next = versions.find((v) => v !== approved) as string;
       if (mode === 'daemon') {
         const delay = randomInt(0, Math.ceil(stats.calibration.readyMs * 1.2) + 1);
         const d = start(['run', '--guard', '--root', root], env);
         live.push(d);
+        killed = d.proc.pid ?? 0;
         await new Promise((r) => setTimeout(r, delay));
         if (!running(d) && d.proc.exitCode !== 0) fail(`trial ${i + 1}: the daemon exited by itself (${d.proc.exitCode}): ${d.err()}`);
         if (await kill9(d)) stats.killedRunning++;
@@ -144,6 +153,7 @@ export async function runLockTrials(n: number, opts: { log?: (l: string) => void
         const delay = randomInt(0, Math.ceil(stats.calibration.applyMs * 1.2) + 1);
         const c = start(['apply', ORG, '--from', '-', '--root', root], env, next);
         live.push(c);
+        killed = c.proc.pid ?? 0;
         await new Promise((r) => setTimeout(r, delay));
         if (await kill9(c)) stats.killedRunning++;
         else if (c.proc.exitCode !== 0) fail(`trial ${i + 1}: apply failed by itself (${c.proc.exitCode}): ${c.err()}`);
@@ -151,7 +161,15 @@ export async function runLockTrials(n: number, opts: { log?: (l: string) => void
         label = `apply killed after ${delay} ms`;
       }
       if (existsSync(join(root, LOCK))) { stats.lockLeft++; label += ', lock left'; }
-      if (existsSync(join(root, 'snapshots/control')) && readdirSync(join(root, 'snapshots/control')).some((f) => /^warden\.lock\..+\.tmp$/.test(f))) { stats.tempLeft++; label += ', lock temp left'; }
+      const ctl = join(root, 'snapshots/control');
+      for (const f of existsSync(ctl) ? readdirSync(ctl) : []) {
+        if (!/^warden\.lock\..+\.tmp$/.test(f) || seenTemps.has(f)) continue;
+        seenTemps.add(f);
+        let text = '';
+        try { text = readFileSync(join(ctl, f), 'latin1'); } catch { /* swept */ }
+        if (text.startsWith(`${killed} `)) { stats.killedWhileCreating++; label += ', killed between create and link'; }
+        else { stats.killedWhileRemovingStale++; label += ', killed while removing a stale lock'; }
+      }
       const s = await startReady(root, env);
       live.push(s.d);
       stats.trials++;

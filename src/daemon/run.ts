@@ -98,6 +98,8 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
   let watcher: WatchSupervisor | null = null;
   let rootFd = -1;
   let notifier: { stop(): Promise<void>; reload(c: WardenConfig): void; status(): unknown; healthy(maxAgeMs: number): boolean } | null = null;
+  let stopSelf: (() => Promise<void>) | null = null;
+  let lockLost = false;
   let resolveDone!: () => void;
   const done = new Promise<void>((r) => { resolveDone = r; });
 
@@ -108,7 +110,8 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
     // Held for the daemon's whole life: commands see it even when the socket is gone.
     const controlFd = ensureDirBeneath(store.fd, CONTROL_DIR);
     let lock: Lock;
-    try { lock = await acquireLock(controlFd, { role: 'daemon', waitMs: 10_000, key, label: store.label(`${CONTROL_DIR}/${LOCK_NAME}`), log }); }
+    const onLost = (by: { pid: number }) => { log(`<2>warden: another warden daemon (pid ${by.pid}) took over this root's lock; stopping, so that two guards do not fight over the store`); lockLost = true; void stopSelf?.(); };
+    try { lock = await acquireLock(controlFd, { role: 'daemon', waitMs: 10_000, key, label: store.label(`${CONTROL_DIR}/${LOCK_NAME}`), log, onLost }); }
     catch (err) { for (const c of cleanups.reverse()) await c(); throw err; }
     finally { safeClose(controlFd); }
     cleanups.push(() => lock.release());
@@ -242,13 +245,14 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
     stopping = true;
     sd.stopping();
     // Leave index and seal agreeing (a second writer may have moved either since the last check).
-    try { guard?.verifyStore(false, '-'); } catch { /* keep stopping */ }
+    if (!lockLost) { try { guard?.verifyStore(false, '-'); } catch { /* keep stopping */ } }
     guard?.stop();
     for (const c of cleanups.reverse()) { try { await c(); } catch { /* keep stopping */ } }
     sd.close();
     resolveDone();
     return done;
   };
+  stopSelf = stop;
   return { stop, guard, done };
 }
 

@@ -56,7 +56,9 @@ export type ProbeResult =
   | { kind: 'held'; holder: Holder | null }
   /** Nobody has the name any more: try to bind it again. */
   | { kind: 'gone' }
-  /** Something has the name but cannot prove the key (a squatter), or does not answer. */
+  /** Something has the name and does not answer in time (a busy holder, or a squatter). */
+  | { kind: 'silent' }
+  /** Something has the name but cannot prove the key: a squatter. */
   | { kind: 'unproven'; why: string };
 
 export async function probeBeacon(key: Buffer): Promise<ProbeResult> {
@@ -66,7 +68,7 @@ export async function probeBeacon(key: Buffer): Promise<ProbeResult> {
     let buf = '';
     let connected = false;
     const done = (r: ProbeResult) => { clearTimeout(timer); sock.destroy(); resolve(r); };
-    const timer = setTimeout(() => done({ kind: 'unproven', why: 'the holder does not answer' }), PROBE_MS);
+    const timer = setTimeout(() => done({ kind: 'silent' }), PROBE_MS);
     sock.setEncoding('latin1');
     sock.on('connect', () => { connected = true; sock.write(`${nonce}\n`); });
     sock.on('data', (c: string) => { buf += c; if (buf.length > MAX_LINE) done({ kind: 'unproven', why: 'the holder answers too much' }); });

@@ -33,12 +33,21 @@ export interface LockOptions {
   /** How messages name the lock file (e.g. "snapshots/control/warden.lock"). */
   label?: string;
   log?: (line: string) => void;
+  /**
+   * Another live daemon replaced the lock file while this process held it (possible only
+   * where the beacon cannot see it: another network namespace). Two guards would fight over
+   * the store, so the daemon stops (the other one guards).
+   */
+  onLost?: (by: Holder) => void;
 }
 
-/** The lock is held by a live writer. `holder` is null when only its beacon was seen without a name. */
+/**
+ * The lock is held by a live writer (exit 2: `warden run` beside a running daemon is a usage
+ * error; a command turns a daemon holder into exit 3, "the daemon is not reachable").
+ */
 export class LockHeldError extends WardenError {
   constructor(message: string, readonly holder: Holder | null) {
-    super(message, EXIT.daemonDown);
+    super(message, EXIT.usage);
     this.name = 'LockHeldError';
   }
 }
@@ -133,7 +142,13 @@ export async function acquireLock(controlDirFd: number, opts: LockOptions): Prom
   try {
     for (;;) {
       if (!beaconDone) {
-        beacon = await holdBeacon(opts.key, () => line);
+        try { beacon = await holdBeacon(opts.key, () => line); }
+        catch (err) {
+          // No abstract sockets here (a sandbox refusing them): the lock file alone decides; never fail the start for it.
+          log(`<4>warden: cannot bind the lock's kernel beacon (${errnoCode(err) ?? String(err)}); relying on ${label} alone`);
+          beaconDone = true;
+          continue;
+        }
         if (beacon) beaconDone = true;
         else {
           const p = await probeBeacon(opts.key);
@@ -142,16 +157,19 @@ export async function acquireLock(controlDirFd: number, opts: LockOptions): Prom
             await new Promise((r) => setTimeout(r, RETRY_MS));
             continue;
           }
+          // A busy holder (a daemon loading a large store) answers late: ask again until the deadline.
+          if (p.kind === 'silent' && Date.now() < deadline) continue;
           // A name bound but not listening keeps answering "gone": after a few, it is a squatter too.
           if (p.kind === 'gone' && ++gone < 5) continue;
-          log(`<4>warden: the lock's kernel beacon is taken by a process that is not warden (${p.kind === 'gone' ? 'it does not listen' : p.why}); relying on ${label} alone`);
+          const why = p.kind === 'gone' ? 'it does not listen' : p.kind === 'silent' ? 'it does not answer' : p.why;
+          log(`<4>warden: the lock's kernel beacon is taken by a process that does not prove itself warden (${why}); relying on ${label} alone`);
           beaconDone = true;
         }
       }
       const fd = linkLock(dirFd, line);
       if (fd !== null) {
         sweepTemps(dirFd);
-        return holdFile(dirFd, fd, me, line, beacon, label, log);
+        return holdFile(dirFd, fd, me, line, beacon, label, log, opts.onLost);
       }
       const seen = inspect(dirFd);
       if (seen.kind === 'stale') {
@@ -182,7 +200,8 @@ export async function lockHolder(controlDirFd: number, key: Buffer): Promise<Hol
 }
 
 /** Hold the lock: refresh its time, put it back if it is removed, release it when done. */
-function holdFile(dirFd: number, firstFd: number, me: Holder, line: string, beacon: Beacon | null, label: string, log: (l: string) => void): Lock {
+function holdFile(dirFd: number, firstFd: number, me: Holder, line: string, beacon: Beacon | null, label: string, log: (l: string) => void,
+  onLost?: (by: Holder) => void): Lock {
   let fd = firstFd;
   let ino = inodeOf(fstatSync(fd));
   heldInodes.add(ino);
@@ -192,8 +211,12 @@ function holdFile(dirFd: number, firstFd: number, me: Holder, line: string, beac
       const st = lstatAt(dirFd, NAME);
       if (st && inodeOf(st) === ino) { futimesSync(fd, new Date(), new Date()); return; }
       if (st) {
-        if (!warned) log(`<2>warden: ${label} was replaced by another writer's while this process (pid ${me.pid}) holds it`);
+        const seen = inspect(dirFd);
+        if (seen.kind === 'stale') { removeStale(dirFd, seen.ino); return; }
+        if (seen.kind !== 'held' || warned) return;
         warned = true;
+        log(`<2>warden: ${label} was replaced by ${describe(seen.holder)}'s while this process (pid ${me.pid}) holds it`);
+        if (seen.holder?.role === 'daemon') onLost?.(seen.holder);
         return;
       }
       const next = linkLock(dirFd, line);

@@ -107,6 +107,16 @@ describe('acquireLock', () => {
     cleanups.push(() => squatter.close());
     const lines: string[] = [];
     held(await acquireLock(d.fd, { role: 'daemon', waitMs: 1000, key: d.key, log: (l) => lines.push(l) }));
-    assert.ok(lines.some((l) => /not warden/.test(l)), lines.join('\n'));
+    assert.ok(lines.some((l) => /does not prove itself warden \(the holder cannot prove the store key\)/.test(l)), lines.join('\n'));
+  });
+
+  it('a squatter that accepts and never answers delays a start only until the deadline', async () => {
+    const d = dir();
+    const squatter: Server = createServer(() => { /* silent */ });
+    await new Promise<void>((r) => squatter.listen(beaconName(d.key), () => r()));
+    cleanups.push(() => squatter.close());
+    const lines: string[] = [];
+    held(await acquireLock(d.fd, { role: 'daemon', waitMs: 500, key: d.key, log: (l) => lines.push(l) }));
+    assert.ok(lines.some((l) => /does not answer/.test(l)), lines.join('\n'));
   });
 });

@@ -122,7 +122,7 @@ describe('a command never applies beside a running daemon', () => {
     const t = fresh();
     const d = await daemon(t);
     const r = spawnSync(process.execPath, [CLI, 'run', '--guard', '--root', t.root], { env: t.env, encoding: 'utf8', timeout: 30_000 });
-    assert.notEqual(r.status, 0);
+    assert.equal(r.status, 2, r.stderr);
     assert.match(r.stderr, new RegExp(`daemon \\(pid ${d.proc.pid}\\) already guards `));
   });
 
@@ -154,6 +154,31 @@ describe('a command never applies beside a running daemon', () => {
     assert.equal(cli(t, ['verify']).code, 0);
     assert.equal(readFileSync(t.p(ORG), 'utf8'), approved);
     if (r.code === 0) assert.ok(readAlertsOf(t).some((a) => a.reason === 'baseline-tampered'), 'the second write was reported');
+  });
+});
+
+describe('two daemons never fight over one store', () => {
+  it('a daemon whose lock another daemon took (another network namespace) stops; the other keeps guarding', async () => {
+    const t = fresh();
+    const approved = readFileSync(t.p(ORG), 'utf8');
+    const a = spawn('unshare', ['-n', process.execPath, CLI, 'run', '--guard', '--root', t.root], { env: t.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    procs.push(a);
+    let out = '', err = '';
+    a.stdout!.on('data', (c) => { out += String(c); });
+    a.stderr!.on('data', (c) => { err += String(c); });
+    await waitFor(() => out.includes('ready\n') || a.exitCode !== null, 20_000, 'daemon A ready');
+    assert.ok(out.includes('ready\n'), err);
+    rmSync(t.p(SOCK));
+    rmSync(t.p(LOCK));
+    const b = await daemon(t);
+    await waitFor(() => a.exitCode !== null, 15_000, 'daemon A stops');
+    assert.match(err, new RegExp(`another warden daemon \\(pid ${b.proc.pid}\\) took over`));
+    assert.equal(b.proc.exitCode, null, 'daemon B still runs');
+    assert.ok(readFileSync(t.p(LOCK), 'utf8').startsWith(`${b.proc.pid} `), 'the lock names B');
+    writeFileSync(t.p(ORG), `${approved}\nhourly_cap = 9999\n`);
+    await waitFor(() => readFileSync(t.p(ORG), 'utf8') === approved, 10_000, 'daemon B reverts an edit');
+    assert.equal(await b.stop(), 0);
+    await daemon(t);
   });
 });
 
