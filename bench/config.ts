@@ -11,8 +11,6 @@ export const IDLE_S = Number(process.env.BENCH_IDLE_SECONDS ?? 60);
 export const STORM_RATE = 1000;
 export const STORM_S = Number(process.env.BENCH_STORM_SECONDS ?? 10);
 export const CRASH_TRIALS = Number(process.env.BENCH_CRASH_TRIALS ?? 1000);
-/** The crash trials are stopped this long after the bench started (the storm, ~15 s, comes after). */
-export const CRASH_BUDGET_S = Number(process.env.BENCH_CRASH_BUDGET_SECONDS ?? 225);
 
 export type Json = Record<string, unknown>;
 export const results: Json = { started: new Date().toISOString() };

@@ -1,17 +1,20 @@
 /**
  * `npm run bench:crash`: the credential crash trials (bench/crash-trials.ts, 1,000 by default,
  * BENCH_CRASH_TRIALS) run to completion as their own command, outside the timed bench and
- * never beside the idle-footprint window. A complete run is written to
- * bench/crash-results.json; `npm run bench` shows the last complete run in its table.
+ * never beside the idle-footprint window. BENCH_CRASH_JOBS (default: 2, at most the core
+ * count) workers run side by side, each in its own root. A complete run (passed or not) is
+ * written to bench/crash-results.json; `npm run bench` shows the last complete run in its table.
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { REPO, cleanupTemps, log } from './lib.js';
 import { CRASH_TRIALS, type Json } from './config.js';
 import { machine } from './machine.js';
-import { CrashRun } from './crash.js';
+import { passed, runCrashTrials } from './crash-trials.js';
 
 export const CRASH_RESULTS = join(REPO, 'bench', 'crash-results.json');
+export const CRASH_JOBS = Number(process.env.BENCH_CRASH_JOBS ?? Math.min(2, availableParallelism()));
 
 /** The last complete run, or why there is none. */
 export function lastCompleteCrashRun(): Json {
@@ -27,18 +30,30 @@ export function lastCompleteCrashRun(): Json {
 async function main(): Promise<void> {
   const started = new Date().toISOString();
   const m = machine();
-  const run = new CrashRun();
-  run.start();
-  // No time budget: a 24-day deadline (setTimeout's maximum), i.e. until the trials finish.
-  const r = await run.finish(Date.now() + 2 ** 31 - 1);
+  const t0 = Date.now();
+  log(`crash trials: ${CRASH_TRIALS} over ${CRASH_JOBS} worker(s), each its own root`);
+  const s = await runCrashTrials(CRASH_TRIALS, {
+    jobs: CRASH_JOBS,
+    log: process.env.BENCH_CRASH_VERBOSE === '1' ? log : (l) => { if (/FAILURE|stopped|natural/.test(l)) log(l); },
+    onTrial: (n) => { if (n % 50 === 0) log(`crash trials: ${n}/${CRASH_TRIALS} in ${((Date.now() - t0) / 1000).toFixed(0)} s`); },
+  });
   cleanupTemps();
-  if (!r.available) { log(`crash trials unavailable: ${String(r.note)}`); process.exit(1); }
-  const complete = Number(r.trials) === CRASH_TRIALS && !r.stoppedAtBudget;
-  if (!complete) { log(`incomplete run (${String(r.trials)}/${CRASH_TRIALS}); bench/crash-results.json keeps the last complete one`); process.exit(1); }
-  writeFileSync(CRASH_RESULTS, JSON.stringify({ started, finished: new Date().toISOString(), machine: m, crash: r }, null, 2) + '\n');
-  const met = r.met as Json;
-  process.stdout.write(`credential crash trials: ${String(r.trials)}/${CRASH_TRIALS}, ${String(r.mixed)} mixed; interrupted ${String(r.interrupted)}, rolled back ${String(r.rolledBack)}, forward ${String(r.rolledForward)}; ${((r.ms as number) / 1000).toFixed(0)} s\nresults: bench/crash-results.json\n`);
-  process.exit(met.trials === true && met.mixed === true ? 0 : 1);
+  const ok = passed(s);
+  const crash: Json = { available: true, requested: CRASH_TRIALS, ...s, met: { trials: s.trials >= 1000, passed: ok } };
+  const sf = s.seamFree;
+  process.stdout.write([
+    `credential crash trials: ${s.trials}/${CRASH_TRIALS} in ${(s.ms / 1000).toFixed(0)} s (${s.jobs} workers); ${s.mixed} mixed, ${s.missingAlerts} missing alerts, ${s.failedStarts} failed starts, ${s.hangs} hangs, ${s.baselineMismatch} baseline mismatches`,
+    `  by kind: ${Object.entries(s.byKind).map(([k, v]) => `${k} ${v} (before ${s.landed[k as keyof typeof s.landed].before}, inside ${s.landed[k as keyof typeof s.landed].inside}, after ${s.landed[k as keyof typeof s.landed].after})`).join('; ')}`,
+    `  seam-free: ${sf.trials} trials, kill landed before ${sf.before}, inside ${sf.inside}, after ${sf.after} the transaction (${sf.afterExit} after the command had exited)`,
+    `  interrupted ${s.interrupted}: rolled back ${s.rolledBack}, forward ${s.rolledForward}`,
+    ...(s.failures.length ? [`  failures: ${s.failures.join(' || ')}`] : []),
+    ...(s.aborted ? [`  aborted: ${s.aborted}`] : []),
+    '',
+  ].join('\n'));
+  if (s.trials !== CRASH_TRIALS || s.aborted) { log(`incomplete run (${s.trials}/${CRASH_TRIALS}); bench/crash-results.json keeps the last complete one`); process.exit(1); }
+  writeFileSync(CRASH_RESULTS, JSON.stringify({ started, finished: new Date().toISOString(), machine: m, crash }, null, 2) + '\n');
+  process.stdout.write('results: bench/crash-results.json\n');
+  process.exit(ok && s.trials >= 1000 ? 0 : 1);
 }
 
 if (process.argv[1] && import.meta.filename === process.argv[1]) {
