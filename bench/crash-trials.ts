@@ -52,6 +52,16 @@ const BLOCK: { kind: Kind; window?: Window }[] = [
 export const WINDOW = 1.5;
 const CALIBRATION_RUNS = 5;
 const READY_MS = 60_000;
+
+export interface CrashTrialOptions {
+  jobs?: number;
+  log?: (l: string) => void;
+  onTrial?: (done: number) => void;
+  /** How long a start may take to print `ready` (default 60 s). */
+  readyMs?: number;
+  /** Called after each kill, before the next start (the tests use it to break a root on purpose). */
+  beforeRestart?: (root: string, trial: number) => void;
+}
 const EXIT_MS = 60_000;
 
 type Landed = Record<Landing, number>;
@@ -76,7 +86,7 @@ export interface CrashTrialStats {
   baselineMismatch: number;
   /** Kills that left a mixed set and no intent manifest (must be 0). */
   mixedAtKill: number;
-  /** Starts after a kill that did not reach `ready` on their own (must be 0). */
+  /** Daemon starts that did not reach `ready` on their own (must be 0). */
   failedStarts: number;
   /** Commands or daemons that did not exit by their deadline, and seams never reached (must be 0). */
   hangs: number;
@@ -144,7 +154,10 @@ class Worker {
   private readonly root: string;
   private readonly env: NodeJS.ProcessEnv;
 
-  constructor(private readonly id: number, private readonly log?: (l: string) => void) {
+  private readonly log?: (l: string) => void;
+
+  constructor(private readonly id: number, private readonly opts: CrashTrialOptions) {
+    this.log = opts.log;
     this.stats = emptyStats(1);
     const r = makeCrashRoot(`warden-crash-${id}-`, this.cur);
     this.base = r.base; this.root = r.root; this.env = r.env;
@@ -159,11 +172,12 @@ class Worker {
   private async startDaemon(extra: NodeJS.ProcessEnv = {}): Promise<Proc | null> {
     const d = start(['run', '--guard', '--root', this.root], { ...this.env, ...extra });
     const t0 = Date.now();
-    while (!d.out().includes('ready\n') && !d.gone() && Date.now() - t0 < READY_MS) await new Promise((r) => setTimeout(r, 5));
+    while (!d.out().includes('ready\n') && !d.gone() && Date.now() - t0 < (this.opts.readyMs ?? READY_MS)) await new Promise((r) => setTimeout(r, 5));
     if (d.out().includes('ready\n')) return d;
-    const why = d.gone() ? `exited (${String(d.proc.exitCode ?? d.proc.signalCode)})` : `not ready after ${READY_MS} ms`;
+    const why = d.gone() ? `exited (${String(d.proc.exitCode ?? d.proc.signalCode)})` : `not ready after ${this.opts.readyMs ?? READY_MS} ms`;
     killGroup(d, 'SIGKILL');
     await d.exited;
+    this.stats.failedStarts++;
     this.fail(`daemon start ${why}: ${d.err().trim().split('\n').slice(-3).join(' | ')}`);
     return null;
   }
@@ -282,7 +296,7 @@ class Worker {
         // Freeze the command while the daemon dies and the landing is read: it must not start its own fallback in between.
         killGroup(c, 'SIGSTOP');
         killGroup(d, 'SIGKILL');
-        await d.exited;
+        if (!await d.exitWithin(10_000)) { s.hangs++; this.fail(`trial ${i} ${label}: the daemon outlived SIGKILL by 10 s`); }
         land = landing(this.root, old, next);
         killGroup(c, 'SIGCONT');
         if (!await c.exitWithin(EXIT_MS)) { s.hangs++; this.fail(`trial ${i} ${label}: the command did not exit`); }
@@ -295,7 +309,7 @@ class Worker {
       await this.stopDaemon();
       if (kind === 'step') {
         const d = await this.startDaemon({ WARDEN_TEST_CRASH_AT: label });
-        if (!d) { s.failedStarts++; throw new Error('the daemon with a crash step did not start'); }
+        if (!d) throw new Error('the daemon with a crash step did not start');
         const c = this.rotate(next);
         if (!await c.exitWithin(EXIT_MS)) { s.hangs++; this.fail(`trial ${i} step ${label}: the command did not exit`); }
         if (!await d.exitWithin(10_000)) { s.hangs++; this.fail(`trial ${i} step ${label}: the daemon never reached its crash step`); }
@@ -322,10 +336,10 @@ class Worker {
     }
 
     // The next start, on its own.
+    this.opts.beforeRestart?.(this.root, i);
     const nAlerts = alertsOf(this.root).length;
     let d = await this.startDaemon();
     if (!d) {
-      s.failedStarts++;
       d = await this.startDaemon();
       if (!d) throw new Error(`trial ${i}: the daemon did not start twice in a row after a ${label} kill`);
     }
@@ -367,13 +381,13 @@ function merge(into: CrashTrialStats, w: CrashTrialStats): void {
 }
 
 /** Run `n` trials over `jobs` workers (each its own root). `onTrial` sees the running count. */
-export async function runCrashTrials(n: number, opts: { jobs?: number; log?: (l: string) => void; onTrial?: (done: number) => void } = {}): Promise<CrashTrialStats> {
+export async function runCrashTrials(n: number, opts: CrashTrialOptions = {}): Promise<CrashTrialStats> {
   const t0 = Date.now();
   const jobs = Math.max(1, Math.min(opts.jobs ?? 1, n));
   const total = emptyStats(jobs);
   let done = 0;
   const one = async (id: number, count: number): Promise<CrashTrialStats> => {
-    const w = new Worker(id, opts.log);
+    const w = new Worker(id, opts);
     try {
       await w.init();
       const plan = schedule(count);
@@ -398,6 +412,7 @@ export async function runCrashTrials(n: number, opts: { jobs?: number; log?: (l:
 // `node dist/bench/crash-trials.js [N] [JOBS]` runs the trials on their own.
 if (process.argv[1] && resolve(process.argv[1]) === resolve(import.meta.dirname, 'crash-trials.js')) {
   const n = Number(process.argv[2] ?? 20);
+  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, () => process.exit(130)); // runs the 'exit' handler that kills every child
   runCrashTrials(n, { jobs: Number(process.argv[3] ?? 1), log: (l) => process.stderr.write(l + '\n') }).then((s) => {
     process.stdout.write(JSON.stringify(s, null, 2) + '\n');
     process.exitCode = passed(s) ? 0 : 1;

@@ -8,6 +8,8 @@
  */
 import { it } from 'node:test';
 import assert from 'node:assert/strict';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { passed, runCrashTrials } from '../../bench/crash-trials.js';
 
 it('20 kill -9 trials of a two-file rotation, 12 seam-free: never mixed, always reported, always restarted', { timeout: 300_000 }, async () => {
@@ -31,4 +33,16 @@ it('20 kill -9 trials of a two-file rotation, 12 seam-free: never mixed, always 
   // A self-kill at journal, file-1, file-2 or baseline always leaves the intent manifest.
   assert.deepEqual(s.landed.step, { before: 2, inside: 4, after: 1 }, 'begin, journal-blobs before; journal…baseline inside; done after');
   assert.equal(s.rolledBack + s.rolledForward, s.interrupted);
+});
+
+it('a start that fails after a kill is a reported failure, not a hang', { timeout: 120_000 }, async () => {
+  // The root is broken on purpose after the first kill (its baseline key is gone): every start from then on exits before ready.
+  const t0 = Date.now();
+  const s = await runCrashTrials(3, { readyMs: 20_000, beforeRestart: (root) => rmSync(join(root, '..', 'state'), { recursive: true, force: true }) });
+  assert.equal(s.trials, 1, 'the worker stopped at the first trial');
+  assert.match(s.aborted ?? '', /did not start twice in a row/);
+  assert.equal(s.failedStarts, 2);
+  assert.match(s.failures.join('\n'), /daemon start exited/);
+  assert.equal(passed(s), false);
+  assert.ok(Date.now() - t0 < 100_000, 'it came back before its deadline');
 });
