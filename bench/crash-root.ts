@@ -4,7 +4,7 @@
  * wait, SIGKILL of every live child when this process exits), and reading what a kill left.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { randomBytes, randomInt } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -42,8 +42,17 @@ export interface Proc {
 }
 
 const live = new Set<ChildProcess>();
-const killLive = () => { for (const c of live) { try { process.kill(-c.pid!, 'SIGKILL'); } catch { /* gone */ } } };
-process.once('exit', killLive);
+const bases = new Set<string>();
+/** On any exit (also process.exit from a signal handler): kill every live child group, remove every root not yet removed. */
+process.once('exit', () => {
+  for (const c of live) { try { process.kill(-c.pid!, 'SIGKILL'); } catch { /* gone */ } }
+  for (const b of bases) { try { rmSync(b, { recursive: true, force: true }); } catch { /* best effort */ } }
+});
+
+export function removeCrashRoot(base: string): void {
+  rmSync(base, { recursive: true, force: true });
+  bases.delete(base);
+}
 
 /** Spawn the CLI in its own process group; stdin gets `input` and is closed. */
 export function start(args: string[], env: NodeJS.ProcessEnv, input?: string): Proc {
@@ -78,6 +87,7 @@ export function newValues(): CredSet {
 /** A fresh root under `base` holding the set `cur`, and the environment for its processes. */
 export function makeCrashRoot(prefix: string, cur: CredSet): { base: string; root: string; env: NodeJS.ProcessEnv } {
   const base = mkdtempSync(join(tmpdir(), prefix));
+  bases.add(base);
   const root = join(base, 'root');
   mkdirSync(root);
   for (const d of ['config', 'orgs', 'blocks']) cpSync(join(REPO, 'test', 'fixtures', 'example-root', d), join(root, d), { recursive: true });

@@ -32,9 +32,9 @@
  * Used by test/changes/crash.test.ts (20 trials) and `npm run bench:crash` (1,000).
  */
 import { randomInt } from 'node:crypto';
-import { rmSync, watch, type FSWatcher } from 'node:fs';
+import { watch, type FSWatcher } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { alertsOf, landing, makeCrashRoot, newValues, readSet, sameSet, start, type CredSet, type Landing, type Proc } from './crash-root.js';
+import { alertsOf, landing, makeCrashRoot, removeCrashRoot, newValues, readSet, sameSet, start, type CredSet, type Landing, type Proc } from './crash-root.js';
 
 export type Kind = 'kill-cli' | 'kill-daemon' | 'step' | 'delay';
 export type SeamFreeKind = 'kill-cli' | 'kill-daemon';
@@ -123,6 +123,8 @@ function emptyStats(jobs: number): CrashTrialStats {
 /** Every pass criterion of a run. */
 export const passed = (s: CrashTrialStats) => !s.aborted && s.mixed === 0 && s.missingAlerts === 0 && s.baselineMismatch === 0 && s.mixedAtKill === 0 && s.failedStarts === 0 && s.hangs === 0;
 
+/** The last lines of a process's stderr, on one line (warden never prints a credential value). */
+const tail = (err: string) => err.trim().split('\n').slice(-3).join(' | ');
 const median = (xs: number[]) => { const s = [...xs].sort((a, b) => a - b); return s[s.length >> 1] ?? NaN; };
 const killGroup = (p: Proc, sig: NodeJS.Signals) => { try { process.kill(-p.proc.pid!, sig); } catch { /* gone */ } };
 
@@ -178,7 +180,7 @@ class Worker {
     killGroup(d, 'SIGKILL');
     await d.exited;
     this.stats.failedStarts++;
-    this.fail(`daemon start ${why}: ${d.err().trim().split('\n').slice(-3).join(' | ')}`);
+    this.fail(`daemon start ${why}: ${tail(d.err())}`);
     return null;
   }
 
@@ -215,7 +217,7 @@ class Worker {
     const t0 = performance.now();
     try {
       const c = this.rotate(next);
-      if (!await c.exitWithin(EXIT_MS) || c.proc.exitCode !== 0) throw new Error(`a natural rotation failed (${String(c.proc.exitCode)}): ${c.err().trim().split('\n').slice(-2).join(' | ')}`);
+      if (!await c.exitWithin(EXIT_MS) || c.proc.exitCode !== 0) throw new Error(`a natural rotation failed (${String(c.proc.exitCode)}): ${tail(c.err())}`);
       const ms = performance.now() - t0;
       if (!sameSet(readSet(this.root), next)) throw new Error('a natural rotation did not leave the new set');
       this.cur = next;
@@ -312,7 +314,7 @@ class Worker {
         if (!d) throw new Error('the daemon with a crash step did not start');
         const c = this.rotate(next);
         if (!await c.exitWithin(EXIT_MS)) { s.hangs++; this.fail(`trial ${i} step ${label}: the command did not exit`); }
-        if (!await d.exitWithin(10_000)) { s.hangs++; this.fail(`trial ${i} step ${label}: the daemon never reached its crash step`); }
+        if (!await d.exitWithin(10_000)) { s.hangs++; this.fail(`trial ${i} step ${label}: the daemon never reached its crash step; the command exited ${String(c.proc.exitCode ?? c.proc.signalCode)}: ${tail(c.err())}`); }
       } else {
         const c = this.rotate(next, { WARDEN_TEST_STEP_DELAY_MS: '20' });
         const at = randomInt(0, 700);
@@ -362,7 +364,7 @@ class Worker {
 
   async close(): Promise<void> {
     await this.stopDaemon();
-    rmSync(this.base, { recursive: true, force: true });
+    removeCrashRoot(this.base);
   }
 }
 

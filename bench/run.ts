@@ -2,17 +2,19 @@
  * `npm run bench`: warden's speed and footprint side by side with references (issue 7).
  * Prints a table on stdout, progress on stderr, and writes bench/results.json.
  * See docs/BENCHMARKS.md for what each number means.
- * The sections live in bench/<section>.ts (machine, revert, big-root, verify, startup,
- * footprint, crash, storm, report); this file runs them in order.
+ * The sections live in bench/<section>.ts (machine, revert, big-root, init, verify, startup,
+ * footprint, storm, report); this file runs them in order, one at a time (no two overlap).
  */
 import { existsSync } from 'node:fs';
 import { DiscordEmulator } from '../test/helpers/discord-emulator.js';
-import { CLI, TOKEN, cleanupTemps, log, wardenSync } from './lib.js';
-import { N_FILES, type Json, results, save, node, warden } from './config.js';
+import { CLI, TOKEN, cleanupTemps, log } from './lib.js';
+import { N_FILES, type Json, results, save } from './config.js';
 import { machine } from './machine.js';
 import { revertLatency } from './revert.js';
 import { bigRoot } from './big-root.js';
 import { verifyThroughput } from './verify.js';
+import { initVsAide } from './init.js';
+import type { AideSetup } from './aide.js';
 import { startup } from './startup.js';
 import { footprint } from './footprint.js';
 import { storm } from './storm.js';
@@ -46,12 +48,11 @@ async function main(): Promise<void> {
     await phase('revert', revertLatency);
     log(`creating a root with ${N_FILES} protected files`);
     const big = bigRoot(emu.api);
-    const ti = performance.now();
-    const init = wardenSync(big, ['init']);
-    if (init.code !== 0) throw new Error(`warden init (${N_FILES} files) failed: ${init.stderr}`);
-    results.init10k = { ms: performance.now() - ti };
-    log(`init: ${(performance.now() - ti).toFixed(0)} ms`);
-    await phase('verify', () => verifyThroughput(big));
+    let aide: AideSetup | undefined;
+    await phase('init', async () => { const r = await initVsAide(big); aide = r.aide; return r.res; });
+    if (!aide) throw new Error(`warden init (${N_FILES} files) failed: ${String((results.init as Json).error)}`);
+    const a = aide;
+    await phase('verify', () => verifyThroughput(big, a));
     await phase('startup', () => startup(big));
     // The idle footprint is measured alone; the crash trials are their own command
     // (`npm run bench:crash`) and the table shows their last complete run.
