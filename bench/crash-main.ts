@@ -42,7 +42,7 @@ async function main(): Promise<void> {
   const crash: Json = { available: true, requested: CRASH_TRIALS, ...s, met: { trials: s.trials >= 1000, passed: ok } };
   const sf = s.seamFree;
   process.stdout.write([
-    `credential crash trials: ${s.trials}/${CRASH_TRIALS} in ${(s.ms / 1000).toFixed(0)} s (${s.jobs} workers); ${s.mixed} mixed, ${s.missingAlerts} missing alerts, ${s.failedStarts} failed starts, ${s.hangs} hangs, ${s.baselineMismatch} baseline mismatches`,
+    `credential crash trials: ${s.trials}/${CRASH_TRIALS} in ${(s.ms / 1000).toFixed(0)} s (${s.jobs} workers); ${s.mixed} mixed, ${s.missingAlerts} missing alerts, ${s.failedStarts} failed starts, ${s.hangs} hangs, ${s.unexpectedExits} daemons that died on their own, ${s.baselineMismatch} baseline mismatches, ${s.mixedAtKill} mixed at a kill`,
     `  by kind: ${Object.entries(s.byKind).map(([k, v]) => `${k} ${v} (before ${s.landed[k as keyof typeof s.landed].before}, inside ${s.landed[k as keyof typeof s.landed].inside}, after ${s.landed[k as keyof typeof s.landed].after})`).join('; ')}`,
     `  seam-free: ${sf.trials} trials, kill landed before ${sf.before}, inside ${sf.inside}, after ${sf.after} the transaction (${sf.afterExit} after the command had exited)`,
     `  interrupted ${s.interrupted}: rolled back ${s.rolledBack}, forward ${s.rolledForward}`,

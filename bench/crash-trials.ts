@@ -90,6 +90,8 @@ export interface CrashTrialStats {
   failedStarts: number;
   /** Commands or daemons that did not exit by their deadline, and seams never reached (must be 0). */
   hangs: number;
+  /** Daemons that exited on their own between trials (must be 0). */
+  unexpectedExits: number;
   /** Trials by kind and by label (a step's name, 'delay', 'kill-cli', 'kill-daemon'). */
   byKind: Record<Kind, number>;
   byStep: Record<string, number>;
@@ -113,7 +115,7 @@ const zeroLanded = (): Landed => ({ before: 0, inside: 0, after: 0 });
 function emptyStats(jobs: number): CrashTrialStats {
   return {
     trials: 0, interrupted: 0, mixed: 0, rolledBack: 0, rolledForward: 0, ms: 0, missingAlerts: 0, baselineMismatch: 0,
-    mixedAtKill: 0, failedStarts: 0, hangs: 0,
+    mixedAtKill: 0, failedStarts: 0, hangs: 0, unexpectedExits: 0,
     byKind: { 'kill-cli': 0, 'kill-daemon': 0, step: 0, delay: 0 }, byStep: {},
     landed: { 'kill-cli': zeroLanded(), 'kill-daemon': zeroLanded(), step: zeroLanded(), delay: zeroLanded() },
     seamFree: { trials: 0, before: 0, inside: 0, after: 0, afterExit: 0, byWindow: { wide: zeroLanded(), journal: zeroLanded() } }, calibration: [], jobs, failures: [],
@@ -121,7 +123,7 @@ function emptyStats(jobs: number): CrashTrialStats {
 }
 
 /** Every pass criterion of a run. */
-export const passed = (s: CrashTrialStats) => !s.aborted && s.mixed === 0 && s.missingAlerts === 0 && s.baselineMismatch === 0 && s.mixedAtKill === 0 && s.failedStarts === 0 && s.hangs === 0;
+export const passed = (s: CrashTrialStats) => !s.aborted && s.mixed === 0 && s.missingAlerts === 0 && s.baselineMismatch === 0 && s.mixedAtKill === 0 && s.failedStarts === 0 && s.hangs === 0 && s.unexpectedExits === 0;
 
 /** The last lines of a process's stderr, on one line (warden never prints a credential value). */
 const tail = (err: string) => err.trim().split('\n').slice(-3).join(' | ');
@@ -187,7 +189,8 @@ class Worker {
   private async stopDaemon(): Promise<void> {
     const d = this.daemon;
     this.daemon = null;
-    if (!d || d.gone()) return;
+    if (!d) return;
+    if (d.gone()) { this.stats.unexpectedExits++; this.fail(`the daemon exited on its own between trials (${String(d.proc.exitCode ?? d.proc.signalCode)}): ${tail(d.err())}`); return; }
     killGroup(d, 'SIGTERM');
     if (!await d.exitWithin(15_000)) { this.stats.hangs++; this.fail('daemon did not stop within 15 s of SIGTERM'); }
   }
@@ -195,6 +198,7 @@ class Worker {
   /** The plain daemon (no seam), reused when one is running. */
   private async plainDaemon(): Promise<Proc> {
     if (this.daemon && !this.daemon.gone()) return this.daemon;
+    if (this.daemon) { this.stats.unexpectedExits++; this.fail(`the daemon exited on its own between trials (${String(this.daemon.proc.exitCode ?? this.daemon.proc.signalCode)}): ${tail(this.daemon.err())}`); }
     const d = await this.startDaemon() ?? await this.startDaemon();
     if (!d) throw new Error('the daemon did not start twice in a row');
     this.daemon = d;
@@ -369,7 +373,7 @@ class Worker {
 }
 
 function merge(into: CrashTrialStats, w: CrashTrialStats): void {
-  for (const k of ['trials', 'interrupted', 'mixed', 'rolledBack', 'rolledForward', 'missingAlerts', 'baselineMismatch', 'mixedAtKill', 'failedStarts', 'hangs'] as const) into[k] += w[k];
+  for (const k of ['trials', 'interrupted', 'mixed', 'rolledBack', 'rolledForward', 'missingAlerts', 'baselineMismatch', 'mixedAtKill', 'failedStarts', 'hangs', 'unexpectedExits'] as const) into[k] += w[k];
   for (const k of Object.keys(w.byKind) as Kind[]) {
     into.byKind[k] += w.byKind[k];
     for (const l of ['before', 'inside', 'after'] as const) into.landed[k][l] += w.landed[k][l];

@@ -77,8 +77,9 @@ function crashRows(c: Json | undefined): string[][] {
     ['  interrupted (journal on disk at the kill)', String(c.interrupted), `rolled back ${c.rolledBack}, forward ${c.rolledForward}`, '', 'half-applied alert each', ok(Number(c.missingAlerts ?? NaN) === 0)],
   ];
   if (sf && landed) {
+    const win = sf.byWindow as Record<string, Json> | undefined;
     rows.push([`  seam-free kills: before/inside/after`, `${sf.trials}: ${sf.before}/${sf.inside}/${sf.after}`,
-      `command ${fmtLanded(landed['kill-cli'])}; daemon ${fmtLanded(landed['kill-daemon'])}`, '', 'some inside', ok(Number(sf.inside) > 0)]);
+      `${win ? `uniform ${fmtLanded(win.wide)}, journal-timed ${fmtLanded(win.journal)}; ` : ''}command ${fmtLanded(landed['kill-cli'])}, daemon ${fmtLanded(landed['kill-daemon'])}`, '', 'some inside', ok(Number(sf.inside) > 0)]);
     rows.push(['  seam kills: before/inside/after', `step ${fmtLanded(landed.step)}`, `delay ${fmtLanded(landed.delay)}`, '', '', '']);
   }
   return rows;

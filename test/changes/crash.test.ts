@@ -23,6 +23,7 @@ it('20 kill -9 trials of a two-file rotation, 12 seam-free: never mixed, always 
   assert.equal(s.baselineMismatch, 0, 'files and baseline agree after recovery');
   assert.equal(s.failedStarts, 0, 'every start after a kill reached ready on its own');
   assert.equal(s.hangs, 0, 'no command or daemon hung');
+  assert.equal(s.unexpectedExits, 0, 'no daemon died on its own');
   assert.ok(passed(s));
   assert.deepEqual(s.byKind, { 'kill-cli': 6, 'kill-daemon': 6, step: 7, delay: 1 });
   assert.equal(s.seamFree.trials, 12);
