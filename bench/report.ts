@@ -29,7 +29,7 @@ export function table(): string {
   if (v && !v.error) {
     const met = v.met as Json;
     rows.push([`verify ${N_FILES} × 1 KiB (ms, median of ${RUNS})`, f1(v.wardenMs, 0), `sha256sum ${f1(v.sha256sumMs, 0)}`, x(v.ratioToSha256sum), '≤ 2× sha256sum', ok(met.sha256sum)]);
-    rows.push([`verify vs AIDE (ms, median of ${RUNS})`, f1(v.wardenMs, 0), v.aideMs !== undefined ? `aide --check ${f1(v.aideMs, 0)}` : `aide skipped: ${v.aideNote}`, v.aideMs !== undefined ? `${f1(v.aideOverWarden, 1)}× faster` : '—', '≥ 15× faster', ok(met.aide)]);
+    rows.push([`verify vs AIDE (ms, median of ${RUNS})`, f1(v.wardenMs, 0), v.aideMs !== undefined ? `aide --check ${f1(v.aideMs, 0)}` : `aide skipped: ${v.aideNote}`, v.aideMs !== undefined ? ((v.aideOverWarden as number) >= 1 ? `${f1(v.aideOverWarden, 1)}× faster` : `${f1(1 / (v.aideOverWarden as number), 1)}× slower`) : '—', '≥ 15× faster', ok(met.aide)]);
   } else rows.push(['verify', 'error', String(v?.error ?? 'not run'), '', '', '']);
   const init = results.init as Json | undefined;
   if (init && !init.error) {
@@ -66,7 +66,7 @@ export function table(): string {
 
 /** The last complete `npm run bench:crash` (bench/crash-results.json), with its date: not measured in this run. */
 function crashRows(c: Json | undefined): string[][] {
-  if (!c?.available) return [['credential crash trials (npm run bench:crash)', '—', String(c?.note ?? c?.error ?? 'not run'), '', '≥ 1000, 0 mixed', '—']];
+  if (!c?.available) return [['credential crash trials (npm run bench:crash)', '—', String(c?.note ?? c?.error ?? 'not run'), '', '≥ 1000; 0 mixed, missing, failed', '—']];
   const met = c.met as Json;
   const sf = c.seamFree as Json | undefined;
   const landed = c.landed as Record<string, Json> | undefined;
