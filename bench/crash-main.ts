@@ -2,8 +2,8 @@
  * `npm run bench:crash`: the credential crash trials (bench/crash-trials.ts, 1,000 by default,
  * BENCH_CRASH_TRIALS) run to completion as their own command, outside the timed bench and
  * never beside the idle-footprint window. BENCH_CRASH_JOBS (default: 2, at most the core
- * count) workers run side by side, each in its own root. A complete run (passed or not) is
- * written to bench/crash-results.json; `npm run bench` shows the last complete run in its table.
+ * count) workers run side by side, each in its own root. A complete run of at least 1,000
+ * trials (passed or not) is written to bench/crash-results.json; `npm run bench` shows the last complete run in its table.
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
@@ -51,6 +51,8 @@ async function main(): Promise<void> {
     '',
   ].join('\n'));
   if (s.trials !== CRASH_TRIALS || s.aborted) { log(`incomplete run (${s.trials}/${CRASH_TRIALS}); bench/crash-results.json keeps the last complete one`); process.exit(1); }
+  // A short trying-out run must not replace the last full one in the table.
+  if (CRASH_TRIALS < 1000) { log(`${CRASH_TRIALS} < 1000 trials: not recorded; bench/crash-results.json keeps the last full run`); process.exit(ok ? 0 : 1); }
   writeFileSync(CRASH_RESULTS, JSON.stringify({ started, finished: new Date().toISOString(), machine: m, crash }, null, 2) + '\n');
   process.stdout.write('results: bench/crash-results.json\n');
   process.exit(ok && s.trials >= 1000 ? 0 : 1);
