@@ -62,7 +62,12 @@ function segmentsOf(relDir: string): string[] {
   return segments;
 }
 
-/** Open `relDir` (slash-separated, '' = the root itself) beneath rootFd without following links. */
+/**
+ * Open `relDir` (slash-separated, '' = the root itself) beneath rootFd without following links.
+ * Low level: on failure the caller must close `parentFd`. Use withDir (scoped) or tryOpenDir
+ * (a descriptor to keep) instead; walkDir stays exported only for the callers in guard/,
+ * daemon/, store/baseline*, store/history and changes/init, which their owners convert.
+ */
 export function walkDir(rootFd: number, relDir: string): WalkResult {
   const segments = segmentsOf(relDir);
   let fd = startAt(rootFd, segments.length > 0);
@@ -99,6 +104,17 @@ export function withDir<T>(rootFd: number, relDir: string, fn: (dirFd: number) =
   if (r instanceof Promise) return r.finally(() => safeClose(w.fd)) as T;
   safeClose(w.fd);
   return r;
+}
+
+/**
+ * Open `relDir` beneath rootFd for a caller that keeps the descriptor (it closes it); on
+ * failure every descriptor opened on the way is already closed and the failure is returned.
+ */
+export function tryOpenDir(rootFd: number, relDir: string): { ok: true; fd: number } | ({ ok: false } & WalkFailure) {
+  const w = walkDir(rootFd, relDir);
+  if (w.ok) return w;
+  safeClose(w.parentFd);
+  return { ok: false, code: w.code, depth: w.depth, segment: w.segment };
 }
 
 /** Like walkDir but throws on failure. */
