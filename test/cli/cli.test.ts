@@ -9,16 +9,13 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, renameSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CLI, REPO, TEST_WARDEN_TOML, cli, makeRoot, readAlertsOf, secretValues, startDaemon, waitFor, type CliResult, type Daemon, type TestRoot } from '../helpers/root.js';
+import { CLI, REPO, TEST_WARDEN_TOML, cli, readAlertsOf, secretValues, testWorld, waitFor, type CliResult, type Daemon, type TestRoot } from '../helpers/root.js';
+import { ptyCli, ptyRun } from '../helpers/pty.js';
 
-const roots: TestRoot[] = [];
-const daemons: Daemon[] = [];
-after(async () => {
-  for (const d of daemons) await d.stop();
-  for (const t of roots) t.cleanup();
-});
-function fresh(toml?: string): TestRoot { const t = makeRoot(toml ? { wardenToml: toml } : {}); roots.push(t); return t; }
-async function daemon(t: TestRoot, args: string[] = ['--guard'], env: NodeJS.ProcessEnv = {}): Promise<Daemon> { const d = await startDaemon(t, args, env); daemons.push(d); return d; }
+const world = testWorld();
+after(() => world.cleanup());
+const fresh = (toml?: string): TestRoot => world.root(toml ? { wardenToml: toml } : {});
+const daemon = (t: TestRoot, args: string[] = ['--guard'], env: NodeJS.ProcessEnv = {}): Promise<Daemon> => world.daemon(t, args, env);
 
 /** The CLI from a given directory, without --root (unless given in args). */
 function at(t: TestRoot, cwd: string, args: string[], env: NodeJS.ProcessEnv = {}): CliResult {
@@ -27,12 +24,11 @@ function at(t: TestRoot, cwd: string, args: string[], env: NodeJS.ProcessEnv = {
 }
 
 const ORG = 'orgs/bookclub.toml';
-const PTY = join(REPO, 'test', 'cli', 'pty_script.py');
 
 /** A command on a terminal: stdout and stderr both go to the pty. */
 function onTty(t: TestRoot, args: string[], env: NodeJS.ProcessEnv = {}): CliResult {
-  const r = spawnSync('python3', [PTY, '30', '\\[y/N\\]', 'y\r', '--', process.execPath, CLI, ...args, '--root', t.root], { env: { ...t.env, ...env }, encoding: 'utf8', timeout: 60_000 });
-  return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+  const r = ptyCli(t, [['\\[y/N\\]', 'y\r']], args, env, { repeatLast: true });
+  return { code: r.code, stdout: r.stdout, stderr: r.stderr };
 }
 
 async function revertOf(t: TestRoot, path: string, edit: () => void): Promise<string> {
@@ -283,12 +279,12 @@ describe('alerts, diff and history -p', () => {
     const id = await revertOf(t, ORG, () => writeFileSync(t.p(ORG), 'members = ["666"]\n'));
     const env = { ...t.env };
     delete env.NO_COLOR;
-    const coloured = spawnSync('python3', [PTY, '30', 'NEVER', '', '--', process.execPath, CLI, 'diff', id, '--root', t.root], { env, encoding: 'utf8' });
-    assert.equal(coloured.status, 0, coloured.stdout);
+    const coloured = ptyRun([], [process.execPath, CLI, 'diff', id, '--root', t.root], { env });
+    assert.equal(coloured.code, 0, coloured.stdout);
     assert.match(coloured.stdout, /\x1b\[31m {2}- /);
     assert.match(coloured.stdout, /\x1b\[32m {2}\+ members/);
-    const plain = spawnSync('python3', [PTY, '30', 'NEVER', '', '--', process.execPath, CLI, 'diff', id, '--root', t.root], { env: { ...env, NO_COLOR: '1' }, encoding: 'utf8' });
-    assert.equal(plain.status, 0);
+    const plain = ptyRun([], [process.execPath, CLI, 'diff', id, '--root', t.root], { env: { ...env, NO_COLOR: '1' } });
+    assert.equal(plain.code, 0);
     assert.doesNotMatch(plain.stdout, /\x1b\[/);
   });
 });
@@ -347,7 +343,7 @@ describe('status and the daemon', () => {
       `until [ "$(wc -l < ${JSON.stringify(t.p('snapshots/alerts.jsonl'))})" -gt "$n" ]; do sleep 0.05; done`,
       'sleep 0.3; kill $pid; wait $pid',
     ].join('\n');
-    const r = spawnSync('python3', [PTY, '40', 'NEVER', '', '--', 'bash', '-c', script], { env: t.env, encoding: 'utf8', timeout: 60_000 });
+    const r = ptyRun([], ['bash', '-c', script], { env: t.env, deadlineS: 40 });
     assert.match(r.stdout, /\nwarden: reverted orgs\/bookclub\.toml: content/, r.stdout);
     assert.doesNotMatch(r.stdout, /<\d>warden/);
   });
