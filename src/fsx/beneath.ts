@@ -117,16 +117,6 @@ export function tryOpenDir(rootFd: number, relDir: string): { ok: true; fd: numb
   return { ok: false, code: w.code, depth: w.depth, segment: w.segment };
 }
 
-/** Like walkDir but throws on failure. */
-export function openDirBeneath(rootFd: number, relDir: string): number {
-  const r = walkDir(rootFd, relDir);
-  if (r.ok) return r.fd;
-  closeSync(r.parentFd);
-  const e = new Error(`${relDir}: "${r.segment}" is not a directory we may enter (${r.code})`) as Error & { code: string };
-  e.code = r.code;
-  throw e;
-}
-
 /** Open `relDir` beneath rootFd, creating missing directories (mode) on the way; never follows links. */
 export function ensureDirBeneath(rootFd: number, relDir: string, mode = 0o700): number {
   const segments = segmentsOf(relDir);
@@ -404,19 +394,6 @@ export function readSmallAt(dirFd: number, name: string, maxBytes = 64 * 1024 * 
   const r = readRegularAt(dirFd, name, maxBytes);
   if (!r || !r.bytes) throw Object.assign(new Error(`${name} is too large or vanished`), { code: 'EFBIG' });
   return r.bytes;
-}
-
-/** Resolve a slash path beneath the root and run fn with its parent directory fd. */
-export function withParent<T>(rootFd: number, relPath: string, create: boolean, fn: (dirFd: number, name: string) => T): T {
-  const i = relPath.lastIndexOf('/');
-  const dir = i < 0 ? '' : relPath.slice(0, i);
-  const name = i < 0 ? relPath : relPath.slice(i + 1);
-  const fd = create ? ensureDirBeneath(rootFd, dir) : openDirBeneath(rootFd, dir);
-  try {
-    return fn(fd, name);
-  } finally {
-    safeClose(fd);
-  }
 }
 
 /**
