@@ -282,6 +282,8 @@ export interface DeliveryReport {
   outboxDepth: number;
   /** The most recent error over all channels, if the channel has not recovered since. */
   lastDeliveryError: (ErrorNote & { channel: ChannelName }) | null;
+  /** Lines of the delivery log skipped on reading (torn by a crash, or damaged): their deliveries may be sent again. */
+  logLinesIgnored: number;
 }
 
 function itemState(ch: ChannelState, key: string, expiredAt: string | undefined): ItemDelivery {
@@ -295,11 +297,13 @@ function itemState(ch: ChannelState, key: string, expiredAt: string | undefined)
 
 /** Delivery state of every alert and owner message, read-only. */
 export function readDeliveryState(root: string, stateDir: string = findNotifierStateDir(root)): DeliveryReport {
-  const st = loadStateFile(stateDir, root);
+  const loaded = loadState(stateDir, root);
+  const st = loaded?.state ?? null;
   const report: DeliveryReport = {
     stateDir, stateFound: st !== null,
     notifier: st ? { ...st.notifier, updated: st.updated } : null,
     channels: {}, alerts: Object.create(null) as DeliveryReport['alerts'], messages: Object.create(null) as DeliveryReport['messages'], outboxDepth: 0, lastDeliveryError: null,
+    logLinesIgnored: loaded?.skipped ?? 0,
   };
   const chans = Object.entries(st?.channels ?? {}) as [ChannelName, ChannelState][];
   for (const [name, ch] of chans) {

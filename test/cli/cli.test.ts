@@ -15,6 +15,8 @@ import { ptyCli, ptyRun } from '../helpers/pty.js';
 const world = testWorld();
 after(() => world.cleanup());
 const fresh = (toml?: string): TestRoot => world.root(toml ? { wardenToml: toml } : {});
+/** A fresh root after `warden init` (a failed init fails the test). */
+const inited = (toml?: string): TestRoot => world.root({ ...(toml ? { wardenToml: toml } : {}), init: true });
 const daemon = (t: TestRoot, args: string[] = ['--guard'], env: NodeJS.ProcessEnv = {}): Promise<Daemon> => world.daemon(t, args, env);
 
 /** The CLI from a given directory, without --root (unless given in args). */
@@ -40,8 +42,7 @@ async function revertOf(t: TestRoot, path: string, edit: () => void): Promise<st
 
 describe('the root is found as git finds its repository', () => {
   it('from inside orgs/: why and edit work on the root above, with paths relative to the cwd', async () => {
-    const t = fresh();
-    assert.equal(cli(t, ['init']).code, 0);
+    const t = inited();
     await daemon(t);
     await revertOf(t, ORG, () => writeFileSync(t.p(ORG), 'members = ["666"]\n'));
     const why = at(t, t.p('orgs'), ['why', 'bookclub.toml']);
@@ -54,8 +55,7 @@ describe('the root is found as git finds its repository', () => {
   });
 
   it('$WARDEN_ROOT is honoured; outside any root the error says how to give one', () => {
-    const t = fresh();
-    assert.equal(cli(t, ['init']).code, 0);
+    const t = inited();
     const viaEnv = at(t, t.outside, ['verify'], { WARDEN_ROOT: t.root });
     assert.equal(viaEnv.code, 0, viaEnv.stderr);
     const none = at(t, t.outside, ['verify']);
@@ -64,8 +64,7 @@ describe('the root is found as git finds its repository', () => {
   });
 
   it('an absolute path inside the root is accepted, one outside is refused clearly', async () => {
-    const t = fresh();
-    assert.equal(cli(t, ['init']).code, 0);
+    const t = inited();
     const abs = cli(t, ['why', t.p(ORG)]);
     assert.equal(abs.code, 0, abs.stderr);
     assert.match(abs.stdout, /No alerts for orgs\/bookclub\.toml/);
@@ -78,8 +77,7 @@ describe('the root is found as git finds its repository', () => {
   });
 
   it('why says when a path is not protected (and exits 1)', () => {
-    const t = fresh();
-    assert.equal(cli(t, ['init']).code, 0);
+    const t = inited();
     const r = cli(t, ['why', 'nosuch/path']);
     assert.equal(r.code, 1);
     assert.match(r.stdout, /nosuch\/path is not protected by warden/);
@@ -187,8 +185,7 @@ describe('help that teaches', () => {
 
 describe('alerts, diff and history -p', () => {
   it('alerts --since and --path filter; a bad --since is a usage error', async () => {
-    const t = fresh();
-    assert.equal(cli(t, ['init']).code, 0);
+    const t = inited();
     await daemon(t);
     await revertOf(t, ORG, () => writeFileSync(t.p(ORG), 'members = ["666"]\n'));
     await revertOf(t, 'config/guests.toml', () => writeFileSync(t.p('config/guests.toml'), 'channels = ["1"]\n'));
@@ -204,8 +201,7 @@ describe('alerts, diff and history -p', () => {
   });
 
   it('alerts --follow prints a new alert as it is recorded', async () => {
-    const t = fresh();
-    assert.equal(cli(t, ['init']).code, 0);
+    const t = inited();
     await daemon(t);
     const first = await revertOf(t, ORG, () => writeFileSync(t.p(ORG), 'members = ["1"]\n'));
     const p = spawn(process.execPath, [CLI, 'alerts', '--follow', '--path', ORG, '--root', t.root], { env: t.env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -223,8 +219,7 @@ describe('alerts, diff and history -p', () => {
   });
 
   it('diff ALERT-ID: removals before additions, the rejected content against the approved', async () => {
-    const t = fresh();
-    assert.equal(cli(t, ['init']).code, 0);
+    const t = inited();
     await daemon(t);
     const id = await revertOf(t, ORG, () => writeFileSync(t.p(ORG), readFileSync(t.p(ORG), 'utf8').replace('hourly_cap = 20', 'hourly_cap = 99')));
     const r = cli(t, ['diff', id]);
@@ -245,8 +240,7 @@ describe('alerts, diff and history -p', () => {
   });
 
   it('diff of a credential alert and history -p show fingerprints, never a value', async () => {
-    const t = fresh();
-    assert.equal(cli(t, ['init']).code, 0);
+    const t = inited();
     await daemon(t);
     const secrets = secretValues(t);
     const text = readFileSync(t.p('config/credentials.toml'), 'utf8').replace(/api_key = ".*"/, 'api_key = "sk-i16-NEW-SECRET-value"');
@@ -273,8 +267,7 @@ describe('alerts, diff and history -p', () => {
   });
 
   it('diffs are coloured on a terminal, and not with NO_COLOR', async () => {
-    const t = fresh();
-    assert.equal(cli(t, ['init']).code, 0);
+    const t = inited();
     await daemon(t);
     const id = await revertOf(t, ORG, () => writeFileSync(t.p(ORG), 'members = ["666"]\n'));
     const env = { ...t.env };
@@ -313,8 +306,7 @@ describe('status and the daemon', () => {
   });
 
   it('a second warden run on the same root is refused at once, naming the running one', async () => {
-    const t = fresh();
-    assert.equal(cli(t, ['init']).code, 0);
+    const t = inited();
     const d = await daemon(t);
     const r = cli(t, ['run', '--guard']);
     assert.equal(r.code, 2);
@@ -323,8 +315,7 @@ describe('status and the daemon', () => {
   });
 
   it('journal lines carry <N> on a pipe, not on a terminal; after.sha256 is null for unread content', async () => {
-    const t = fresh();
-    assert.equal(cli(t, ['init']).code, 0);
+    const t = inited();
     const d = await daemon(t);
     spawnSync('mkfifo', [t.p('orgs/.fifo')]);
     renameSync(t.p('orgs/.fifo'), t.p(ORG));

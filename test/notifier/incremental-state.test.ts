@@ -11,7 +11,8 @@ import { appendFileSync, existsSync, readFileSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { StateWriter, diffState } from '../../src/notifier/state-writer.js';
-import { applyOps, emptyChannelState, loadState, type NotifierStateFile } from '../../src/notifier/delivery-state.js';
+import { applyOps, defaultNotifierStateDir, emptyChannelState, loadState, type NotifierStateFile } from '../../src/notifier/delivery-state.js';
+import { cli, makeInitRoot } from '../helpers/root.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { fixture } from './helpers.js';
 
@@ -104,6 +105,23 @@ test('a torn last line is skipped with a warning, and the next start compacts it
     await w2.save();
     assert.deepEqual(Object.keys(loadState(fx.stateDir, fx.root)!.state.channels.discord!.delivered), ['a0', 'a1', 'a2', 'a3', 'a4', 'a5']);
   } finally { fx.cleanup(); }
+});
+
+test('warden status names the ignored lines of a torn delivery log (JSON and text), and still reports', async () => {
+  const t = makeInitRoot();
+  try {
+    const stateDir = defaultNotifierStateDir(t.root, true);
+    const state = fresh(t.root);
+    const w = new StateWriter(stateDir, t.root, () => state, () => {});
+    await w.save();
+    state.channels.discord!.delivered.x = '2026-01-01T00:00:00.000Z';
+    await w.save();
+    appendFileSync(join(stateDir, 'delivery-state.log'), '{"seq":3,"ops":[[["upd');
+    const json = cli(t, ['status', '--json']);
+    assert.equal((JSON.parse(json.stdout) as { delivery: { log_lines_ignored: number } }).delivery.log_lines_ignored, 1, json.stderr);
+    const text = cli(t, ['status']);
+    assert.match(text.stdout, /delivery log: 1 incomplete or damaged line\(s\) ignored/);
+  } finally { t.cleanup(); }
 });
 
 test('diffState and applyOps: the changes reproduce the new state, own keys only', () => {
