@@ -335,7 +335,8 @@ describe('status and the daemon', () => {
       'sleep 0.3; kill $pid; wait $pid',
     ].join('\n');
     const r = ptyRun([], ['bash', '-c', script], { env: t.env, deadlineS: 40 });
-    assert.match(r.stdout, /\nwarden: reverted orgs\/bookclub\.toml: content/, r.stdout);
+    // The shell's `>` truncates before it writes: under load the guard may see the emptied file first.
+    assert.match(r.stdout, /\nwarden: reverted orgs\/bookclub\.toml: (content|emptied)/, r.stdout);
     assert.doesNotMatch(r.stdout, /<\d>warden/);
   });
 });
