@@ -20,7 +20,7 @@ import type { Store, StoreFd } from '../store/store.js';
 import { removeIntent, writeIntent, type JournalFile } from './journal.js';
 import { step, type CrashStep } from './seam.js';
 import { parseWardenConfig, type WardenConfig } from '../config/warden-config.js';
-import { nameProblem, ensureDirBeneath, replaceFileAt, safeClose, unlinkAt, walkDir, lstatAt, readRegularAt } from '../fsx/beneath.js';
+import { nameProblem, ensureDirBeneath, replaceFileAt, safeClose, unlinkAt, withDir, lstatAt, readRegularAt } from '../fsx/beneath.js';
 import type { BaselineChange, BaselineState } from '../store/baseline-state.js';
 import { baseOf, dirOf } from '../guard/inspect.js';
 import { protectedSet, type FileKind, type ProtectedSet } from '../config/protected-set.js';
@@ -240,9 +240,7 @@ function applyTransaction(ctx: ApplyContext, changes: BaselineChange[], command:
 
 function writeLive(rootFd: number, c: BaselineChange): void {
   if (c.bytes === null) {
-    const w = walkDir(rootFd, dirOf(c.path));
-    if (!w.ok) { safeClose(w.parentFd); return; }
-    try { if (lstatAt(w.fd, baseOf(c.path))) unlinkAt(w.fd, baseOf(c.path)); } finally { safeClose(w.fd); }
+    withDir(rootFd, dirOf(c.path), (fd) => { if (lstatAt(fd, baseOf(c.path))) unlinkAt(fd, baseOf(c.path)); }, () => undefined);
     return;
   }
   const fd = ensureDirBeneath(rootFd, dirOf(c.path), 0o755);
@@ -255,15 +253,13 @@ function writeLive(rootFd: number, c: BaselineChange): void {
  */
 export function dropStaleBlobs(storeFd: StoreFd, state: BaselineState, changes: BaselineChange[]): void {
   const stillText = new Set(state.paths().map((p) => state.entry(p)).filter((e) => e && e.kind !== 'credentials').map((e) => e!.sha256));
-  const w = walkDir(storeFd, BLOBS_DIR);
-  if (!w.ok) { safeClose(w.parentFd); return; }
-  try {
+  withDir(storeFd, BLOBS_DIR, (fd) => {
     for (const c of changes) {
       if (c.kind !== 'credentials' || !c.bytes) continue;
       const sha = sha256Hex(c.bytes);
-      if (!stillText.has(sha) && lstatAt(w.fd, sha)) unlinkAt(w.fd, sha);
+      if (!stillText.has(sha) && lstatAt(fd, sha)) unlinkAt(fd, sha);
     }
-  } finally { safeClose(w.fd); }
+  }, () => undefined);
 }
 
 /**
@@ -294,21 +290,17 @@ export function reconcileProtectedSet(ctx: ApplyContext, next: ProtectedSet, max
     if (ctx.state.entry(path)) continue;
     const kind = next.kindOf(path);
     if (!kind) continue;
-    const w = walkDir(ctx.rootFd, dirOf(path));
-    if (!w.ok) { safeClose(w.parentFd); continue; }
-    try {
-      const st = lstatAt(w.fd, baseOf(path));
-      if (!st?.isFile()) continue;
-      const r = readRegularAt(w.fd, baseOf(path), maxBytes);
+    withDir(ctx.rootFd, dirOf(path), (fd) => {
+      if (!lstatAt(fd, baseOf(path))?.isFile()) return;
+      const r = readRegularAt(fd, baseOf(path), maxBytes);
       if (r?.bytes) out.push({ path, kind, bytes: r.bytes, mode: r.stats.mode & 0o7777, uid: r.stats.uid, gid: r.stats.gid });
-    } finally { safeClose(w.fd); }
+    }, () => undefined);
   }
   const dirs = { ...ctx.state.index.dirs };
   for (const d of next.dirs) {
     if (dirs[d]) continue;
-    const w = walkDir(ctx.rootFd, dirOf(d));
-    if (!w.ok) { safeClose(w.parentFd); continue; }
-    try { const st = lstatAt(w.fd, baseOf(d)); if (st?.isDirectory()) dirs[d] = { mode: st.mode & 0o7777, uid: st.uid, gid: st.gid }; } finally { safeClose(w.fd); }
+    const st = withDir(ctx.rootFd, dirOf(d), (fd) => lstatAt(fd, baseOf(d)), () => null);
+    if (st?.isDirectory()) dirs[d] = { mode: st.mode & 0o7777, uid: st.uid, gid: st.gid };
   }
   ctx.state.setDirs(dirs);
   ctx.pset = next;

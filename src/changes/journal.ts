@@ -26,7 +26,7 @@
 import { readdirSync } from 'node:fs';
 import { errnoCode } from '../common/errors.js';
 import {
-  at, createFileAt, ensureDirBeneath, lstatAt, moveAt, readRegularAt, readSmallAt, replaceFileAt, safeClose, unlinkAt, walkDir,
+  at, createFileAt, ensureDirBeneath, lstatAt, moveAt, readRegularAt, readSmallAt, replaceFileAt, safeClose, unlinkAt, withDir,
 } from '../fsx/beneath.js';
 import { fsyncSync } from 'node:fs';
 import type { BaselineChange, BaselineState } from '../store/baseline-state.js';
@@ -75,12 +75,10 @@ export function writeIntent(storeFd: StoreFd, key: Buffer, intent: Intent, blobs
 
 /** Remove the manifest (the commit point of "done"), then the blobs and any stray temp files. */
 export function removeIntent(storeFd: StoreFd): void {
-  const w = walkDir(storeFd, JOURNAL_DIR);
-  if (!w.ok) { safeClose(w.parentFd); return; }
-  try {
-    try { unlinkAt(w.fd, MANIFEST); fsyncSync(w.fd); } catch (err) { if (errnoCode(err) !== 'ENOENT') throw err; }
-    clearDir(w.fd);
-  } finally { safeClose(w.fd); }
+  withDir(storeFd, JOURNAL_DIR, (fd) => {
+    try { unlinkAt(fd, MANIFEST); fsyncSync(fd); } catch (err) { if (errnoCode(err) !== 'ENOENT') throw err; }
+    clearDir(fd);
+  }, () => undefined);
 }
 
 function clearDir(fd: number): void {
@@ -93,12 +91,10 @@ function clearDir(fd: number): void {
 type Read = { ok: true; intent: Intent; blobs: Map<string, Buffer> } | { ok: false; problem: string } | null;
 
 function readIntent(storeFd: StoreFd, key: Buffer): Read {
-  const w = walkDir(storeFd, JOURNAL_DIR);
-  if (!w.ok) { safeClose(w.parentFd); return null; }
-  try {
+  return withDir(storeFd, JOURNAL_DIR, (fd): Read => {
     let raw: Buffer | null;
-    try { raw = readSmallAt(w.fd, MANIFEST, 16 * 1024 * 1024); } catch (err) { return { ok: false, problem: `the manifest is not a regular file (${errnoCode(err)})` }; }
-    if (!raw) { clearDir(w.fd); return null; }
+    try { raw = readSmallAt(fd, MANIFEST, 16 * 1024 * 1024); } catch (err) { return { ok: false, problem: `the manifest is not a regular file (${errnoCode(err)})` }; }
+    if (!raw) { clearDir(fd); return null; }
     const nl = raw.indexOf(0x0a);
     const head = raw.subarray(0, nl < 0 ? raw.length : nl).toString('utf8');
     const body = raw.subarray(nl + 1);
@@ -110,13 +106,13 @@ function readIntent(storeFd: StoreFd, key: Buffer): Read {
       for (const sha of [f.old, f.new]) {
         if (sha === null || blobs.has(sha)) continue;
         let b: Buffer | null = null;
-        try { b = readSmallAt(w.fd, `${sha}.blob`); } catch { b = null; }
+        try { b = readSmallAt(fd, `${sha}.blob`); } catch { b = null; }
         if (!b || sha256Hex(b) !== sha) return { ok: false, problem: `the blob for ${f.path} is missing or altered` };
         blobs.set(sha, b);
       }
     }
     return { ok: true, intent, blobs };
-  } finally { safeClose(w.fd); }
+  }, () => null);
 }
 
 /**
@@ -125,15 +121,13 @@ function readIntent(storeFd: StoreFd, key: Buffer): Read {
  * content, which validation kept within max_bytes). Never reads more than max_bytes.
  */
 function liveSha(rootFd: number, path: string, maxBytes: number): string | null | 'other' {
-  const w = walkDir(rootFd, dirOf(path));
-  if (!w.ok) { safeClose(w.parentFd); return null; }
-  try {
-    const st = lstatAt(w.fd, baseOf(path));
+  return withDir(rootFd, dirOf(path), (fd) => {
+    const st = lstatAt(fd, baseOf(path));
     if (!st) return null;
     if (!st.isFile() || st.size > maxBytes) return 'other';
-    const r = readRegularAt(w.fd, baseOf(path), maxBytes);
+    const r = readRegularAt(fd, baseOf(path), maxBytes);
     return r?.bytes ? sha256Hex(r.bytes) : 'other';
-  } finally { safeClose(w.fd); }
+  }, () => null);
 }
 
 /** Why a manifest with a valid HMAC must not be obeyed now, or null when it may be. */
@@ -156,18 +150,16 @@ function staleProblem(intent: Intent, state: BaselineState): string | null {
 function quarantineJournal(store: Store, id: string): string | null {
   const dest = `${QUARANTINE_DIR}/${id}`;
   try {
-    const w = walkDir(store.fd, dirOf(JOURNAL_DIR));
-    if (!w.ok) { safeClose(w.parentFd); return null; }
-    try {
-      if (!lstatAt(w.fd, baseOf(JOURNAL_DIR))?.isDirectory()) return null;
+    return withDir(store.fd, dirOf(JOURNAL_DIR), (fd) => {
+      if (!lstatAt(fd, baseOf(JOURNAL_DIR))?.isDirectory()) return null;
       const q = ensureDirBeneath(store.fd, dest, 0o700);
       try {
-        moveAt(w.fd, baseOf(JOURNAL_DIR), q, baseOf(JOURNAL_DIR));
+        moveAt(fd, baseOf(JOURNAL_DIR), q, baseOf(JOURNAL_DIR));
         fsyncSync(q);
-        fsyncSync(w.fd);
+        fsyncSync(fd);
       } finally { safeClose(q); }
       return store.label(`${dest}/${baseOf(JOURNAL_DIR)}`);
-    } finally { safeClose(w.fd); }
+    }, () => null);
   } catch {
     removeIntent(store.fd);
     return null;
@@ -215,8 +207,7 @@ export function recoverJournal(rootFd: number, store: Store, state: BaselineStat
     const target = forward ? f.new : f.old;
     if (current[i] !== target) {
       if (target === null) {
-        const w = walkDir(rootFd, dirOf(f.path));
-        if (w.ok) { try { if (lstatAt(w.fd, baseOf(f.path))) unlinkAt(w.fd, baseOf(f.path)); fsyncSync(w.fd); } finally { safeClose(w.fd); } } else safeClose(w.parentFd);
+        withDir(rootFd, dirOf(f.path), (fd) => { if (lstatAt(fd, baseOf(f.path))) unlinkAt(fd, baseOf(f.path)); fsyncSync(fd); }, () => undefined);
       } else {
         const fd = ensureDirBeneath(rootFd, dirOf(f.path), 0o755);
         try { replaceFileAt(fd, baseOf(f.path), blobs.get(target) as Buffer, { mode: f.mode, uid: f.uid, gid: f.gid }); } finally { safeClose(fd); }

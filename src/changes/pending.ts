@@ -8,7 +8,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { readdirSync } from 'node:fs';
-import { at, ensureDirBeneath, lstatAt, readSmallAt, replaceFileAt, safeClose, unlinkAt, walkDir } from '../fsx/beneath.js';
+import { at, ensureDirBeneath, lstatAt, readSmallAt, replaceFileAt, safeClose, unlinkAt, withDir } from '../fsx/beneath.js';
 import { hmacEqual, hmacHex } from '../store/keys.js';
 import { PENDING_DIR } from '../store/layout.js';
 import type { StoreFd } from '../store/store.js';
@@ -67,38 +67,34 @@ export function writePending(storeFd: StoreFd, key: Buffer, rec: PendingRecord):
 
 export function removePending(storeFd: StoreFd, id: string): void {
   if (!ID_RE.test(id)) return;
-  const w = walkDir(storeFd, PENDING_DIR);
-  if (!w.ok) { safeClose(w.parentFd); return; }
-  try { if (lstatAt(w.fd, `${id}.json`)) unlinkAt(w.fd, `${id}.json`); } finally { safeClose(w.fd); }
+  withDir(storeFd, PENDING_DIR, (fd) => { if (lstatAt(fd, `${id}.json`)) unlinkAt(fd, `${id}.json`); }, () => undefined);
 }
 
 export type PendingRead = { ok: true; rec: PendingRecord } | { ok: false; problem: 'missing' | 'tampered'; detail: string };
 
 export function readPending(storeFd: StoreFd, key: Buffer, id: string): PendingRead {
   if (!ID_RE.test(id)) return { ok: false, problem: 'missing', detail: `"${id}" is not a pending approval id` };
-  const w = walkDir(storeFd, PENDING_DIR);
-  if (!w.ok) { safeClose(w.parentFd); return { ok: false, problem: 'missing', detail: `no pending approval ${id}` }; }
-  try {
-    let raw: Buffer | null;
-    try { raw = readSmallAt(w.fd, `${id}.json`, 64 * 1024 * 1024); } catch { return { ok: false, problem: 'tampered', detail: `snapshots/pending/${id}.json is not a regular file` }; }
-    if (!raw) return { ok: false, problem: 'missing', detail: `no pending approval ${id} (already answered, cancelled or expired?)` };
-    const nl = raw.indexOf(0x0a);
-    const head = raw.subarray(0, nl < 0 ? raw.length : nl).toString('utf8');
-    const body = raw.subarray(nl + 1);
-    const m = /^warden-pending 1 hmac-sha256=([0-9a-f]{64})$/.exec(head);
-    if (nl < 0 || !m || !hmacEqual(m[1] as string, hmacHex(key, body))) return { ok: false, problem: 'tampered', detail: `snapshots/pending/${id}.json was not written by warden (HMAC mismatch)` };
-    const rec = JSON.parse(body.toString('utf8')) as PendingRecord;
-    if (rec.id !== id) return { ok: false, problem: 'tampered', detail: `snapshots/pending/${id}.json holds another request` };
-    return { ok: true, rec };
-  } catch (err) {
-    return { ok: false, problem: 'tampered', detail: `snapshots/pending/${id}.json is malformed (${(err as Error).message})` };
-  } finally { safeClose(w.fd); }
+  return withDir(storeFd, PENDING_DIR, (fd): PendingRead => {
+    try {
+      let raw: Buffer | null;
+      try { raw = readSmallAt(fd, `${id}.json`, 64 * 1024 * 1024); } catch { return { ok: false, problem: 'tampered', detail: `snapshots/pending/${id}.json is not a regular file` }; }
+      if (!raw) return { ok: false, problem: 'missing', detail: `no pending approval ${id} (already answered, cancelled or expired?)` };
+      const nl = raw.indexOf(0x0a);
+      const head = raw.subarray(0, nl < 0 ? raw.length : nl).toString('utf8');
+      const body = raw.subarray(nl + 1);
+      const m = /^warden-pending 1 hmac-sha256=([0-9a-f]{64})$/.exec(head);
+      if (nl < 0 || !m || !hmacEqual(m[1] as string, hmacHex(key, body))) return { ok: false, problem: 'tampered', detail: `snapshots/pending/${id}.json was not written by warden (HMAC mismatch)` };
+      const rec = JSON.parse(body.toString('utf8')) as PendingRecord;
+      if (rec.id !== id) return { ok: false, problem: 'tampered', detail: `snapshots/pending/${id}.json holds another request` };
+      return { ok: true, rec };
+    } catch (err) {
+      return { ok: false, problem: 'tampered', detail: `snapshots/pending/${id}.json is malformed (${(err as Error).message})` };
+    }
+  }, () => ({ ok: false, problem: 'missing', detail: `no pending approval ${id}` }));
 }
 
 export function listPendingIds(storeFd: StoreFd): string[] {
-  const w = walkDir(storeFd, PENDING_DIR);
-  if (!w.ok) { safeClose(w.parentFd); return []; }
-  try {
-    return readdirSync(at(w.fd, '.')).filter((n) => n.endsWith('.json')).map((n) => n.slice(0, -5)).filter((id) => ID_RE.test(id)).sort();
-  } finally { safeClose(w.fd); }
+  return withDir(storeFd, PENDING_DIR,
+    (fd) => readdirSync(at(fd, '.')).filter((n) => n.endsWith('.json')).map((n) => n.slice(0, -5)).filter((id) => ID_RE.test(id)).sort(),
+    () => []);
 }

@@ -18,7 +18,7 @@ import { scanDisk, writeBaseline, type DiskFile, type InitResult } from './init.
 import { tomlSyntax, validateProposal } from './validate.js';
 import type { WardenConfig } from '../config/warden-config.js';
 import { policyKindOf, validatePolicyFile } from '../policy/index.js';
-import { ensureDirBeneath, readSmallAt, replaceFileAt, safeClose, walkDir } from '../fsx/beneath.js';
+import { ensureDirBeneath, readSmallAt, replaceFileAt, safeClose, withDir } from '../fsx/beneath.js';
 import { BASELINE_DIR, INDEX_NAME, QUARANTINE_DIR } from '../store/layout.js';
 import { appendAlert, newAlertId } from '../store/alerts.js';
 import type { Alert } from '../store/alert-types.js';
@@ -96,16 +96,15 @@ function validateAll(files: readonly DiskFile[], config: WardenConfig, pset: Ret
 function recordRecovery(store: Store, plan: RecoveryPlan, user: string): Alert {
   const id = newAlertId();
   let quarantine: string | null = null;
-  const w = walkDir(store.fd, BASELINE_DIR);
-  if (w.ok) {
+  withDir(store.fd, BASELINE_DIR, (fd) => {
     try {
-      const old = readSmallAt(w.fd, INDEX_NAME, 64 * 1024 * 1024);
+      const old = readSmallAt(fd, INDEX_NAME, 64 * 1024 * 1024);
       if (old) {
         const q = ensureDirBeneath(store.fd, `${QUARANTINE_DIR}/${id}`, 0o700);
         try { replaceFileAt(q, 'index', old, { mode: 0o600 }); quarantine = store.label(`${QUARANTINE_DIR}/${id}/index`); } finally { safeClose(q); }
       }
-    } catch { /* not a regular file: the alert still says what happened */ } finally { safeClose(w.fd); }
-  } else safeClose(w.parentFd);
+    } catch { /* not a regular file: the alert still says what happened */ }
+  }, () => undefined);
   const alert: Alert = {
     id, time: new Date().toISOString(), path: store.label(`${BASELINE_DIR}/${INDEX_NAME}`), action: 'flagged', reason: 'baseline-tampered', before: null, after: null, quarantine,
     detail: `recovered by 'warden init --force' (${user}): the store did not authenticate; the owner approved the files on disk as the new baseline after seeing ${plan.changed.length} path(s) differ from ${plan.commit ? `history ${plan.commit.slice(0, 10)}` : 'no history'}${plan.changed.length ? ` (${plan.changed.join(', ')})` : ''}`,

@@ -8,3 +8,8 @@ export function normalizeRelPath(path: string): string {
   }
   return p;
 }
+
+/** The directory part of a slash path ('' for a name at the top). The one copy: fsx walks and the protected set use it. */
+export const dirOf = (p: string): string => { const i = p.lastIndexOf('/'); return i < 0 ? '' : p.slice(0, i); };
+/** The last component of a slash path. */
+export const baseOf = (p: string): string => p.slice(p.lastIndexOf('/') + 1);

@@ -3,6 +3,7 @@
  * looks at warden.toml's settings and relative paths.
  */
 import picomatch from 'picomatch';
+import { dirOf } from '../common/rel-path.js';
 import type { WardenConfig } from './warden-config.js';
 
 export type FileKind = 'warden' | 'conditions' | 'guests' | 'credentials' | 'org' | 'block' | 'text';
@@ -27,11 +28,6 @@ export interface ProtectedSet {
 }
 
 export const STORE_DIR = 'snapshots';
-
-function dirOf(p: string): string {
-  const i = p.lastIndexOf('/');
-  return i < 0 ? '' : p.slice(0, i);
-}
 
 function ancestors(dir: string): string[] {
   const out: string[] = [];

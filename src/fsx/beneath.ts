@@ -62,7 +62,12 @@ function segmentsOf(relDir: string): string[] {
   return segments;
 }
 
-/** Open `relDir` (slash-separated, '' = the root itself) beneath rootFd without following links. */
+/**
+ * Open `relDir` (slash-separated, '' = the root itself) beneath rootFd without following links.
+ * Low level: on failure the caller must close `parentFd`. Use withDir (scoped) or tryOpenDir
+ * (a descriptor to keep) instead; walkDir stays exported only for the callers in guard/,
+ * daemon/, store/baseline*, store/history and changes/init, which their owners convert.
+ */
 export function walkDir(rootFd: number, relDir: string): WalkResult {
   const segments = segmentsOf(relDir);
   let fd = startAt(rootFd, segments.length > 0);
@@ -101,14 +106,15 @@ export function withDir<T>(rootFd: number, relDir: string, fn: (dirFd: number) =
   return r;
 }
 
-/** Like walkDir but throws on failure. */
-export function openDirBeneath(rootFd: number, relDir: string): number {
-  const r = walkDir(rootFd, relDir);
-  if (r.ok) return r.fd;
-  closeSync(r.parentFd);
-  const e = new Error(`${relDir}: "${r.segment}" is not a directory we may enter (${r.code})`) as Error & { code: string };
-  e.code = r.code;
-  throw e;
+/**
+ * Open `relDir` beneath rootFd for a caller that keeps the descriptor (it closes it); on
+ * failure every descriptor opened on the way is already closed and the failure is returned.
+ */
+export function tryOpenDir(rootFd: number, relDir: string): { ok: true; fd: number } | ({ ok: false } & WalkFailure) {
+  const w = walkDir(rootFd, relDir);
+  if (w.ok) return w;
+  safeClose(w.parentFd);
+  return { ok: false, code: w.code, depth: w.depth, segment: w.segment };
 }
 
 /** Open `relDir` beneath rootFd, creating missing directories (mode) on the way; never follows links. */
@@ -388,19 +394,6 @@ export function readSmallAt(dirFd: number, name: string, maxBytes = 64 * 1024 * 
   const r = readRegularAt(dirFd, name, maxBytes);
   if (!r || !r.bytes) throw Object.assign(new Error(`${name} is too large or vanished`), { code: 'EFBIG' });
   return r.bytes;
-}
-
-/** Resolve a slash path beneath the root and run fn with its parent directory fd. */
-export function withParent<T>(rootFd: number, relPath: string, create: boolean, fn: (dirFd: number, name: string) => T): T {
-  const i = relPath.lastIndexOf('/');
-  const dir = i < 0 ? '' : relPath.slice(0, i);
-  const name = i < 0 ? relPath : relPath.slice(i + 1);
-  const fd = create ? ensureDirBeneath(rootFd, dir) : openDirBeneath(rootFd, dir);
-  try {
-    return fn(fd, name);
-  } finally {
-    safeClose(fd);
-  }
 }
 
 /**

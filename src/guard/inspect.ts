@@ -18,8 +18,9 @@ export interface Finding {
   obs: Observation;
 }
 
-export const dirOf = (p: string): string => { const i = p.lastIndexOf('/'); return i < 0 ? '' : p.slice(0, i); };
-export const baseOf = (p: string): string => p.slice(p.lastIndexOf('/') + 1);
+import { baseOf, dirOf } from '../common/rel-path.js';
+/** Re-exported for the callers that import them from here. */
+export { baseOf, dirOf };
 
 /** Check each baseline directory (parents first): present, a real directory, same mode and owner. */
 export function inspectDirs(rootFd: number, state: BaselineState): Finding[] {

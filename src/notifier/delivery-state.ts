@@ -4,15 +4,15 @@
  * module has no network imports, so `warden alerts` / `warden status` and the guard
  * process may load it.
  */
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { constants, existsSync, fsyncSync, mkdirSync, openSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
 import { errnoCode } from '../common/errors.js';
-import { at, ensureDirBeneath, openRoot, readSmallAt, replaceFileAt, safeClose, walkDir, withDir } from '../fsx/beneath.js';
+import { appendFileAt, at, ensureDirBeneath, lstatAt, openRoot, readSmallAt, replaceFileAt, safeClose, unlinkAt, withDir } from '../fsx/beneath.js';
 import { NotInitialised, Store } from '../store/store.js';
 import { stateBase } from '../store/location.js';
 import { JsonlTail } from './jsonl.js';
-import { ALERTS_REL, MESSAGES_REL, STATE_FILE, defaultNotifierStateDir, systemNotifierStateDir } from './paths.js';
+import { ALERTS_REL, MESSAGES_REL, STATE_FILE, STATE_LOG, defaultNotifierStateDir, systemNotifierStateDir } from './paths.js';
 
 export { defaultNotifierStateDir } from './paths.js';
 
@@ -51,7 +51,19 @@ export interface NotifierStateFile {
    * after it, so the state stays as small as what is still in flight.
    */
   watermarks?: Partial<Record<'alerts' | 'messages', Watermark>>;
+  /**
+   * The sequence number of the last record of delivery-state.log folded into this snapshot:
+   * log records up to it are already here (a compaction killed before it removed the log).
+   */
+  log_seq?: number;
 }
+
+/**
+ * One change in a log record: [path] deletes the key at path, [path, value] sets it.
+ * Paths are keys from the top of the state object down.
+ */
+export type StateOp = [string[]] | [string[], unknown];
+export interface LogRecord { seq: number; ops: StateOp[] }
 
 /** The file (inode) and offset a watermark is for, and when it last moved. */
 export interface Watermark { ino: number; offset: number; at: string }
@@ -82,32 +94,139 @@ function parseState(text: string): NotifierStateFile | null {
   return null;
 }
 
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Apply a log record's changes in place (own properties only: a key never reaches a prototype). */
+export function applyOps(target: Record<string, unknown>, ops: readonly StateOp[]): void {
+  for (const op of ops) {
+    const path = op[0];
+    if (!Array.isArray(path) || path.length === 0 || !path.every((k) => typeof k === 'string')) continue;
+    let o = target;
+    for (const k of path.slice(0, -1)) {
+      const next = Object.hasOwn(o, k) ? o[k] : undefined;
+      if (!isObject(next)) Object.defineProperty(o, k, { value: {}, enumerable: true, writable: true, configurable: true });
+      o = o[k] as Record<string, unknown>;
+    }
+    const last = path[path.length - 1] as string;
+    if (op.length === 1) delete o[last];
+    else Object.defineProperty(o, last, { value: op[1], enumerable: true, writable: true, configurable: true });
+  }
+}
+
+/** What loadState found: the state (snapshot + log), the last sequence number, and the log's size. */
+export interface LoadedState {
+  state: NotifierStateFile;
+  seq: number;
+  /** Bytes of delivery-state.log (0 when there is none). */
+  logBytes: number;
+  /** Lines of the log that were ignored: a torn last line (a write cut by a crash) or damage. */
+  skipped: number;
+}
+
+/** Run fn on the state directory's descriptor (beneath the root when embedded, never through a link); missing() if it is not there. */
+function inStateDir<T>(stateDir: string, root: string | undefined, fn: (dirFd: number, embedded: boolean) => T, missing: () => T): T {
+  const rel = stateDirBeneath(root, stateDir);
+  if (rel !== null) {
+    const rootFd = openRoot(root as string);
+    try { return withDir(rootFd, rel, (fd) => fn(fd, true), missing); } finally { safeClose(rootFd); }
+  }
+  let fd: number;
+  try { fd = openSync(stateDir, constants.O_RDONLY | constants.O_DIRECTORY); } catch (err) {
+    if (errnoCode(err) === 'ENOENT') return missing();
+    throw err;
+  }
+  try { return fn(fd, false); } finally { safeClose(fd); }
+}
+
 /**
- * The state file, or null when there is none (never ran) or it is unreadable. Pass the
- * root so that a state directory inside it (embedded) is read without following links:
- * a linked directory or a state file that is a link or not a regular file reads as "no
- * state" (the next save replaces a linked file; a linked directory is refused).
+ * Replay delivery-state.log onto a snapshot: records after its log_seq, in order. A line
+ * that is not a whole record (the last one torn by a crash mid-append, or damage) is
+ * skipped and counted, never fatal: at worst what it recorded is delivered again.
  */
+export function replayLog(state: NotifierStateFile, log: Buffer | null): { seq: number; skipped: number } {
+  let seq = state.log_seq ?? 0;
+  let skipped = 0;
+  if (!log || log.length === 0) return { seq, skipped };
+  const lines = log.toString('utf8').split('\n');
+  // The text after the last newline is a torn write when it is not empty.
+  const tail = lines.pop() as string;
+  if (tail !== '') skipped++;
+  for (const line of lines) {
+    if (line === '') continue;
+    let rec: LogRecord;
+    try { rec = JSON.parse(line) as LogRecord; } catch { skipped++; continue; }
+    if (!isObject(rec) || !Number.isSafeInteger(rec.seq) || !Array.isArray(rec.ops)) { skipped++; continue; }
+    if (rec.seq <= seq) continue; // folded into the snapshot already (compaction cut short)
+    applyOps(state as unknown as Record<string, unknown>, rec.ops);
+    seq = rec.seq;
+  }
+  return { seq, skipped };
+}
+
+/**
+ * The state (the snapshot with the log replayed onto it), or null when there is none (never
+ * ran) or the snapshot is unreadable. Pass the root so that a state directory inside it
+ * (embedded) is read without following links: a linked directory or a state file that is a
+ * link or not a regular file reads as "no state" (the next save replaces a linked file; a
+ * linked directory is refused). A log without its snapshot is ignored (the next start
+ * compacts it away).
+ */
+export function loadState(stateDir: string, root?: string): LoadedState | null {
+  return inStateDir(stateDir, root, (fd, embedded) => {
+    const read = (name: string): Buffer | null => {
+      try { return readSmallAt(fd, name); } catch (err) {
+        if (embedded) return null;
+        throw err;
+      }
+    };
+    const snap = read(STATE_FILE);
+    const state = snap ? parseState(snap.toString('utf8')) : null;
+    if (!state) return null;
+    let log: Buffer | null;
+    try { log = readSmallAt(fd, STATE_LOG); } catch { log = null; } // a log that is a link or not a file: ignored (compaction removes it)
+    const { seq, skipped } = replayLog(state, log);
+    return { state, seq, logBytes: log?.length ?? 0, skipped };
+  }, () => null);
+}
+
+/** The state (snapshot + log), or null when there is none; see loadState. */
 export function loadStateFile(stateDir: string, root?: string): NotifierStateFile | null {
+  return loadState(stateDir, root)?.state ?? null;
+}
+
+/**
+ * Append one record to delivery-state.log: O_APPEND, created 0600, fsynced (the same
+ * durability as the snapshot's replace). Own directory only; never through a link.
+ * `created` fsyncs the directory too, so a new log's name is as durable as its records.
+ */
+export function appendStateLog(stateDir: string, root: string | undefined, line: Buffer, created: boolean): void {
+  withStateDirForWrite(stateDir, root, (fd) => {
+    appendFileAt(fd, STATE_LOG, line);
+    if (created) fsyncSync(fd);
+  });
+}
+
+/** Remove delivery-state.log after a snapshot took in all of it (the directory fsynced first, then after). */
+export function removeStateLog(stateDir: string, root: string | undefined): void {
+  withStateDirForWrite(stateDir, root, (fd) => {
+    fsyncSync(fd); // the snapshot's rename is durable before the log goes
+    if (lstatAt(fd, STATE_LOG)) { unlinkAt(fd, STATE_LOG); fsyncSync(fd); }
+  });
+}
+
+function withStateDirForWrite(stateDir: string, root: string | undefined, fn: (dirFd: number) => void): void {
   const rel = stateDirBeneath(root, stateDir);
   if (rel !== null) {
     const rootFd = openRoot(root as string);
     try {
-      return withDir(rootFd, rel, (fd) => {
-        let b: Buffer | null;
-        try { b = readSmallAt(fd, STATE_FILE); } catch { return null; }
-        return b ? parseState(b.toString('utf8')) : null;
-      }, () => null);
+      const dirFd = ensureDirBeneath(rootFd, rel, 0o700);
+      try { fn(dirFd); } finally { safeClose(dirFd); }
     } finally { safeClose(rootFd); }
+    return;
   }
-  let text: string;
-  try {
-    text = readFileSync(join(stateDir, STATE_FILE), 'utf8');
-  } catch (err) {
-    if (errnoCode(err) === 'ENOENT') return null;
-    throw err;
-  }
-  return parseState(text);
+  mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+  const fd = openSync(stateDir, constants.O_RDONLY | constants.O_DIRECTORY);
+  try { fn(fd); } finally { safeClose(fd); }
 }
 
 /**
@@ -163,6 +282,8 @@ export interface DeliveryReport {
   outboxDepth: number;
   /** The most recent error over all channels, if the channel has not recovered since. */
   lastDeliveryError: (ErrorNote & { channel: ChannelName }) | null;
+  /** Lines of the delivery log skipped on reading (torn by a crash, or damaged): their deliveries may be sent again. */
+  logLinesIgnored: number;
 }
 
 function itemState(ch: ChannelState, key: string, expiredAt: string | undefined): ItemDelivery {
@@ -176,11 +297,13 @@ function itemState(ch: ChannelState, key: string, expiredAt: string | undefined)
 
 /** Delivery state of every alert and owner message, read-only. */
 export function readDeliveryState(root: string, stateDir: string = findNotifierStateDir(root)): DeliveryReport {
-  const st = loadStateFile(stateDir, root);
+  const loaded = loadState(stateDir, root);
+  const st = loaded?.state ?? null;
   const report: DeliveryReport = {
     stateDir, stateFound: st !== null,
     notifier: st ? { ...st.notifier, updated: st.updated } : null,
     channels: {}, alerts: Object.create(null) as DeliveryReport['alerts'], messages: Object.create(null) as DeliveryReport['messages'], outboxDepth: 0, lastDeliveryError: null,
+    logLinesIgnored: loaded?.skipped ?? 0,
   };
   const chans = Object.entries(st?.channels ?? {}) as [ChannelName, ChannelState][];
   for (const [name, ch] of chans) {

@@ -8,7 +8,7 @@ import { watch, type FSWatcher } from 'node:fs';
 import type { WardenConfig } from '../config/warden-config.js';
 import { DeliveryError, statusFor, type Channel } from './channel.js';
 import {
-  emptyChannelState, loadStateFile,
+  emptyChannelState,
   type ChannelName, type ChannelState, type ChannelStatus, type ErrorNote, type NotifierStateFile,
 } from './delivery-state.js';
 import { channelSpecs } from './channels.js';
@@ -58,6 +58,8 @@ export interface NotifierOptions {
   timing?: Partial<Timing>;
   /** fs.watch, replaceable by tests that count the attempts. */
   watch?: typeof watch;
+  /** When the delivery log is folded into the snapshot (StateWriterOptions.compactBytes); tests lower it. */
+  stateCompactBytes?: number;
 }
 
 export interface NotifierStatus {
@@ -123,12 +125,12 @@ class Notifier implements NotifierHandle {
     this.config = opts.config;
     this.ownStore = !opts.store;
     this.store = opts.store ?? Store.open(opts.root);
-    this.writer = new StateWriter(opts.stateDir, opts.root, () => this.state, this.log);
+    this.writer = new StateWriter(opts.stateDir, opts.root, () => this.state, this.log, { compactBytes: opts.stateCompactBytes });
   }
 
   async start(): Promise<void> {
     // The directory is made by the first save (below), beneath the root when embedded.
-    const prev = loadStateFile(this.opts.stateDir, this.opts.root);
+    const prev = this.writer.load();
     this.state = prev ?? {
       version: 1, root: this.opts.root, updated: iso(), notifier: { pid: process.pid, started: iso() },
       channels: {}, expired: {}, last_liveness: null,
@@ -376,7 +378,7 @@ class Notifier implements NotifierHandle {
       await Promise.allSettled([...this.inflight]);
     }
     for (const run of this.runs.values()) run.ch.close?.();
-    await this.persist();
+    await this.writer.compact(); // a clean stop leaves the snapshot alone, with no log
     if (this.ownStore) this.store.close();
   }
 }

@@ -17,6 +17,8 @@ import type { Store } from '../store/store.js';
 /** Written by the guard (append-only); the notifier only reads them. Relative to the store. */
 export { ALERTS_FILE as ALERTS_REL, MESSAGES_DIR as MESSAGES_DIR_REL, MESSAGES_FILE as MESSAGES_REL } from '../store/layout.js';
 export const STATE_FILE = 'delivery-state.json';
+/** Append-only changes since the snapshot (one JSON line per state write); compacted into STATE_FILE. */
+export const STATE_LOG = 'delivery-state.log';
 
 /** First 16 hex digits of sha256(realpath(root)): one state directory per guarded root. */
 export function rootTag(root: string): string {

@@ -17,7 +17,8 @@ import { lstatSync, type Stats } from 'node:fs';
 import { watch, type FSWatcher } from 'chokidar';
 import { dirname, join, resolve } from 'node:path';
 import { errnoCode } from '../common/errors.js';
-import { openRoot, readRegularAt, safeClose, walkDir } from '../fsx/beneath.js';
+import { openRoot, readRegularAt, safeClose, withDir } from '../fsx/beneath.js';
+import { baseOf, dirOf } from '../common/rel-path.js';
 import { parseManifest, rootMismatch, type DeploymentDirs, type ManifestFile, type RuntimeManifest } from '../store/manifest-format.js';
 import { rootIdentityOf } from '../store/manifest.js';
 import { locateManifest, readManifestFile, type Located } from './locate.js';
@@ -209,22 +210,17 @@ class View extends EventEmitter implements ApprovedView {
 
   /** Read one live file, confined beneath the root; its bytes count only if they are what the manifest says. */
   private readVerified(path: string, e: ManifestFile): Verified | string {
-    const i = path.lastIndexOf('/');
     this.counters.fileReads++;
-    const w = walkDir(this.rootFd, i < 0 ? '' : path.slice(0, i));
-    if (!w.ok) { safeClose(w.parentFd); return `cannot be reached (${w.code})`; }
-    try {
+    return withDir(this.rootFd, dirOf(path), (fd): Verified | string => {
       if (e.size > MAX_FILE_BYTES) return 'is too large';
       let r: { stats: Stats; bytes: Buffer | null } | null;
-      try { r = readRegularAt(w.fd, path.slice(i + 1), e.size); } catch (err) { return `cannot be read (${errnoCode(err) ?? String(err)})`; }
+      try { r = readRegularAt(fd, baseOf(path), e.size); } catch (err) { return `cannot be read (${errnoCode(err) ?? String(err)})`; }
       if (!r) return 'is missing or not a regular file';
       if (!r.bytes) return 'is not readable or not its approved size';
       if ((r.stats.mode & 0o7777) !== e.mode) return `has mode ${(r.stats.mode & 0o7777).toString(8)}, not the approved ${e.mode.toString(8)}`;
       if (r.bytes.length !== e.size || sha256Hex(r.bytes) !== e.sha256) return 'does not hold the approved content';
       return { kind: e.kind, sha256: e.sha256, size: e.size, mode: e.mode, bytes: r.bytes };
-    } finally {
-      safeClose(w.fd);
-    }
+    }, (f) => `cannot be reached (${f.code})`);
   }
 }
 

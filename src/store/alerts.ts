@@ -37,13 +37,6 @@ function parseLines(text: string, into: { alerts: Alert[]; skipped: number }): v
   }
 }
 
-/** Parse alerts.jsonl bytes. A torn or foreign line is skipped and counted, never fatal. */
-export function parseAlerts(raw: Buffer | null): { alerts: Alert[]; skipped: number } {
-  const out = { alerts: [] as Alert[], skipped: 0 };
-  if (raw) parseLines(raw.toString('utf8'), out);
-  return out;
-}
-
 /**
  * Read a range of alerts.jsonl. Never follows a link or opens a FIFO; a store whose
  * alerts.jsonl is not a regular file is damage, said in plain words, never a crash.

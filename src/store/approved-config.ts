@@ -3,7 +3,7 @@
  * The pure schema lives in config/warden-config.ts; the reading lives here with the store.
  */
 import { createHash } from 'node:crypto';
-import { openRoot, readSmallAt, safeClose, walkDir } from '../fsx/beneath.js';
+import { openRoot, readSmallAt, safeClose, withDir } from '../fsx/beneath.js';
 import { WardenError, errnoCode } from '../common/errors.js';
 import { WARDEN_TOML, configFromBytes, type WardenConfig } from '../config/warden-config.js';
 import { BASELINE_DIR, BLOBS_DIR, INDEX_NAME, SECRETS_DIR } from './layout.js';
@@ -18,14 +18,14 @@ import { NotInitialised, Store, type StoreFd } from './store.js';
 export function loadWardenConfigFromDisk(root: string): WardenConfig {
   const fd = openRoot(root);
   try {
-    const w = walkDir(fd, 'config');
-    if (!w.ok) { safeClose(w.parentFd); return configFromBytes(null); }
-    try {
-      return configFromBytes(readSmallAt(w.fd, 'warden.toml', 4 * 1024 * 1024));
-    } catch (err) {
-      if (err instanceof WardenError) throw err;
-      throw new WardenError(`${WARDEN_TOML}: cannot read: ${errnoCode(err) ?? String(err)}`);
-    } finally { safeClose(w.fd); }
+    return withDir(fd, 'config', (dirFd) => {
+      try {
+        return configFromBytes(readSmallAt(dirFd, 'warden.toml', 4 * 1024 * 1024));
+      } catch (err) {
+        if (err instanceof WardenError) throw err;
+        throw new WardenError(`${WARDEN_TOML}: cannot read: ${errnoCode(err) ?? String(err)}`);
+      }
+    }, () => configFromBytes(null));
   } finally { safeClose(fd); }
 }
 
@@ -57,10 +57,7 @@ export function loadWardenConfigFrom(storeFd: StoreFd, root: string): WardenConf
  * deployment lives in the guard's state directory, out of the agent's reach.
  */
 export function approvedBytes(storeFd: StoreFd, path: string): Buffer | null | undefined {
-  const w = walkDir(storeFd, BASELINE_DIR);
-  if (!w.ok) { safeClose(w.parentFd); return undefined; }
-  let raw: Buffer | null;
-  try { raw = readSmallAt(w.fd, INDEX_NAME); } catch { raw = null; } finally { safeClose(w.fd); }
+  const raw = withDir(storeFd, BASELINE_DIR, (fd) => { try { return readSmallAt(fd, INDEX_NAME); } catch { return null; } }, () => null);
   if (!raw) return undefined;
   const nl = raw.indexOf(0x0a);
   let entry: { sha256?: string; kind?: string } | undefined;
@@ -68,11 +65,10 @@ export function approvedBytes(storeFd: StoreFd, path: string): Buffer | null | u
   catch { throw new WardenError('the store\'s baseline/index is malformed; run warden verify'); }
   if (!entry?.sha256) return null;
   const dir = entry.kind === 'credentials' ? SECRETS_DIR : BLOBS_DIR;
-  const b = walkDir(storeFd, dir);
-  if (!b.ok) { safeClose(b.parentFd); throw new WardenError(`the approved copy of ${path} is missing from the store`); }
-  try {
-    const bytes = readSmallAt(b.fd, entry.sha256);
-    if (!bytes || createHash('sha256').update(bytes).digest('hex') !== entry.sha256) throw new WardenError(`the approved copy of ${path} in the store is missing or altered`);
+  const sha = entry.sha256;
+  return withDir(storeFd, dir, (fd) => {
+    const bytes = readSmallAt(fd, sha);
+    if (!bytes || createHash('sha256').update(bytes).digest('hex') !== sha) throw new WardenError(`the approved copy of ${path} in the store is missing or altered`);
     return bytes;
-  } finally { safeClose(b.fd); }
+  }, () => { throw new WardenError(`the approved copy of ${path} is missing from the store`); });
 }

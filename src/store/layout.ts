@@ -15,7 +15,6 @@ export const ALERTS_FILE = 'alerts.jsonl';
 export const CONTROL_DIR = 'control';
 export const SOCKET_NAME = 'warden.sock';
 export const LOCK_NAME = 'warden.lock';
-export const DAEMON_INFO_FILE = 'daemon.json';
 /** Owner messages (one-time approval codes); the notifier only reads them. */
 export const MESSAGES_DIR = 'outbox';
 export const MESSAGES_NAME = 'messages.jsonl';

@@ -100,11 +100,6 @@ export interface StoreLocation {
   runtimeDir: string | null;
 }
 
-/** The state directory's store for a root (it may not exist). */
-export function stateStoreDir(root: string, env: NodeJS.ProcessEnv = process.env): string {
-  return join(stateBase(env).dir, STORES_DIR, rootId(root));
-}
-
 /**
  * Where this root's store is (SPEC §2). `exists` tells a caller that may create it which
  * one it would create: the deployment always creates in the state directory, a session

@@ -8,7 +8,7 @@
 import { existsSync, fstatSync, lstatSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { WardenError } from '../common/errors.js';
-import { openRoot, readSmallAt, safeClose, walkDir } from '../fsx/beneath.js';
+import { openRoot, readSmallAt, safeClose, withDir } from '../fsx/beneath.js';
 import { parseIndex } from './baseline.js';
 import { keyPath, loadKey } from './keys.js';
 import { BASELINE_DIR, INDEX_NAME, ROOT_RECORD } from './layout.js';
@@ -52,9 +52,7 @@ export function movedFrom(root: string, env: NodeJS.ProcessEnv = process.env): s
   let raw: Buffer | null = null;
   const fd = openRoot(root);
   try {
-    const w = walkDir(fd, `${EMBEDDED_STORE}/${BASELINE_DIR}`);
-    if (w.ok) { try { raw = readSmallAt(w.fd, INDEX_NAME); } catch { raw = null; } finally { safeClose(w.fd); } }
-    else safeClose(w.parentFd);
+    raw = withDir(fd, `${EMBEDDED_STORE}/${BASELINE_DIR}`, (d) => { try { return readSmallAt(d, INDEX_NAME); } catch { return null; } }, () => null);
   } finally { safeClose(fd); }
   if (!raw) return null;
   try {

@@ -7,7 +7,7 @@
 import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readlinkSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { WardenError, errnoCode } from '../common/errors.js';
-import { at, ensureDirBeneath, lstatAt, openRoot, replaceFileAt, safeClose, walkDir } from '../fsx/beneath.js';
+import { at, ensureDirBeneath, lstatAt, openRoot, replaceFileAt, safeClose, tryOpenDir } from '../fsx/beneath.js';
 import { CONTROL_DIR, LAYOUT_DIRS, ROOT_RECORD } from './layout.js';
 import { EMBEDDED_STORE, locateStore, systemStateDir, type StoreLocation, type StoreMode } from './location.js';
 import { movedError, movedFrom } from './rehome.js';
@@ -42,10 +42,9 @@ export class Store {
     if (loc.mode === 'embedded') {
       const rootFd = openRoot(root);
       try {
-        const w = walkDir(rootFd, EMBEDDED_STORE);
+        const w = tryOpenDir(rootFd, EMBEDDED_STORE);
         if (w.ok) fd = w.fd;
         else {
-          safeClose(w.parentFd);
           if (w.code !== 'ENOENT') throw new WardenError(`the store ${loc.dir} is not a directory (${w.code}): it was replaced by a link or a file; warden will not use it. Move it aside and restart the guard, or run 'warden init --force' after checking the files.`);
           if (!opts.create) throw notInitialised(loc, opts.env);
           fd = ensureDirBeneath(rootFd, EMBEDDED_STORE, 0o700);
@@ -124,10 +123,8 @@ export class Store {
       path: `${this.dir}/${CONTROL_DIR}`,
       open: (create) => {
         if (create) return ensureDirBeneath(this.fd, CONTROL_DIR, 0o700);
-        const w = walkDir(this.fd, CONTROL_DIR);
-        if (w.ok) return w.fd;
-        safeClose(w.parentFd);
-        return null;
+        const w = tryOpenDir(this.fd, CONTROL_DIR);
+        return w.ok ? w.fd : null;
       },
     });
     return out;

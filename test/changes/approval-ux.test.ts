@@ -7,36 +7,23 @@
  */
 import { describe, it, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { DiscordEmulator } from '../helpers/discord-emulator.js';
 import { TOKEN } from '../notifier/helpers.js';
 import { join } from 'node:path';
-import { CLI, cli, makeRoot, startDaemon, fileSha, waitFor, type Daemon, type TestRoot } from '../helpers/root.js';
-import { REPO, discordPair, outboxCodes, run, wardenToml } from './helpers.js';
+import { cli, makeInitRoot, makeRoot, startDaemon, fileSha, waitFor, type Daemon, type TestRoot } from '../helpers/root.js';
+import { ptyCli } from '../helpers/pty.js';
+import { capProposal, discordPair, outboxCodes, run, wardenToml } from './helpers.js';
 
 const ORG = 'orgs/bookclub.toml';
 let t: TestRoot;
 let d: Daemon | null = null;
 
-function setup(approval: string): void {
-  t = makeRoot({ wardenToml: wardenToml({ approval }) });
-  const init = cli(t, ['init']);
-  assert.equal(init.code, 0, init.stderr);
-}
+const setup = (approval: string): void => { t = makeInitRoot({ wardenToml: wardenToml({ approval }) }); };
+const proposal = (cap: number): string => capProposal(t, cap, ORG);
 
-function proposal(cap: number): string {
-  const p = join(t.base, `org-${cap}.toml`);
-  writeFileSync(p, readFileSync(t.p(ORG), 'utf8').replace(/hourly_cap = \d+/, `hourly_cap = ${cap}`));
-  return p;
-}
-
-function pty(answers: [string, string][], args: string[]): { code: number; out: string } {
-  const r = spawnSync('python3', [join(REPO, 'test/changes/pty_run.py'), JSON.stringify(answers), '--', process.execPath, CLI, ...args, '--root', t.root],
-    { env: t.env, encoding: 'utf8', timeout: 60_000 });
-  return { code: r.status ?? -1, out: r.stdout + r.stderr };
-}
+const pty = (answers: [string, string][], args: string[]) => ptyCli(t, answers, args);
 
 const count = (s: string, re: RegExp): number => (s.match(new RegExp(re.source, 'g')) ?? []).length;
 

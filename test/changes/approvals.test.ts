@@ -6,34 +6,21 @@
  */
 import { describe, it, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { lstatSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CLI, cli, makeRoot, readAlertsOf, startDaemon, waitFor, fileSha, treeSnapshot, type Daemon, type TestRoot } from '../helpers/root.js';
-import { REPO, discordPair, gitLog, outboxCodes, run, wardenToml } from './helpers.js';
+import { cli, makeInitRoot, makeRoot, readAlertsOf, startDaemon, waitFor, fileSha, treeSnapshot, type Daemon, type TestRoot } from '../helpers/root.js';
+import { ptyCli } from '../helpers/pty.js';
+import { capProposal, discordPair, gitLog, outboxCodes, run, wardenToml } from './helpers.js';
 
 const ORG = 'orgs/bookclub.toml';
 let t: TestRoot;
 let d: Daemon | null = null;
 const secrets: string[] = [];
 
-function setup(approval: string, ttl?: number): void {
-  t = makeRoot({ wardenToml: wardenToml({ approval, ...(ttl ? { ttl } : {}) }) });
-  const init = cli(t, ['init']);
-  assert.equal(init.code, 0, init.stderr);
-}
+const setup = (approval: string, ttl?: number): void => { t = makeInitRoot({ wardenToml: wardenToml({ approval, ...(ttl ? { ttl } : {}) }) }); };
+const proposal = (cap: number): string => capProposal(t, cap, ORG);
 
-function proposal(cap: number): string {
-  const p = join(t.base, `org-${cap}.toml`);
-  writeFileSync(p, readFileSync(t.p(ORG), 'utf8').replace(/hourly_cap = \d+/, `hourly_cap = ${cap}`));
-  return p;
-}
-
-function pty(answers: [string, string][], args: string[], env: NodeJS.ProcessEnv = {}): { code: number; out: string } {
-  const r = spawnSync('python3', [join(REPO, 'test/changes/pty_run.py'), JSON.stringify(answers), '--', process.execPath, CLI, ...args, '--root', t.root],
-    { env: { ...t.env, ...env }, encoding: 'utf8', timeout: 60_000 });
-  return { code: r.status ?? -1, out: r.stdout + r.stderr };
-}
+const pty = (answers: [string, string][], args: string[], env: NodeJS.ProcessEnv = {}) => ptyCli(t, answers, args, env);
 
 const pendingId = (stdout: string): string => /request ([a-z0-9]+)/.exec(stdout)?.[1] ?? '';
 

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync, readdirSync, statSync, writeFileSync, chmodSync, lstatSync } from 'node:fs';
 import { join } from 'node:path';
 import { cli, makeRoot, readAlertsOf, startDaemon, waitFor, fileSha, type Daemon, type TestRoot, type CliResult } from '../helpers/root.js';
-import { discordPair, gitLog, makeTwoFileRoot, run, wardenToml } from './helpers.js';
+import { assertNoSecretLeaked, discordPair, gitLog, makeTwoFileRoot, run, wardenToml } from './helpers.js';
 
 const ORG = 'orgs/bookclub.toml';
 let t: TestRoot;
@@ -46,13 +46,7 @@ function editorScript(body: string): string {
 
 afterEach(async () => {
   if (d) { await d.stop(); }
-  // No credential value anywhere it must not be: output, alerts, daemon logs, git.
-  const everything = [
-    ...outputs.map((o) => o.stdout + o.stderr),
-    existsSync(t.p('snapshots/alerts.jsonl')) ? readFileSync(t.p('snapshots/alerts.jsonl'), 'utf8') : '',
-    d?.stdout() ?? '', d?.stderr() ?? '', gitLog(t),
-  ].join('\n');
-  for (const s of secrets) assert.ok(!everything.includes(s), 'no credential value leaked');
+  assertNoSecretLeaked(t, secrets, [...outputs.map((o) => o.stdout + o.stderr), d?.stdout() ?? '', d?.stderr() ?? '']);
   assert.equal(existsSync(t.p('snapshots/journal/intent')), false, 'no journal left behind');
   d = null;
   outputs.length = 0;

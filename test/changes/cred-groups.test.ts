@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cli, makeRoot, readAlertsOf, startDaemon, fileSha, type CliResult, type Daemon, type TestRoot } from '../helpers/root.js';
-import { discordPair, gitLog, run, wardenToml } from './helpers.js';
+import { assertNoSecretLeaked, discordPair, gitLog, run, wardenToml } from './helpers.js';
 
 const CRED = 'config/credentials.toml';
 const APP_ID = '111111111111111111'; // the example root's application_id
@@ -45,8 +45,7 @@ function resetToken(seed: string): string {
 
 afterEach(async () => {
   if (d) await d.stop();
-  const everything = [...outputs.map((o) => o.stdout + o.stderr), JSON.stringify(readAlertsOf(t)), d?.stderr() ?? '', gitLog(t)].join('\n');
-  for (const s of secrets) assert.ok(!everything.includes(s), 'no credential value leaked');
+  assertNoSecretLeaked(t, secrets, [...outputs.map((o) => o.stdout + o.stderr), d?.stderr() ?? '']);
   d = null;
   outputs.length = 0;
   secrets.length = 0;

@@ -1,6 +1,7 @@
 /** Helpers for the sanctioned-change tests: the real CLI without a controlling terminal, two-file credential roots. */
-import { spawn } from 'node:child_process';
-import { readFileSync, writeFileSync, chmodSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, writeFileSync, chmodSync } from 'node:fs';
 import { join } from 'node:path';
 import { REPO, CLI, makeRoot, TEST_WARDEN_TOML, type CliResult, type TestRoot } from '../helpers/root.js';
 
@@ -21,6 +22,23 @@ export function run(t: TestRoot, args: string[], opts: { input?: string; env?: N
     const timer = setTimeout(() => p.kill('SIGKILL'), 60_000);
     p.once('exit', (code) => { clearTimeout(timer); resolve({ code: code ?? -1, stdout, stderr }); });
   });
+}
+
+/** A proposal file for `org` (beside the root) with its hourly_cap set to `cap`. */
+export function capProposal(t: TestRoot, cap: number, org = 'orgs/bookclub.toml'): string {
+  const p = join(t.base, `org-${cap}.toml`);
+  writeFileSync(p, readFileSync(t.p(org), 'utf8').replace(/hourly_cap = \d+/, `hourly_cap = ${cap}`));
+  return p;
+}
+
+/**
+ * After a sanctioned-change test: no credential value anywhere it must not be (the
+ * outputs, alerts.jsonl, the daemon's logs, the history), read loudly.
+ */
+export function assertNoSecretLeaked(t: TestRoot, secrets: readonly string[], texts: readonly string[]): void {
+  const alerts = existsSync(t.p('snapshots/alerts.jsonl')) ? readFileSync(t.p('snapshots/alerts.jsonl'), 'utf8') : '';
+  const everything = [...texts, alerts, gitLog(t)].join('\n');
+  for (const s of secrets) assert.ok(!everything.includes(s), 'no credential value leaked');
 }
 
 export function wardenToml(opts: { approval?: string; ttl?: number; twoFiles?: boolean; extra?: string } = {}): string {
@@ -48,14 +66,11 @@ export function discordPair(seed: string): { token: string; application_id: stri
   return { application_id: app, token: `${Buffer.from(app).toString('base64')}.${seed}X.secret-${seed}-value` };
 }
 
+/** The store's whole history (git log -p --all); a history git cannot read fails loudly. */
 export function gitLog(t: TestRoot): string {
-  const r = spawnSyncGit(t);
-  return r;
-}
-
-import { spawnSync } from 'node:child_process';
-function spawnSyncGit(t: TestRoot): string {
-  return spawnSync('git', ['-C', t.p('snapshots/history'), 'log', '-p', '--all'], { encoding: 'utf8' }).stdout;
+  const r = spawnSync('git', ['-C', t.p('snapshots/history'), 'log', '-p', '--all'], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`git log in ${t.p('snapshots/history')} failed (${r.status}): ${r.stderr}`);
+  return r.stdout;
 }
 
 export function outboxCodes(t: TestRoot): { id: string; text: string; code: string; request: string }[] {

@@ -11,7 +11,8 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CLI, cli, makeRoot, readAlertsOf, startDaemon, waitFor, fileSha, type Daemon, type TestRoot } from '../helpers/root.js';
-import { REPO, gitLog, run, wardenToml } from './helpers.js';
+import { ptyCli } from '../helpers/pty.js';
+import { gitLog, run, wardenToml } from './helpers.js';
 
 const ORG = 'orgs/bookclub.toml';
 const CRED = 'config/credentials.toml';
@@ -33,11 +34,7 @@ function file(name: string, text: string): string {
 
 const mode = (rel: string): number => statSync(t.p(rel)).mode & 0o777;
 
-function pty(answers: [string, string][], args: string[]): { code: number; out: string } {
-  const r = spawnSync('python3', [join(REPO, 'test/changes/pty_run.py'), JSON.stringify(answers), '--', process.execPath, CLI, ...args, '--root', t.root],
-    { env: t.env, encoding: 'utf8', timeout: 60_000 });
-  return { code: r.status ?? -1, out: r.stdout + r.stderr };
-}
+const pty = (answers: [string, string][], args: string[]) => ptyCli(t, answers, args);
 
 afterEach(async () => {
   if (d) await d.stop();

@@ -12,9 +12,9 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { REPO, treeSnapshot, waitFor } from '../helpers/root.js';
+import { FIXTURE, REPO, treeSnapshot, waitFor } from '../helpers/root.js';
+import { ptyRun } from '../helpers/pty.js';
 
-const PTY = join(REPO, 'test', 'cli', 'pty_script.py');
 
 /** The first ```sh block after the "A 60-second tour" heading. */
 export function tourCommands(readme: string): string[] {
@@ -31,14 +31,23 @@ function sh(cmd: string, args: string[], cwd: string): string {
   return r.stdout;
 }
 
-/** A temporary git clone of the example root: the tracked example files, package.json, the reset script, dist/ linked. */
+/**
+ * A temporary git clone of the example root as committed (git archive HEAD: never the working
+ * tree, which the tour itself changes): the example files, package.json, the reset script,
+ * dist/ linked. Outside a git checkout the example files come from the suite's fixture.
+ */
 function cloneExample(base: string): string {
   const clone = join(base, 'example');
   mkdirSync(clone, { recursive: true });
-  const listed = spawnSync('git', ['ls-files', '-z', '--', 'config', 'orgs', 'blocks', 'snapshots/README.md', '.gitignore', 'package.json', 'scripts/reset-example.mjs'], { cwd: REPO, encoding: 'utf8' });
-  const files = new Set([...(listed.status === 0 ? listed.stdout.split('\0').filter(Boolean) : []), '.gitignore', 'package.json', 'scripts/reset-example.mjs']);
-  for (const f of files) { mkdirSync(dirname(join(clone, f)), { recursive: true }); cpSync(join(REPO, f), join(clone, f)); }
-  if (listed.status !== 0) for (const d of ['config', 'orgs', 'blocks']) cpSync(join(REPO, d), join(clone, d), { recursive: true });
+  const paths = ['config', 'orgs', 'blocks', 'snapshots/README.md', '.gitignore', 'package.json', 'scripts/reset-example.mjs'];
+  const archive = spawnSync('git', ['archive', '--format=tar', 'HEAD', '--', ...paths], { cwd: REPO, maxBuffer: 64 << 20 });
+  if (archive.status === 0) {
+    const x = spawnSync('tar', ['-x', '--no-same-permissions', '--no-same-owner', '-C', clone], { input: archive.stdout });
+    assert.equal(x.status, 0, `tar: ${x.stderr}`);
+  } else {
+    for (const f of ['.gitignore', 'package.json', 'scripts/reset-example.mjs']) { mkdirSync(dirname(join(clone, f)), { recursive: true }); cpSync(join(REPO, f), join(clone, f)); }
+    for (const d of ['config', 'orgs', 'blocks']) cpSync(join(FIXTURE, d), join(clone, d), { recursive: true });
+  }
   symlinkSync(join(REPO, 'dist'), join(clone, 'dist'));
   sh('git', ['init', '-q'], clone);
   sh('git', ['add', '-A'], clone);
@@ -109,8 +118,8 @@ describe('the README tour works as written', () => {
   });
 
   it('on a terminal: apply is confirmed, history -p shows it, reset-example puts the committed file back', () => {
-    const r = spawnSync('python3', [PTY, '170', '\\[y/N\\] ', 'y\r', '--', 'bash', join(base, 'tour.sh')], { cwd: clone, env, encoding: 'utf8', timeout: 180_000 });
-    assert.equal(r.status, 0, r.stdout);
+    const r = ptyRun([['\\[y/N\\] ', 'y\r']], ['bash', join(base, 'tour.sh')], { cwd: clone, env, deadlineS: 170, repeatLast: true, timeoutMs: 180_000 });
+    assert.equal(r.code, 0, r.stdout);
     assert.match(r.stdout, /TOUR-DONE/);
     assert.match(r.stdout, /Apply request \S+\? \[y\/N\] y/);
     assert.match(r.stdout, /applied orgs\/bookclub\.toml \(baseline generation \d+/);

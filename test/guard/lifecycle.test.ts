@@ -5,29 +5,15 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { appendFileSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import {
-  cli, makeRoot, protectedPicture, readAlertsOf, startDaemon, treeSnapshot, waitFor, TEST_WARDEN_TOML,
+  cli, makeRoot, protectedPicture, readAlertsOf, testWorld, treeSnapshot, waitFor, TEST_WARDEN_TOML,
   type Daemon, type TestRoot,
 } from '../helpers/root.js';
 
 const ORG = 'orgs/bookclub.toml';
-const roots: TestRoot[] = [];
-const daemons: Daemon[] = [];
-
-function fresh(wardenToml?: string): TestRoot {
-  const t = makeRoot(wardenToml ? { wardenToml } : {});
-  roots.push(t);
-  return t;
-}
-async function daemon(t: TestRoot, args?: string[], env?: NodeJS.ProcessEnv): Promise<Daemon> {
-  const d = await startDaemon(t, args, env);
-  daemons.push(d);
-  return d;
-}
-
-afterEach(async () => {
-  for (const d of daemons.splice(0)) await d.stop();
-  for (const t of roots.splice(0)) t.cleanup();
-});
+const world = testWorld();
+const fresh = (wardenToml?: string): TestRoot => world.root(wardenToml ? { wardenToml } : {});
+const daemon = (t: TestRoot, args?: string[], env?: NodeJS.ProcessEnv): Promise<Daemon> => world.daemon(t, args, env);
+afterEach(() => world.cleanup());
 
 describe('startup and restart', () => {
   it('kill -9, an edit while stopped, then a restart reverts it as changed-while-stopped', async () => {
@@ -300,19 +286,19 @@ describe('restore failures', () => {
       t.env.XDG_STATE_HOME = join(base, 'state');
       assert.equal(cli(t, ['init']).code, 0);
       const approved = protectedPicture(t);
-      await daemon(t);
+      const d = await daemon(t);
       const size = statSync(t.p(ORG)).size;
       try { execFileSync('dd', ['if=/dev/zero', `of=${join(mnt, 'filler')}`, 'bs=4k', 'status=none'], { stdio: 'ignore' }); } catch { /* ENOSPC expected */ }
       // Overwrite in place (no truncation, no new blocks): the edit lands, the restore cannot.
       const fd = openSync(t.p(ORG), 'r+');
       writeSync(fd, 'y'.repeat(size), 0);
       closeSync(fd);
-      await waitFor(() => /revert-failed|cannot append/.test(daemons.at(-1)!.stderr()), 10_000, 'revert-failed');
+      await waitFor(() => /revert-failed|cannot append/.test(d.stderr()), 10_000, 'revert-failed');
       assert.equal(readFileSync(t.p(ORG), 'utf8'), 'y'.repeat(size), 'left as it was');
       rmSync(join(mnt, 'filler'));
       await waitFor(() => JSON.stringify(protectedPicture(t)) === JSON.stringify(approved), 20_000, 'recovered');
       await waitFor(() => readAlertsOf(t).some((a) => a.action === 'revert-failed'), 10_000, 'the failure alert made it to disk');
-      await daemons.pop()!.stop();
+      await d.stop();
     } finally {
       spawnSync('umount', ['-l', mnt]);
       rmSync(base, { recursive: true, force: true });

@@ -61,6 +61,39 @@ export function makeRoot(opts: { wardenToml?: string; base?: string } = {}): Tes
 
 export interface CliResult { code: number; stdout: string; stderr: string }
 
+/** makeRoot, then `warden init`; a failed init fails the test with its stderr. */
+export function makeInitRoot(opts: Parameters<typeof makeRoot>[0] = {}): TestRoot {
+  const t = makeRoot(opts);
+  const r = cli(t, ['init']);
+  if (r.code !== 0) { t.cleanup(); throw new Error(`warden init exited ${r.code}: ${r.stderr}`); }
+  return t;
+}
+
+/**
+ * Roots and daemons a test file makes, stopped and removed together (call cleanup in
+ * afterEach/after): daemons first, so none outlives its root.
+ */
+export function testWorld() {
+  const roots: TestRoot[] = [];
+  const daemons: Daemon[] = [];
+  return {
+    root(opts: Parameters<typeof makeRoot>[0] & { init?: boolean } = {}): TestRoot {
+      const t = opts.init ? makeInitRoot(opts) : makeRoot(opts);
+      roots.push(t);
+      return t;
+    },
+    async daemon(t: TestRoot, args?: string[], env?: NodeJS.ProcessEnv): Promise<Daemon> {
+      const d = await startDaemon(t, args, env);
+      daemons.push(d);
+      return d;
+    },
+    async cleanup(): Promise<void> {
+      for (const d of daemons.splice(0)) await d.stop();
+      for (const t of roots.splice(0)) t.cleanup();
+    },
+  };
+}
+
 export function cli(t: TestRoot, args: string[], opts: { input?: string | Buffer; env?: NodeJS.ProcessEnv } = {}): CliResult {
   const r = spawnSync(process.execPath, [CLI, ...args, '--root', t.root], { env: { ...t.env, ...opts.env }, input: opts.input ?? '', encoding: 'utf8', timeout: 60_000 });
   return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };

@@ -8,20 +8,13 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, copyFileSync, mkdirSync, readFileSync, renameSync, statSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { canRead, openApprovedView, type ApprovedView } from '../../src/runtime/index.js';
-import { cli, makeRoot, waitFor, type TestRoot } from '../helpers/root.js';
+import { cli, testWorld, waitFor, type TestRoot } from '../helpers/root.js';
 import { GUEST, GUEST_CTX, MEMBER, MEMBER_CTX, noDeployment } from './helpers.js';
 
-const roots: TestRoot[] = [];
+const world = testWorld();
 const views: ApprovedView[] = [];
-after(async () => { for (const v of views) await v.close(); for (const t of roots) t.cleanup(); });
-
-function initRoot(): TestRoot {
-  const t = makeRoot();
-  roots.push(t);
-  const r = cli(t, ['init']);
-  assert.equal(r.code, 0, r.stderr);
-  return t;
-}
+after(async () => { for (const v of views) await v.close(); await world.cleanup(); });
+const initRoot = (): TestRoot => world.root({ init: true });
 const manifestOf = (t: TestRoot) => t.p('snapshots/manifest.json');
 function open(t: TestRoot, opts: Parameters<typeof openApprovedView>[1] = {}): ApprovedView {
   const v = openApprovedView(t.root, { deployment: noDeployment(t), ...opts });

@@ -9,18 +9,11 @@ import { chmodSync, mkdtempSync, readFileSync, realpathSync, renameSync, statSyn
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { expectedLocation, parseManifest, publishLocation, serializeManifest, type RuntimeManifest } from '../../src/store/manifest-format.js';
-import { cli, makeRoot, readAlertsOf, secretValues, sha, startDaemon, waitFor, type TestRoot } from '../helpers/root.js';
+import { cli, readAlertsOf, secretValues, sha, startDaemon, testWorld, waitFor, type TestRoot } from '../helpers/root.js';
 
-const roots: TestRoot[] = [];
-after(() => { for (const t of roots) t.cleanup(); });
-
-function initRoot(): TestRoot {
-  const t = makeRoot();
-  roots.push(t);
-  const r = cli(t, ['init']);
-  assert.equal(r.code, 0, r.stderr);
-  return t;
-}
+const world = testWorld();
+after(() => world.cleanup());
+const initRoot = (): TestRoot => world.root({ init: true });
 const read = (path: string): RuntimeManifest => {
   const p = parseManifest(readFileSync(path));
   if (!p.ok) throw new Error(p.problem);

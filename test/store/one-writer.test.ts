@@ -10,33 +10,39 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
-  CLI, cli, makeRoot, readAlertsOf, startDaemon, waitFor, type Daemon, type TestRoot,
+  CLI, cli, readAlertsOf, testWorld, waitFor, type Daemon, type TestRoot,
 } from '../helpers/root.js';
 
 const ORG = 'orgs/bookclub.toml';
 const LOCK = 'snapshots/control/warden.lock';
 const SOCK = 'snapshots/control/warden.sock';
-const roots: TestRoot[] = [];
-const daemons: Daemon[] = [];
+const world = testWorld();
 const procs: ChildProcess[] = [];
-
-function fresh(): TestRoot {
-  const t = makeRoot();
-  roots.push(t);
-  assert.equal(cli(t, ['init']).code, 0);
-  return t;
-}
-async function daemon(t: TestRoot): Promise<Daemon> {
-  const d = await startDaemon(t);
-  daemons.push(d);
-  return d;
-}
+const fresh = (): TestRoot => world.root({ init: true });
+const daemon = (t: TestRoot): Promise<Daemon> => world.daemon(t);
 
 afterEach(async () => {
-  for (const d of daemons.splice(0)) await d.stop();
   for (const p of procs.splice(0)) if (p.exitCode === null && p.signalCode === null) { p.kill('SIGKILL'); await new Promise((r) => p.once('exit', r)); }
-  for (const t of roots.splice(0)) t.cleanup();
+  await world.cleanup();
 });
+
+/**
+ * A guard the commands cannot see (another network namespace, as the deployment's
+ * PrivateNetwork=yes hides its kernel-held lock), started and ready, with its socket and
+ * lock then removed: the setup of every "second writer" trial.
+ */
+async function unseenDaemon(t: TestRoot): Promise<{ proc: ChildProcess; stderr: () => string }> {
+  const p = spawn('unshare', ['-n', process.execPath, CLI, 'run', '--guard', '--root', t.root], { env: t.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  procs.push(p);
+  let out = '', err = '';
+  p.stdout!.on('data', (c) => { out += String(c); });
+  p.stderr!.on('data', (c) => { err += String(c); });
+  await waitFor(() => out.includes('ready\n') || p.exitCode !== null, 20_000, 'unseen daemon ready');
+  assert.ok(out.includes('ready\n'), err);
+  rmSync(t.p(SOCK));
+  rmSync(t.p(LOCK));
+  return { proc: p, stderr: () => err };
+}
 
 const bootId = (): string => readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
 
@@ -129,16 +135,7 @@ describe('a command never applies beside a running daemon', () => {
   it('a second writer the lock cannot see (daemon in another network namespace) cannot make the next start fail', async () => {
     const t = fresh();
     const approved = readFileSync(t.p(ORG), 'utf8');
-    // As the deployment's PrivateNetwork=yes: the daemon's kernel-held lock is invisible to the command.
-    const p = spawn('unshare', ['-n', process.execPath, CLI, 'run', '--guard', '--root', t.root], { env: t.env, stdio: ['ignore', 'pipe', 'pipe'] });
-    procs.push(p);
-    let out = '', err = '';
-    p.stdout!.on('data', (c) => { out += String(c); });
-    p.stderr!.on('data', (c) => { err += String(c); });
-    await waitFor(() => out.includes('ready\n') || p.exitCode !== null, 20_000, 'daemon ready');
-    assert.ok(out.includes('ready\n'), err);
-    rmSync(t.p(SOCK));
-    rmSync(t.p(LOCK));
+    const { proc: p } = await unseenDaemon(t);
     const r = applyOrg(t, `${approved}\n# a second writer\n`);
     process.stderr.write(`# second writer beside a daemon in another namespace: exit ${r.code}\n`);
     // Either refused (the daemon already put its lock back) or applied beside it and then
@@ -161,18 +158,10 @@ describe('two daemons never fight over one store', () => {
   it('a daemon whose lock another daemon took (another network namespace) stops; the other keeps guarding', async () => {
     const t = fresh();
     const approved = readFileSync(t.p(ORG), 'utf8');
-    const a = spawn('unshare', ['-n', process.execPath, CLI, 'run', '--guard', '--root', t.root], { env: t.env, stdio: ['ignore', 'pipe', 'pipe'] });
-    procs.push(a);
-    let out = '', err = '';
-    a.stdout!.on('data', (c) => { out += String(c); });
-    a.stderr!.on('data', (c) => { err += String(c); });
-    await waitFor(() => out.includes('ready\n') || a.exitCode !== null, 20_000, 'daemon A ready');
-    assert.ok(out.includes('ready\n'), err);
-    rmSync(t.p(SOCK));
-    rmSync(t.p(LOCK));
+    const { proc: a, stderr } = await unseenDaemon(t);
     const b = await daemon(t);
     await waitFor(() => a.exitCode !== null, 15_000, 'daemon A stops');
-    assert.match(err, new RegExp(`another warden daemon \\(pid ${b.proc.pid}\\) took over`));
+    assert.match(stderr(), new RegExp(`another warden daemon \\(pid ${b.proc.pid}\\) took over`));
     assert.equal(b.proc.exitCode, null, 'daemon B still runs');
     assert.ok(readFileSync(t.p(LOCK), 'utf8').startsWith(`${b.proc.pid} `), 'the lock names B');
     writeFileSync(t.p(ORG), `${approved}\nhourly_cap = 9999\n`);

@@ -9,10 +9,6 @@ import { ReadStream, WriteStream } from 'node:tty';
 import { EXIT, WardenError } from '../../common/errors.js';
 import { readProposal } from '../commands/apply-input.js';
 
-export function hasTty(): boolean {
-  try { closeSync(openSync('/dev/tty', 'r+')); return true; } catch { return false; }
-}
-
 /**
  * A conversation on the controlling terminal. The terminal is switched to raw mode (no
  * echo) when the session opens, before any question is printed, and stays so until it

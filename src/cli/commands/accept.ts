@@ -2,7 +2,7 @@ import type { CommandSpec } from '../types.js';
 import { WardenError } from '../../common/errors.js';
 import { readAlerts } from '../../store/alerts.js';
 import { QUARANTINE_DIR } from '../../store/layout.js';
-import { lstatAt, readRegularAt, safeClose, walkDir } from '../../fsx/beneath.js';
+import { lstatAt, readRegularAt, withDir } from '../../fsx/beneath.js';
 import { loadWardenConfigFrom } from '../../store/approved-config.js';
 import { Store } from '../../store/store.js';
 import { proposeAndApprove } from '../changes/flow.js';
@@ -41,17 +41,15 @@ export const acceptCommand: CommandSpec = {
       const prefix = `${store.label(QUARANTINE_DIR)}/${id}/`;
       if (!q.startsWith(prefix) || q.slice(prefix.length).includes('/')) throw new WardenError(`alert ${id} names an unexpected quarantine path`, 1);
       const config = loadWardenConfigFrom(store.fd, ctx.root);
-      const w = walkDir(store.fd, `${QUARANTINE_DIR}/${id}`);
-      if (!w.ok) { safeClose(w.parentFd); throw new WardenError(`the quarantine of alert ${id} is gone`, 1); }
-      try {
+      content = withDir(store.fd, `${QUARANTINE_DIR}/${id}`, (fd) => {
         const name = q.slice(prefix.length);
-        const st = lstatAt(w.fd, name);
+        const st = lstatAt(fd, name);
         if (!st) throw new WardenError(`the quarantined content of alert ${id} is gone`, 1);
         if (!st.isFile()) throw new WardenError(`alert ${id} quarantined a ${st.isSymbolicLink() ? 'symlink' : 'non-regular file'}, which cannot be installed; only regular files can`, 1);
-        const r = readRegularAt(w.fd, name, config.max_bytes);
+        const r = readRegularAt(fd, name, config.max_bytes);
         if (!r?.bytes) throw new WardenError(`the quarantined content of alert ${id} is over max_bytes (${config.max_bytes}) or vanished`, 1);
-        content = r.bytes;
-      } finally { safeClose(w.fd); }
+        return r.bytes;
+      }, () => { throw new WardenError(`the quarantine of alert ${id} is gone`, 1); });
     } finally { store.close(); }
     // The rejected content replaced the approved content of that moment; if a later change
     // moved the approved file on, accepting would silently undo it.

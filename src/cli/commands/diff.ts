@@ -9,7 +9,7 @@ import { readAlerts } from '../../store/alerts.js';
 import { QUARANTINE_DIR } from '../../store/layout.js';
 import { blobDir, sha256Hex } from '../../store/baseline.js';
 import { loadBaseline, octal } from '../../store/load-baseline.js';
-import { lstatAt, readRegularAt, safeClose, walkDir } from '../../fsx/beneath.js';
+import { lstatAt, readRegularAt, withDir } from '../../fsx/beneath.js';
 import { credentialFingerprintText, diffCredentials } from '../../credentials/rules.js';
 import { lineDiff } from '../../changes/diff.js';
 import type { FileKind } from '../../config/protected-set.js';
@@ -24,28 +24,26 @@ function readQuarantine(store: Store, a: Alert, maxBytes: number): Rejected {
   if (!a.quarantine) return { kind: 'none', why: a.reason === 'deleted' ? 'the file was deleted' : 'nothing was kept' };
   const prefix = store.label(`${QUARANTINE_DIR}/${a.id}/`);
   if (!a.quarantine.startsWith(prefix) || a.quarantine.slice(prefix.length).includes('/')) throw new WardenError(`alert ${a.id} names an unexpected quarantine path`, EXIT.finding);
-  const w = walkDir(store.fd, `${QUARANTINE_DIR}/${a.id}`);
-  if (!w.ok) { safeClose(w.parentFd); return { kind: 'none', why: 'its quarantine is gone' }; }
-  try {
-    const name = a.quarantine.slice(prefix.length);
-    const st = lstatAt(w.fd, name);
+  const name = a.quarantine.slice(prefix.length);
+  return withDir(store.fd, `${QUARANTINE_DIR}/${a.id}`, (fd): Rejected => {
+    const st = lstatAt(fd, name);
     if (!st) return { kind: 'none', why: 'its quarantined content is gone' };
     if (!st.isFile()) return { kind: 'other', what: st.isSymbolicLink() ? 'a symlink' : st.isDirectory() ? 'a directory' : 'not a regular file' };
-    const r = readRegularAt(w.fd, name, maxBytes);
+    const r = readRegularAt(fd, name, maxBytes);
     if (!r?.bytes) return { kind: 'other', what: `over max_bytes (${maxBytes}), not shown` };
     return { kind: 'file', bytes: r.bytes };
-  } finally { safeClose(w.fd); }
+  }, () => ({ kind: 'none', why: 'its quarantine is gone' }));
 }
 
 /** The approved bytes the alert restored: the blob named by `before.sha256`, if the store still has it. */
 function readBlob(storeFd: StoreFd, kind: FileKind, sha: string): Buffer | null {
   if (!/^[0-9a-f]{64}$/.test(sha)) return null;
-  const w = walkDir(storeFd, blobDir(kind));
-  if (!w.ok) { safeClose(w.parentFd); return null; }
-  try {
-    const r = readRegularAt(w.fd, sha, 64 * 1024 * 1024);
-    return r?.bytes && sha256Hex(r.bytes) === sha ? r.bytes : null;
-  } catch { return null; } finally { safeClose(w.fd); }
+  return withDir(storeFd, blobDir(kind), (fd) => {
+    try {
+      const r = readRegularAt(fd, sha, 64 * 1024 * 1024);
+      return r?.bytes && sha256Hex(r.bytes) === sha ? r.bytes : null;
+    } catch { return null; }
+  }, () => null);
 }
 
 /** One side is empty (emptied, deleted, a new file): every line of the other, one sign. */

@@ -41,7 +41,7 @@ export const statusCommand: CommandSpec = {
       if (l.config.approval === 'none') warnings.push('approval = "none": changes are applied without confirmation (tests and development only)');
       warnings.push(...credentialModeReport(ctx.root).map((f) => f.message));
       const report = deliveryReport(ctx.root);
-      const delivery = report ? { outbox_depth: report.outboxDepth, last_error: report.lastDeliveryError ?? null, state_dir: report.stateDir } : null;
+      const delivery = report ? { outbox_depth: report.outboxDepth, last_error: report.lastDeliveryError ?? null, state_dir: report.stateDir, log_lines_ignored: report.logLinesIgnored } : null;
       const m = manifestStatus(ctx.root);
       // Behind the baseline: the runtime's view keeps an older approved state until the guard publishes.
       const runtimeManifest = { path: m.path, setup: m.setup, present: m.present, generation: m.generation, current: m.generation === l.state.index.generation, problem: m.problem };
@@ -62,6 +62,7 @@ export const statusCommand: CommandSpec = {
           for (const [ch, why] of off) ctx.out.line(`  ${ch}: off — ${clean(why, 200)}`);
           const e = report?.lastDeliveryError;
           if (e && !off.has(e.channel)) ctx.out.line(c.yellow(`  last delivery error: ${clean(e.channel, 20)} at ${clean(e.time, 40)}: ${clean(e.message, 300)}`));
+          if (delivery.log_lines_ignored) ctx.out.line(c.yellow(`  delivery log: ${delivery.log_lines_ignored} incomplete or damaged line(s) ignored (a crash mid-write; those deliveries may be sent again)`));
         }
         const behind = m.generation !== null && !runtimeManifest.current ? c.yellow(` — behind the baseline (generation ${l.state.index.generation}): the runtime keeps the older approved state until the guard publishes`) : '';
         ctx.out.line(`runtime manifest: ${m.path}${m.present ? (m.generation !== null ? ` (generation ${m.generation})` : ` (${m.problem ?? 'invalid'})`) : ` (${m.problem ?? 'absent'})`}${behind}`);
