@@ -1,15 +1,32 @@
 import type { CommandSpec } from '../types.js';
-import { inspectAll } from '../../guard/inspect.js';
-import { loadBaseline, octal } from '../../store/load-baseline.js';
+import { verifyAll } from '../../guard/verify-pass.js';
+import type { ProtectedSet } from '../../config/protected-set.js';
+import { openBaseline, octal, type Opened } from '../../store/open-baseline.js';
+
+/**
+ * The approved settings verify needs, without zod when they are plainly valid (loading
+ * zod costs more than reading 10,000 files), else through the full schema, which names
+ * what is wrong.
+ */
+async function settingsOf(o: Opened): Promise<{ pset: ProtectedSet; maxBytes: number }> {
+  const bytes = o.state.bytesOf(o.store.fd, 'config/warden.toml');
+  const [{ readSettings }, { protectedSet }] = await Promise.all([import('../../config/settings-read.js'), import('../../config/protected-set.js')]);
+  const quick = readSettings(bytes);
+  if (quick) return { pset: protectedSet(quick), maxBytes: quick.max_bytes };
+  const { configFromBytes } = await import('../../config/warden-config.js');
+  const config = configFromBytes(bytes);
+  return { pset: protectedSet(config), maxBytes: config.max_bytes };
+}
 
 export const verifyCommand: CommandSpec = {
   name: 'verify',
   summary: 'Check every protected file against the baseline once, changing nothing (exit 1 on drift).',
   usage: 'verify [--root DIR] [--json]',
   async run(ctx) {
-    const l = loadBaseline(ctx.root);
+    const l = openBaseline(ctx.root);
     try {
-      const findings = inspectAll(l.rootFd, l.state, l.pset, l.config.max_bytes);
+      const { pset, maxBytes } = await settingsOf(l);
+      const findings = verifyAll(l.rootFd, l.state, pset, maxBytes);
       const rows = findings.map((f) => {
         const d = f.isDir ? l.state.index.dirs[f.path] : undefined;
         const fe = f.isDir ? undefined : l.state.entry(f.path);
