@@ -6,7 +6,9 @@
  */
 import type { SimpleGit } from 'simple-git';
 import { userInfo } from 'node:os';
-import { at, createFileAt, ensureDirBeneath, lstatAt, replaceFileAt, safeClose, unlinkAt, withDir } from '../fsx/beneath.js';
+import { constants, openSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { at, createFileAt, ensureDirBeneath, lstatAt, openDirBeneath, replaceFileAt, safeClose, unlinkAt, withDir } from '../fsx/beneath.js';
 import { errnoCode } from '../common/errors.js';
 import { HISTORY_DIR } from './layout.js';
 import type { Store, StoreFd } from './store.js';
@@ -141,24 +143,41 @@ export async function initHistory(store: Store, changes: HistoryChange[], user =
   await g.raw(['read-tree', ref]);
 }
 
-/** Feed a fast-import stream to git in the history repository (a child; killed if it takes too long). */
+/**
+ * Feed a fast-import stream to git in the history repository (a child; killed if it takes
+ * too long). The stream goes through an unlinked temp file in .git, git's stdin: a pipe
+ * would be fed only when this process's event loop turns, and init keeps it busy writing
+ * blobs meanwhile, so git would start its work only after them instead of beside them.
+ */
 async function fastImport(store: Store, stream: Buffer): Promise<void> {
   const { spawn } = await import('node:child_process');
-  await new Promise<void>((resolve, reject) => {
-    // As simple-git does: no GIT_* variable of ours reaches git; the repository is the held store's.
-    const child = spawn('git', ['fast-import', '--quiet', '--done'], { cwd: at(store.fd, HISTORY_DIR), env: { PATH: process.env.PATH ?? '/usr/bin:/bin' }, stdio: ['pipe', 'ignore', 'pipe'] });
-    let err = '';
-    const timer = setTimeout(() => child.kill('SIGKILL'), gitTimeoutMs());
-    child.stderr.on('data', (d: Buffer) => { if (err.length < 4096) err += String(d); });
-    child.stdin.on('error', () => undefined); // a git that died early says why on stderr and in its exit code
-    child.on('error', (e) => { clearTimeout(timer); reject(e); });
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      if (code === 0) resolve();
-      else reject(new Error(`git fast-import failed (${signal ?? `exit ${code}`}): ${err.trim().split('\n')[0] ?? ''}`));
+  const dir = openDirBeneath(store.fd, `${HISTORY_DIR}/.git`);
+  const name = `warden-import-${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
+  let input = -1;
+  try {
+    createFileAt(dir, name, stream, 0o600, false);
+    input = openSync(at(dir, name), constants.O_RDONLY | constants.O_NOFOLLOW);
+  } finally {
+    try { unlinkAt(dir, name); } catch { /* not created */ }
+    safeClose(dir);
+  }
+  try {
+    await new Promise<void>((resolve, reject) => {
+      // As simple-git does: no GIT_* variable of ours reaches git; the repository is the held store's.
+      const child = spawn('git', ['fast-import', '--quiet', '--done'], { cwd: at(store.fd, HISTORY_DIR), env: { PATH: process.env.PATH ?? '/usr/bin:/bin' }, stdio: [input, 'ignore', 'pipe'] });
+      let err = '';
+      const timer = setTimeout(() => child.kill('SIGKILL'), gitTimeoutMs());
+      child.stderr?.on('data', (d: Buffer) => { if (err.length < 4096) err += String(d); });
+      child.on('error', (e) => { clearTimeout(timer); reject(e); });
+      child.on('close', (code, signal) => {
+        clearTimeout(timer);
+        if (code === 0) resolve();
+        else reject(new Error(`git fast-import failed (${signal ?? `exit ${code}`}): ${err.trim().split('\n')[0] ?? ''}`));
+      });
     });
-    child.stdin.end(stream);
-  });
+  } finally {
+    safeClose(input);
+  }
 }
 
 /** `whole`: `changes` is the complete new state (a re-baseline): files not in it leave the mirror. */
