@@ -25,8 +25,8 @@ export function readListed(path: string, maxBytes: number): Seen | null {
   try {
     const st = fstatSync(fd);
     if (!st.isFile()) return null; // swapped after the listing
-    const base = { size: st.size, mode: st.mode & 0o7777, uid: st.uid, gid: st.gid, ino: st.ino };
-    if (st.size > maxBytes) return { ...base, sha256: null };
+    const seen: Seen = { size: st.size, mode: st.mode & 0o7777, uid: st.uid, gid: st.gid, ino: st.ino, sha256: null };
+    if (st.size > maxBytes) return seen;
     // One spare byte notices growth; grow the buffer (up to maxBytes + 1) while it fills.
     const cap = Math.min(maxBytes + 1, st.size + 1);
     if (buf.length < cap) buf = Buffer.allocUnsafeSlow(cap);
@@ -46,8 +46,10 @@ export function readListed(path: string, maxBytes: number): Seen | null {
       n += r;
       if (r < want && n === st.size) break; // the end as fstat saw it: skip the read that returns 0
     }
-    if (n > maxBytes) return { ...base, sha256: null };
-    return { ...base, size: n, sha256: hash('sha256', buf.subarray(0, n), 'hex') };
+    if (n > maxBytes) return seen;
+    seen.size = n;
+    seen.sha256 = hash('sha256', buf.subarray(0, n), 'hex');
+    return seen;
   } finally {
     closeSync(fd);
   }
