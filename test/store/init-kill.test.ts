@@ -1,7 +1,7 @@
 /**
  * `warden init` killed with SIGKILL from outside at a random moment (no seam of the product
  * chooses it) leaves a root whose next `warden init` succeeds, whose baseline then verifies
- * clean, whose history holds the baseline, and whose guard starts. Blobs are written with no
+ * clean, whose history holds the baseline, and whose guard starts (it checks every blob). Blobs are written with no
  * fsync of their own and the history commit is streamed by git fast-import: the index
  * rename is the commit point, so a kill before it must leave nothing that is adopted.
  */
@@ -48,13 +48,17 @@ it(`init killed at ${TRIALS} random moments: the next init succeeds, verifies cl
     const at = ((k + Math.random()) / TRIALS) * full.ms * 1.1;
     const r = await initKilled(t, at);
     if (r.killedRunning) landed++;
+    // Before the index rename (the commit point) nothing was adopted: init starts over and
+    // succeeds. After it (the kill landed while the process was still finishing, or it had
+    // exited) the baseline is complete, and init says so instead.
     const again = cli(t, ['init']);
-    if (r.killedRunning) assert.equal(again.code, 0, `trial ${k} (killed at ${at.toFixed(0)} ms): ${again.stderr}`);
-    else assert.ok(again.code === 0 || /a baseline already exists/.test(again.stderr), again.stderr);
+    assert.ok(again.code === 0 || (again.code === 2 && /a baseline already exists/.test(again.stderr)), `trial ${k} (killed at ${at.toFixed(0)} ms): ${again.code} ${again.stderr}`);
     const v = cli(t, ['verify']);
     assert.equal(v.code, 0, `trial ${k}: ${v.stdout}${v.stderr}`);
     assert.ok(commits(t) >= 1, 'the history holds the baseline');
-    if (k === TRIALS - 1) { const d = await startDaemon(t); await d.stop(); }
+    // The guard verifies every blob against its name at start: a torn one adopted would stop it.
+    const d = await startDaemon(t);
+    await d.stop();
   }
   assert.ok(landed >= 1, `${landed} of ${TRIALS} kills landed while init ran`);
 });
