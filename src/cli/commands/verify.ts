@@ -8,9 +8,11 @@ import { openBaseline, octal, type Opened } from '../../store/open-baseline.js';
  * zod costs more than reading 10,000 files), else through the full schema, which names
  * what is wrong.
  */
-async function settingsOf(o: Opened): Promise<{ pset: ProtectedSet; maxBytes: number }> {
+const settingsModules = () => Promise.all([import('../../config/settings-read.js'), import('../../config/protected-set.js')]);
+
+async function settingsOf(o: Opened, modules: ReturnType<typeof settingsModules>): Promise<{ pset: ProtectedSet; maxBytes: number }> {
   const bytes = o.state.bytesOf(o.store.fd, 'config/warden.toml');
-  const [{ readSettings }, { protectedSet }] = await Promise.all([import('../../config/settings-read.js'), import('../../config/protected-set.js')]);
+  const [{ readSettings }, { protectedSet }] = await modules;
   const quick = readSettings(bytes);
   if (quick) return { pset: protectedSet(quick), maxBytes: quick.max_bytes };
   const { configFromBytes } = await import('../../config/warden-config.js');
@@ -23,9 +25,11 @@ export const verifyCommand: CommandSpec = {
   summary: 'Check every protected file against the baseline once, changing nothing (exit 1 on drift).',
   usage: 'verify [--root DIR] [--json]',
   async run(ctx) {
+    // Their files are read (libuv's pool) while the baseline is authenticated here.
+    const modules = settingsModules();
     const l = openBaseline(ctx.root);
     try {
-      const { pset, maxBytes } = await settingsOf(l);
+      const { pset, maxBytes } = await settingsOf(l, modules);
       const findings = verifyAll(l.rootFd, l.state, pset, maxBytes);
       const rows = findings.map((f) => {
         const d = f.isDir ? l.state.index.dirs[f.path] : undefined;
