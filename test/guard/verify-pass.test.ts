@@ -111,3 +111,14 @@ it('a FIFO planted in place of a protected file is reported, never opened, and v
   assert.ok(opens.some((l) => /"f0016\.txt"/.test(l)), 'the neighbours are opened by bare name (the trace sees opens)');
   assert.deepEqual(opens.filter((l) => l.includes('f0017.txt')), [], 'the FIFO is never opened');
 });
+
+it('a report larger than a pipe holds reaches a slow reader whole (verify leaves early only when its output is out)', () => {
+  const t = bigRoot();
+  for (let i = 0; i < N; i++) writeFileSync(t.p(name(i)), `changed ${i}\n`);
+  // The reader starts late, so the pipe (64 KiB) is full while verify finishes.
+  const r = spawnSync('sh', ['-c', `${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} verify --json --root ${JSON.stringify(t.root)} | (sleep 0.5; cat); exit "\${PIPESTATUS:-0}"`],
+    { env: t.env, encoding: 'utf8', timeout: 60_000, maxBuffer: 64 * 1024 * 1024 });
+  assert.ok(r.stdout.length > 128 * 1024, `${r.stdout.length} bytes: more than a pipe holds`);
+  const out = JSON.parse(r.stdout) as { drift: Row[] };
+  assert.equal(out.drift.length, N, 'every drifted file is in the report');
+});

@@ -28,6 +28,7 @@ export const verifyCommand: CommandSpec = {
     // Their files are read (libuv's pool) while the baseline is authenticated here.
     const modules = settingsModules();
     const l = openBaseline(ctx.root);
+    let code: number;
     try {
       const { pset, maxBytes } = await settingsOf(l, modules);
       const findings = verifyAll(l.rootFd, l.state, pset, maxBytes);
@@ -51,9 +52,14 @@ export const verifyCommand: CommandSpec = {
         }
         ctx.out.line(`${rows.length} path(s) differ from the baseline`);
       }
-      return rows.length === 0 ? 0 : 1;
+      code = rows.length === 0 ? 0 : 1;
     } finally {
       l.close();
     }
+    // Done: leave now, when every byte of the report is out (a full pipe keeps the rest
+    // queued: then the natural exit, which waits for it). Tearing down the heap of a
+    // 10,000-file pass costs ~10 ms, more than the report.
+    if (process.stdout.writableLength === 0 && process.stderr.writableLength === 0) process.exit(code);
+    return code;
   },
 };
