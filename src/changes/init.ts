@@ -2,7 +2,7 @@
 import { readdirSync } from 'node:fs';
 import { WardenError } from '../common/errors.js';
 import { loadWardenConfigFromDisk } from '../store/approved-config.js';
-import { at, lstatAt, openRoot, readRegularAt, safeClose, typeOf, walkDir } from '../fsx/beneath.js';
+import { at, lstatAt, openRoot, readRegularAt, safeClose, typeOf, withDir } from '../fsx/beneath.js';
 import { BaselineState } from '../store/baseline-state.js';
 import { baseOf, dirOf } from '../guard/inspect.js';
 import { protectedSet, type ProtectedSet } from '../config/protected-set.js';
@@ -17,11 +17,7 @@ import { NotInitialised, Store } from '../store/store.js';
 export function candidatePathsFor(rootFd: number, pset: ProtectedSet): string[] {
   const set = new Set<string>(pset.exactPaths);
   const walk = (dir: string, depth: number) => {
-    const w = walkDir(rootFd, dir);
-    if (!w.ok) { safeClose(w.parentFd); return; }
-    let names: { name: string; dir: boolean }[] = [];
-    try { names = readdirSync(at(w.fd, '.'), { withFileTypes: true }).map((e) => ({ name: e.name, dir: e.isDirectory() })); }
-    finally { safeClose(w.fd); }
+    const names = withDir(rootFd, dir, (fd) => readdirSync(at(fd, '.'), { withFileTypes: true }).map((e) => ({ name: e.name, dir: e.isDirectory() })), () => []);
     for (const n of names) {
       const rel = dir === '' ? n.name : `${dir}/${n.name}`;
       if (pset.kindOf(rel)) set.add(rel);
@@ -41,38 +37,34 @@ export function scanDisk(rootFd: number, pset: ProtectedSet, maxBytes: number): 
   const files: DiskFile[] = [];
   const dirs: BaselineIndex['dirs'] = {};
   for (const d of pset.dirs) {
-    const w = walkDir(rootFd, dirOf(d));
-    if (!w.ok) { safeClose(w.parentFd); continue; }
-    try {
-      const st = lstatAt(w.fd, baseOf(d));
-      if (!st) continue;
+    withDir(rootFd, dirOf(d), (fd) => {
+      const st = lstatAt(fd, baseOf(d));
+      if (!st) return;
       if (!st.isDirectory()) throw new WardenError(`${d} must be a directory, found a ${typeOf(st)}; only real directories and regular files can be baselined`);
       dirs[d] = { mode: st.mode & 0o7777, uid: st.uid, gid: st.gid };
-    } finally { safeClose(w.fd); }
+    }, () => undefined);
   }
   // Each directory is opened once (10,000 files in one directory: one walk, not 10,000).
-  const dirFds = new Map<string, number | null>();
-  try {
-    for (const path of candidatePathsFor(rootFd, pset)) {
-      const dir = dirOf(path);
-      let fd = dirFds.get(dir);
-      if (fd === undefined) {
-        const w = walkDir(rootFd, dir);
-        if (w.ok) fd = w.fd; else { safeClose(w.parentFd); fd = null; }
-        dirFds.set(dir, fd);
-      }
-      if (fd === null) continue;
-      const st = lstatAt(fd, baseOf(path));
-      if (!st) continue;
-      if (!st.isFile()) throw new WardenError(`${path} is a ${typeOf(st)}, not a regular file; only regular files can be baselined`);
-      if (st.size > maxBytes) throw new WardenError(`${path} is ${st.size} bytes, over max_bytes (${maxBytes})`);
-      const r = readRegularAt(fd, baseOf(path), maxBytes);
-      if (!r?.bytes) throw new WardenError(`${path} changed while it was being read; run init again`);
-      files.push({ path, bytes: r.bytes, mode: r.stats.mode & 0o7777, uid: r.stats.uid, gid: r.stats.gid });
-    }
-  } finally {
-    for (const fd of dirFds.values()) if (fd !== null) safeClose(fd);
+  const byDir = new Map<string, string[]>();
+  for (const path of candidatePathsFor(rootFd, pset)) {
+    const list = byDir.get(dirOf(path));
+    if (list) list.push(path); else byDir.set(dirOf(path), [path]);
   }
+  for (const [dir, paths] of byDir) {
+    withDir(rootFd, dir, (fd) => {
+      for (const path of paths) {
+        const st = lstatAt(fd, baseOf(path));
+        if (!st) continue;
+        if (!st.isFile()) throw new WardenError(`${path} is a ${typeOf(st)}, not a regular file; only regular files can be baselined`);
+        if (st.size > maxBytes) throw new WardenError(`${path} is ${st.size} bytes, over max_bytes (${maxBytes})`);
+        const r = readRegularAt(fd, baseOf(path), maxBytes);
+        if (!r?.bytes) throw new WardenError(`${path} changed while it was being read; run init again`);
+        files.push({ path, bytes: r.bytes, mode: r.stats.mode & 0o7777, uid: r.stats.uid, gid: r.stats.gid });
+      }
+    }, () => undefined);
+  }
+  // In path order, as the candidates were (the index and the history list them so).
+  files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   return { files, dirs };
 }
 

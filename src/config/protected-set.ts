@@ -36,7 +36,8 @@ function ancestors(dir: string): string[] {
   return out;
 }
 
-export function protectedSet(config: WardenConfig): ProtectedSet {
+/** Only the paths matter here: a full WardenConfig, or the few settings read without the schema (settings-read.ts). */
+export function protectedSet(config: Pick<WardenConfig, 'protect' | 'credentials'> | { protect: { path: string }[]; credentials: { files: string[] } }): ProtectedSet {
   const specs: { pattern: string; kind: FileKind }[] = [
     { pattern: 'config/warden.toml', kind: 'warden' },
     { pattern: 'config/conditions.toml', kind: 'conditions' },

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { WardenError, type Located } from '../common/errors.js';
 import { locateKey, parseToml } from '../toml/index.js';
 import { validateToml } from '../toml/schema.js';
+import { DEFAULT_CREDENTIAL_FILES, DEFAULT_MAX_BYTES } from './settings-read.js';
 
 export const WARDEN_TOML = 'config/warden.toml';
 
@@ -12,16 +13,16 @@ export const wardenConfigSchema = z.strictObject({
   approval: z.enum(['tty', 'owner-code', 'none']).default('tty'),
   approval_ttl_seconds: z.number().int().positive().default(86400),
   rescan_seconds: z.number().positive().default(30),
-  max_bytes: z.number().int().positive().default(1024 * 1024),
+  max_bytes: z.number().int().positive().default(DEFAULT_MAX_BYTES),
   owner: z.strictObject({ discord_id: snowflake }).optional(),
   protect: z.array(z.strictObject({ path: relPath, kind: z.literal('text').default('text') })).default([]),
   credentials: z.strictObject({
-    files: z.array(relPath).min(1).default(['config/credentials.toml']),
+    files: z.array(relPath).min(1).default([...DEFAULT_CREDENTIAL_FILES]),
     groups: z.record(z.string(), z.strictObject({
       keys: z.array(z.string().min(1)).min(1),
       check: z.enum(['discord-token']).optional(),
     })).default({}),
-  }).default({ files: ['config/credentials.toml'], groups: {} }),
+  }).default({ files: [...DEFAULT_CREDENTIAL_FILES], groups: {} }),
   notify: z.strictObject({
     min_interval_seconds: z.number().nonnegative().default(10),
     liveness_hours: z.number().positive().optional(),

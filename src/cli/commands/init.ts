@@ -2,12 +2,7 @@ import type { CommandSpec, CommandContext } from '../types.js';
 import { WardenError } from '../../common/errors.js';
 import { initRoot } from '../../changes/init.js';
 import { keyPath } from '../../store/keys.js';
-import { osUser } from '../../store/history.js';
-import { runChangeOp } from '../changes/writer.js';
-import { handleProposal } from '../changes/flow.js';
-import { recoverStore } from '../changes/recover.js';
 import { credentialModeReport } from '../changes/cred-mode.js';
-import { refusing } from './apply.js';
 
 async function firstInit(ctx: CommandContext, force: boolean): Promise<number> {
   const r = await initRoot(ctx.root, { force });
@@ -28,6 +23,10 @@ async function firstInit(ctx: CommandContext, force: boolean): Promise<number> {
  * done under the lock; a store that fails authentication goes to recovery instead.
  */
 async function reinit(ctx: CommandContext): Promise<number> {
+  // The change machinery (writer, approval flow, recovery; policy and validation below them)
+  // loads only for a re-baseline: a first init of 10,000 files should not pay for it.
+  const [{ osUser }, { runChangeOp }, { handleProposal }, { recoverStore }] = await Promise.all([
+    import('../../store/history.js'), import('../changes/writer.js'), import('../changes/flow.js'), import('../changes/recover.js')]);
   let r;
   try { r = await runChangeOp(ctx.root, { action: 'rebaseline', user: osUser() }); }
   catch (err) {
@@ -50,6 +49,7 @@ export const initCommand: CommandSpec = {
   options: { force: { type: 'boolean', default: false } },
   async run(ctx) {
     if (!ctx.values.force) return firstInit(ctx, false);
+    const { refusing } = await import('./apply.js');
     return refusing(ctx, 'init', () => reinit(ctx));
   },
 };
