@@ -67,6 +67,8 @@ export class Guard {
   /** Stat stamps of files verified clean by hash: lets the backstop rescan skip unchanged files. */
   private readonly cleanStamps = new Map<string, string>();
   private stopped = false;
+  /** Paths whose revert found no intact approved content (the store blob missing or altered). */
+  readonly unavailable = new Set<string>();
   private readonly tally = { checks: 0, reverts: 0 };
   lastRescanAt = 0;
 
@@ -291,11 +293,17 @@ export class Guard {
       }
       const keep = this.quota.take();
       const entry = this.state.entry(f.path);
-      const approved = this.state.bytesOf(this.storeHandle.fd, f.path);
+      // Approved bytes are not held in memory: read the blob, used only if it hashes to the
+      // authenticated sha256. Missing or altered: the store check rebuilds it from another
+      // live file that still has that content, if any; else the revert fails closed.
+      let approved = this.state.bytesOf(this.storeHandle.fd, f.path);
+      if (entry && !approved) { this.store.verify(false, entry.sha256); approved = this.state.bytesOf(this.storeHandle.fd, f.path); }
       if (!entry || !approved) {
-        this.raiseTamper(`the approved content of ${f.path} is not in memory and the store copy is missing or altered`);
+        this.unavailable.add(f.path);
+        this.raiseTamper(`the store copy of the approved content of ${f.path} is missing or altered, and no live file has it; ${f.path} cannot be reverted`);
         throw Object.assign(new Error('approved content unavailable'), { code: 'EBADBASELINE' });
       }
+      this.unavailable.delete(f.path);
       // Things that cannot be replaced by rename (dir) or must be kept as they are
       // (link, FIFO, socket, device) are moved aside first. A rejected file is hard-linked
       // into quarantine before the rename, so late writes into it are kept (SPEC §5).

@@ -26,5 +26,7 @@ function fromStats(st: Stats, type: Observation['type']): Observation {
 
 /** The stat fields that change whenever content or metadata does (ctime cannot be set by users). */
 export function statStamp(st: Stats): string {
-  return `${st.ino}:${st.size}:${st.mode}:${st.uid}:${st.gid}:${st.mtimeMs}:${st.ctimeMs}`;
+  // join() builds one flat string; a template literal builds a tree of ~13 cons strings,
+  // which 20,000 held stamps (files and blobs) turn into 6 MB of heap.
+  return [st.ino, st.size, st.mode, st.uid, st.gid, st.mtimeMs, st.ctimeMs].join(':');
 }
