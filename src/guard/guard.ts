@@ -9,7 +9,7 @@
  */
 import { errnoCode } from '../common/errors.js';
 import type { WardenConfig } from '../config/warden-config.js';
-import { fixDirAt, fixRoot, lstatAt, makeDirAt, replaceFileAt, safeClose, walkDir } from '../fsx/beneath.js';
+import { fixDirAt, fixRoot, lstatAt, makeDirAt, replaceFileAt, withDir } from '../fsx/beneath.js';
 import type { Alert, AlertReason, FileFacts } from '../store/alert-types.js';
 import { newAlertId } from '../store/alerts.js';
 import type { BaselineState } from '../store/baseline-state.js';
@@ -209,16 +209,12 @@ export class Guard {
     this.retries.clear(rel);
     if (!this.state.entry(rel)) { this.cleanStamps.delete(rel); return; }
     if (stamp) { this.cleanStamps.set(rel, stamp); return; }
-    let fd = dirFd;
-    if (fd === undefined) {
-      const w = walkDir(this.rootFd, dirOf(rel));
-      if (!w.ok) { safeClose(w.parentFd); return; }
-      fd = w.fd;
-    }
-    try {
+    const stampAt = (fd: number): void => {
       const st = lstatAt(fd, baseOf(rel));
       if (st?.isFile()) this.cleanStamps.set(rel, statStamp(st));
-    } finally { if (dirFd === undefined) safeClose(fd); }
+    };
+    if (dirFd !== undefined) stampAt(dirFd);
+    else withDir(this.rootFd, dirOf(rel), stampAt, () => undefined);
   }
 
   /** Repair protected directories (missing, replaced by a link or a file, wrong mode/owner). */
@@ -246,35 +242,32 @@ export class Guard {
       } catch (err) { this.failed(f.path, id, f.verdict, err, whileStopped); }
       return;
     }
-    const w = walkDir(this.rootFd, dirOf(f.path));
-    if (!w.ok) { safeClose(w.parentFd); return; }
-    try {
-      const name = baseOf(f.path);
-      const opts = { mode: want.mode, uid: want.uid, gid: want.gid };
-      if (f.verdict.reason === 'mode' || f.verdict.reason === 'owner') {
-        fixDirAt(w.fd, name, opts);
-      } else {
-        if (f.obs.type !== 'absent') quarantine = this.quarantine.move(id, w.fd, name, this.maxBytes);
-        makeDirAt(w.fd, name, opts);
+    withDir(this.rootFd, dirOf(f.path), (parent) => {
+      try {
+        const name = baseOf(f.path);
+        const opts = { mode: want.mode, uid: want.uid, gid: want.gid };
+        if (f.verdict.reason === 'mode' || f.verdict.reason === 'owner') {
+          fixDirAt(parent, name, opts);
+        } else {
+          if (f.obs.type !== 'absent') quarantine = this.quarantine.move(id, parent, name, this.maxBytes);
+          makeDirAt(parent, name, opts);
+        }
+        this.raise(id, f.path, whileStopped, f.verdict, 'reverted', quarantine, null, null);
+      } catch (err) {
+        this.failed(f.path, id, f.verdict, err, whileStopped);
       }
-      this.raise(id, f.path, whileStopped, f.verdict, 'reverted', quarantine, null, null);
-    } catch (err) {
-      this.failed(f.path, id, f.verdict, err, whileStopped);
-    } finally {
-      safeClose(w.fd);
-    }
+    }, () => undefined);
   }
 
   /** Put one finding right. `dirFd`: the file's directory, already open (saves a walk on the revert path). */
   private act(f: Finding, whileStopped: boolean, dirFd?: number): void {
+    if (dirFd === undefined) { withDir(this.rootFd, dirOf(f.path), (fd) => this.actAt(f, whileStopped, fd), () => undefined); return; }
+    this.actAt(f, whileStopped, dirFd);
+  }
+
+  private actAt(f: Finding, whileStopped: boolean, fd: number): void {
     const id = newAlertId();
     const { verdict, obs } = f;
-    let fd = dirFd;
-    if (fd === undefined) {
-      const w = walkDir(this.rootFd, dirOf(f.path));
-      if (!w.ok) { safeClose(w.parentFd); return; }
-      fd = w.fd;
-    }
     const w = { fd };
     const name = baseOf(f.path);
     let quarantine: string | null = null;
@@ -337,8 +330,6 @@ export class Guard {
     } catch (err) {
       if (linked && !quarantine) this.quarantine.discard(id, name);
       this.failed(f.path, id, verdict, err, whileStopped, quarantine);
-    } finally {
-      if (dirFd === undefined) safeClose(fd);
     }
   }
 

@@ -4,20 +4,20 @@
  * no restore is in flight while this runs.
  */
 import { readdirSync } from 'node:fs';
-import { at, safeClose, unlinkAt, walkDir } from '../fsx/beneath.js';
+import { at, unlinkAt, withDir } from '../fsx/beneath.js';
 
 /** The temp names replaceFileAt creates (".<name>.warden-<pid>-<hex>.tmp"). */
 const TEMP_NAME = /^\..+\.warden-\d+-[0-9a-f]{8}\.tmp$/;
 
 export function sweepTemps(rootFd: number, dirs: Iterable<string>): void {
   for (const dir of dirs) {
-    const w = walkDir(rootFd, dir);
-    if (!w.ok) { safeClose(w.parentFd); continue; }
-    try {
-      for (const name of readdirSync(at(w.fd, '.'))) {
-        if (!TEMP_NAME.test(name)) continue;
-        try { unlinkAt(w.fd, name); } catch { /* still stuck: next time */ }
-      }
-    } catch { /* unreadable: next time */ } finally { safeClose(w.fd); }
+    withDir(rootFd, dir, (fd) => {
+      try {
+        for (const name of readdirSync(at(fd, '.'))) {
+          if (!TEMP_NAME.test(name)) continue;
+          try { unlinkAt(fd, name); } catch { /* still stuck: next time */ }
+        }
+      } catch { /* unreadable: next time */ }
+    }, () => undefined);
   }
 }
