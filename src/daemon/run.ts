@@ -17,7 +17,6 @@ import { Guard } from '../guard/guard.js';
 import { WatchSupervisor } from '../guard/watch-supervisor.js';
 import { HintQueue } from '../guard/hints.js';
 import { appendAlert, newAlertId } from '../store/alerts.js';
-import { readIndex } from '../store/baseline.js';
 import { publishManifest } from '../store/manifest.js';
 import { readSeal, sealPath } from '../store/keys.js';
 import { loadKeyOrExplainMove } from '../store/rehome.js';
@@ -145,9 +144,9 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
     cleanups.push(() => lock.release());
     try {
       store.ensureLayout();
-      const idx = readIndex(store.fd, key);
-      // Only a root that never had a baseline is initialised: a sealed one whose index vanished is tampered.
-      if (!idx.ok && idx.problem === 'missing' && opts.initIfNeeded && readSeal(sealPath(opts.root)) === null) {
+      // Only a root that never had a baseline is initialised: a sealed one whose index vanished
+      // is tampered. (An lstat, not a read: the index is read and authenticated once, below.)
+      if (opts.initIfNeeded && notInitialised(store.fd, opts.root)) {
         const { initRoot } = await import('../changes/init.js');
         const r = await initRoot(opts.root, { force: false });
         log(`<5>warden: no baseline yet: recorded ${r.files} file(s) as approved (warden init)`);
