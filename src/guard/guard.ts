@@ -9,7 +9,7 @@
  */
 import { errnoCode } from '../common/errors.js';
 import type { WardenConfig } from '../config/warden-config.js';
-import { fixDirAt, fixRoot, lstatAt, makeDirAt, replaceFileAt, withDir } from '../fsx/beneath.js';
+import { AT_FDCWD, fixDirAt, fixRoot, lstatAt, makeDirAt, replaceFileAt, withCwdAt, withDir } from '../fsx/beneath.js';
 import type { Alert, AlertReason, FileFacts } from '../store/alert-types.js';
 import { newAlertId } from '../store/alerts.js';
 import type { BaselineState } from '../store/baseline-state.js';
@@ -121,10 +121,14 @@ export class Guard {
     let n = this.safely('repairing directories', () => this.fixDirs(cause === 'startup')) ?? 0;
     const dirs = new DirCache(this.rootFd);
     try {
-      for (const rel of this.safely('listing protected paths', () => candidatePaths(this.rootFd, this.state, this.pset)) ?? []) {
-        // New files are worked off after waiting reverts (a storm of them must not stall a revert).
-        if (cause === 'rescan' && this.defer && !this.state.entry(rel)) { this.defer(rel); continue; }
-        if (this.safely(`checking ${rel}`, () => (!full && this.unchangedSinceClean(rel, dirs)) ? false : this.check(rel, cause === 'startup', dirs))) n++;
+      const paths = this.safely('listing protected paths', () => candidatePaths(this.rootFd, this.state, this.pset)) ?? [];
+      // Sorted, so each directory's files come together: one group per directory.
+      for (let i = 0; i < paths.length;) {
+        const dir = dirOf(paths[i] as string);
+        let j = i + 1;
+        while (j < paths.length && dirOf(paths[j] as string) === dir) j++;
+        n += this.sweepGroup(paths.slice(i, j), dir, cause, full, dirs);
+        i = j;
       }
     } finally {
       dirs.close();
@@ -132,11 +136,47 @@ export class Guard {
     return n;
   }
 
-  private unchangedSinceClean(rel: string, dirs: DirCache): boolean {
+  /**
+   * The files of one directory. They are looked at from inside it (withCwdAt: a plain name
+   * per lstat/open instead of a walk through /proc/self/fd for each), read-only; what needs
+   * putting right is acted on afterwards, through the descriptor as always.
+   */
+  private sweepGroup(group: readonly string[], dir: string, cause: 'startup' | 'rescan', full: boolean, dirs: DirCache): number {
+    const whileStopped = cause === 'startup';
+    let n = 0;
+    const todo: string[] = [];
+    for (const rel of group) {
+      // New files are worked off after waiting reverts (a storm of them must not stall a revert).
+      if (cause === 'rescan' && this.defer && !this.state.entry(rel)) { this.defer(rel); continue; }
+      todo.push(rel);
+    }
+    const fd = todo.length ? dirs.get(dir) : null;
+    const found: Finding[] = [];
+    const looked = fd === null ? null : withCwdAt(fd, () => {
+      for (const rel of todo) {
+        this.safely(`checking ${rel}`, () => {
+          if (!full && this.unchangedSinceClean(rel, AT_FDCWD)) return;
+          this.tally.checks++;
+          let lastStamp: string | undefined;
+          const f = inspectFileAt(AT_FDCWD, this.state, this.pset, rel, this.maxBytes, (o) => { lastStamp = o.stamp; });
+          if (f) found.push(f); else this.markClean(rel, AT_FDCWD, lastStamp);
+        });
+      }
+    });
+    if (looked && fd !== null) {
+      for (const f of found) if (this.safely(`checking ${f.path}`, () => { this.act(f, whileStopped, fd); return true; })) n++;
+      return n;
+    }
+    // The directory is broken (check repairs it first) or cannot be entered: one check per file.
+    for (const rel of todo) {
+      if (this.safely(`checking ${rel}`, () => (!full && fd !== null && this.unchangedSinceClean(rel, fd)) ? false : this.check(rel, whileStopped, dirs))) n++;
+    }
+    return n;
+  }
+
+  private unchangedSinceClean(rel: string, fd: number): boolean {
     const stamp = this.cleanStamps.get(rel);
     if (!stamp) return false;
-    const fd = dirs.get(dirOf(rel));
-    if (fd === null) return false;
     const st = lstatAt(fd, baseOf(rel));
     return st !== null && st.isFile() && statStamp(st) === stamp;
   }

@@ -60,6 +60,7 @@ export class StoreCheck {
 
   /** The blob part of verify. */
   private verifyBlobs(allBlobs: boolean, hint?: string): void {
+    if (!allBlobs && hint === '-') return; // the index only
     const dirs = new DirCache(this.store.fd);
     const seen = new Set<string>();
     const bad: string[] = [];
