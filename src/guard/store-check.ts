@@ -18,7 +18,7 @@
  */
 import { mkdirSync, renameSync, fsyncSync } from 'node:fs';
 import { errnoCode } from '../common/errors.js';
-import { at, ensureDirBeneath, lstatAt, moveAt, readRegularAt, readSmallAt, safeClose, withDir } from '../fsx/beneath.js';
+import { AT_FDCWD, at, ensureDirBeneath, lstatAt, moveAt, readRegularAt, readSmallAt, safeClose, withCwdAt, withDir } from '../fsx/beneath.js';
 import { blobDir, sha256Hex } from '../store/baseline.js';
 import { newAlertId } from '../store/alerts.js';
 import { BASELINE_DIR, INDEX_NAME, LAYOUT_DIRS, LAYOUT_FILES, QUARANTINE_DIR } from '../store/layout.js';
@@ -61,29 +61,41 @@ export class StoreCheck {
   /** The blob part of verify. */
   private verifyBlobs(allBlobs: boolean, hint?: string): void {
     if (!allBlobs && hint === '-') return; // the index only
-    const dirs = new DirCache(this.store.fd);
-    const seen = new Set<string>();
+    // Which blobs to look at, per directory (blobs/, secrets/): each sha once.
+    const byDir = new Map<string, Map<string, string>>();
+    for (const path of this.state.paths()) {
+      const e = this.state.entry(path);
+      if (!e || (!allBlobs && hint && hint !== e.sha256)) continue;
+      const dir = blobDir(e.kind);
+      let m = byDir.get(dir);
+      if (!m) byDir.set(dir, m = new Map());
+      if (!m.has(e.sha256)) m.set(e.sha256, path);
+    }
     const bad: string[] = [];
+    const dirs = new DirCache(this.store.fd);
     try {
-      for (const path of this.state.paths()) {
-        const e = this.state.entry(path);
-        if (!e || seen.has(e.sha256)) continue;
-        seen.add(e.sha256);
-        if (!allBlobs && hint && hint !== e.sha256) continue;
-        const fd = dirs.get(blobDir(e.kind));
-        let ok = false;
-        if (fd !== null) {
-          try {
-            const st = lstatAt(fd, e.sha256);
-            const stamp = st ? statStamp(st) : null;
-            if (!allBlobs && !hint && stamp && this.blobStamps.get(e.sha256) === stamp) continue;
-            // lstat above is the truth (never a FIFO opened); one open + read, no second lstat.
-            const b = st?.isFile() ? readRegularAt(fd, e.sha256, Math.max(e.size, 1))?.bytes ?? null : null;
-            ok = b !== null && sha256Hex(b) === e.sha256;
-            if (ok && stamp) this.blobStamps.set(e.sha256, stamp);
-          } catch { ok = false; }
-        }
-        if (!ok) { this.blobStamps.delete(e.sha256); bad.push(path); }
+      for (const [dir, shas] of byDir) {
+        const fd = dirs.get(dir);
+        const check = (at: number): void => {
+          for (const [sha, path] of shas) {
+            const e = this.state.entry(path);
+            if (!e) continue;
+            let ok = false;
+            try {
+              const st = lstatAt(at, sha);
+              const stamp = st ? statStamp(st) : null;
+              if (!allBlobs && !hint && stamp && this.blobStamps.get(sha) === stamp) continue;
+              // lstat above is the truth (never a FIFO opened); one open + read, no second lstat.
+              const b = st?.isFile() ? readRegularAt(at, sha, Math.max(e.size, 1))?.bytes ?? null : null;
+              ok = b !== null && sha256Hex(b) === sha;
+              if (ok && stamp) this.blobStamps.set(sha, stamp);
+            } catch { ok = false; }
+            if (!ok) { this.blobStamps.delete(sha); bad.push(path); }
+          }
+        };
+        if (fd === null) { for (const [sha, path] of shas) { this.blobStamps.delete(sha); bad.push(path); } continue; }
+        // From inside the directory when there are many (a plain name per lstat/open), else through the descriptor.
+        if (shas.size < 16 || !withCwdAt(fd, () => check(AT_FDCWD))) check(fd);
       }
     } finally {
       dirs.close();
