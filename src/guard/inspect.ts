@@ -55,17 +55,27 @@ export function inspectDirs(rootFd: number, state: BaselineState): Finding[] {
 }
 
 /** Every path that is protected now: baseline paths, exact paths, and what the globs match on disk. */
-export function candidatePaths(rootFd: number, state: BaselineState, pset: ProtectedSet): string[] {
+export function candidatePaths(rootFd: number, state: BaselineState, pset: ProtectedSet): readonly string[] {
+  const deep = (base: string) => pset.patterns.some((p) => p.glob && p.base === base && p.pattern.includes('**'));
+  const flat = pset.globDirs.some(deep) ? null : pset.globDirs.map((base) => flatMatches(rootFd, base, pset));
+  // Nothing changed since the last call (same baseline, settings and glob listings): the
+  // same list. A rescan of 10,000 files then builds no Set and sorts nothing (issue 17).
+  if (flat && memo && memo.files === state.index.files && memo.pset === pset && memo.rootFd === rootFd
+    && memo.flat.length === flat.length && memo.flat.every((m, i) => m === flat[i])) return memo.paths;
   const set = new Set<string>(state.paths());
   for (const p of pset.exactPaths) set.add(p);
-  for (const base of pset.globDirs) {
-    const deep = pset.patterns.some((p) => p.glob && p.base === base && p.pattern.includes('**'));
-    if (!deep) { for (const rel of flatMatches(rootFd, base, pset)) set.add(rel); continue; }
+  pset.globDirs.forEach((base, i) => {
+    if (flat) { for (const rel of flat[i] ?? []) set.add(rel); return; }
+    if (!deep(base)) { for (const rel of flatMatches(rootFd, base, pset)) set.add(rel); return; }
     // Baseline paths are protected by definition: skip the glob matcher for them.
     listDir(rootFd, base, 8, (rel) => { if (!set.has(rel) && pset.kindOf(rel)) set.add(rel); });
-  }
-  return [...set].sort();
+  });
+  const paths = Object.freeze([...set].sort());
+  memo = flat ? { rootFd, files: state.index.files, pset, flat, paths } : null;
+  return paths;
 }
+
+let memo: { rootFd: number; files: object; pset: ProtectedSet; flat: readonly string[][]; paths: readonly string[] } | null = null;
 
 /**
  * The names in one (non-recursive) glob directory that match, listed again only when the

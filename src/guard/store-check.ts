@@ -21,12 +21,15 @@ import { errnoCode } from '../common/errors.js';
 import { AT_FDCWD, at, ensureDirBeneath, lstatAt, moveAt, readRegularAt, readSmallAt, safeClose, withCwdAt, withDir } from '../fsx/beneath.js';
 import { blobDir, sha256Hex } from '../store/baseline.js';
 import { newAlertId } from '../store/alerts.js';
-import { BASELINE_DIR, INDEX_NAME, LAYOUT_DIRS, LAYOUT_FILES, QUARANTINE_DIR } from '../store/layout.js';
+import { BASELINE_DIR, BLOBS_DIR, INDEX_NAME, LAYOUT_DIRS, LAYOUT_FILES, QUARANTINE_DIR, SECRETS_DIR } from '../store/layout.js';
 import { EMBEDDED_STORE } from '../store/location.js';
 import type { BaselineState } from '../store/baseline-state.js';
 import type { Store } from '../store/store.js';
 import { DirCache, baseOf, dirOf } from './inspect.js';
 import { observe, statStamp } from './observe.js';
+
+/** Where blobs live, by kind (baseline.ts blobDir). */
+const BLOB_DIRS = [BLOBS_DIR, SECRETS_DIR] as const;
 
 export const INDEX_PATH = `snapshots/${BASELINE_DIR}/${INDEX_NAME}`;
 
@@ -61,41 +64,39 @@ export class StoreCheck {
   /** The blob part of verify. */
   private verifyBlobs(allBlobs: boolean, hint?: string): void {
     if (!allBlobs && hint === '-') return; // the index only
-    // Which blobs to look at, per directory (blobs/, secrets/): each sha once.
-    const byDir = new Map<string, Map<string, string>>();
-    for (const path of this.state.paths()) {
-      const e = this.state.entry(path);
-      if (!e || (!allBlobs && hint && hint !== e.sha256)) continue;
-      const dir = blobDir(e.kind);
-      let m = byDir.get(dir);
-      if (!m) byDir.set(dir, m = new Map());
-      if (!m.has(e.sha256)) m.set(e.sha256, path);
-    }
+    // Per blob directory (blobs/, secrets/), one pass over the approved paths. No Set or Map
+    // per pass (a rescan would leave 10,000-entry tables behind as garbage); a blob shared by
+    // identical files is looked at once per file, its read skipped by its stamp.
     const bad: string[] = [];
+    const badShas = new Set<string>(); // stays empty unless something is wrong
     const dirs = new DirCache(this.store.fd);
+    const paths = this.state.paths();
     try {
-      for (const [dir, shas] of byDir) {
-        const fd = dirs.get(dir);
+      for (const dir of BLOB_DIRS) {
         const check = (at: number): void => {
-          for (const [sha, path] of shas) {
+          for (const path of paths) {
             const e = this.state.entry(path);
-            if (!e) continue;
+            if (!e || blobDir(e.kind) !== dir || (!allBlobs && hint && hint !== e.sha256)) continue;
+            const sha = e.sha256;
             let ok = false;
-            try {
-              const st = lstatAt(at, sha);
-              const stamp = st ? statStamp(st) : null;
-              if (!allBlobs && !hint && stamp && this.blobStamps.get(sha) === stamp) continue;
-              // lstat above is the truth (never a FIFO opened); one open + read, no second lstat.
-              const b = st?.isFile() ? readRegularAt(at, sha, Math.max(e.size, 1))?.bytes ?? null : null;
-              ok = b !== null && sha256Hex(b) === sha;
-              if (ok && stamp) this.blobStamps.set(sha, stamp);
-            } catch { ok = false; }
-            if (!ok) { this.blobStamps.delete(sha); bad.push(path); }
+            if (at !== -1) {
+              try {
+                const st = lstatAt(at, sha);
+                const stamp = st ? statStamp(st) : null;
+                if (!allBlobs && !hint && stamp && this.blobStamps.get(sha) === stamp) continue;
+                // lstat above is the truth (never a FIFO opened); one open + read, no second lstat.
+                const b = st?.isFile() ? readRegularAt(at, sha, Math.max(e.size, 1))?.bytes ?? null : null;
+                ok = b !== null && sha256Hex(b) === sha;
+                if (ok && stamp) this.blobStamps.set(sha, stamp);
+              } catch { ok = false; }
+            }
+            if (!ok) { this.blobStamps.delete(sha); if (!badShas.has(sha)) { badShas.add(sha); bad.push(path); } }
           }
         };
-        if (fd === null) { for (const [sha, path] of shas) { this.blobStamps.delete(sha); bad.push(path); } continue; }
+        const fd = dirs.get(dir);
+        if (fd === null) { check(-1); continue; }
         // From inside the directory when there are many (a plain name per lstat/open), else through the descriptor.
-        if (shas.size < 16 || !withCwdAt(fd, () => check(AT_FDCWD))) check(fd);
+        if (hint || !withCwdAt(fd, () => check(AT_FDCWD))) check(fd);
       }
     } finally {
       dirs.close();
