@@ -1,7 +1,10 @@
 /** The command's side of the control socket: typed requests, replies checked against the protocol. */
 import { NotInitialised, Store } from '../store/store.js';
 import { callDaemon, type Call } from '../daemon/control.js';
-import { isControlError, pingReplySchema, type PingReply } from '../daemon/protocol.js';
+import type { PingReply } from '../daemon/protocol.js';
+
+// The schemas (zod) load only when a daemon answers: `warden run` with none running loads none.
+const protocol = () => import('../daemon/protocol.js');
 import type { ChangeCommand, Reply } from '../changes/protocol.js';
 
 /** No store means no daemon: a root that is not initialised has nobody to answer. */
@@ -14,7 +17,9 @@ async function call(root: string, req: Parameters<typeof callDaemon>[1], timeout
 /** The running daemon's ping reply; null when none answers (or it answers something else). */
 export async function pingDaemon(root: string, timeoutMs?: number): Promise<PingReply | null> {
   const c = await call(root, { op: 'ping' }, timeoutMs);
-  if (c.kind !== 'ok' || isControlError(c.res)) return null;
+  if (c.kind !== 'ok') return null;
+  const { isControlError, pingReplySchema } = await protocol();
+  if (isControlError(c.res)) return null;
   const p = pingReplySchema.safeParse(c.res);
   return p.success ? p.data : null;
 }
@@ -25,6 +30,7 @@ export type ChangeCall = { kind: 'none' } | { kind: 'lost'; why: string } | { ki
 export async function sendChange(root: string, change: ChangeCommand, timeoutMs = 120_000): Promise<ChangeCall> {
   const c = await call(root, { op: 'change', change }, timeoutMs);
   if (c.kind !== 'ok') return c;
+  const { isControlError, pingReplySchema } = await protocol();
   if (isControlError(c.res)) return { kind: 'refused', code: c.res.code, error: c.res.error };
   if (pingReplySchema.safeParse(c.res).success) return { kind: 'lost', why: 'the daemon answered a ping to a change request' };
   return { kind: 'ok', res: c.res as Reply };

@@ -36,7 +36,7 @@ function ancestors(dir: string): string[] {
   return out;
 }
 
-/** Only the paths matter here: a full WardenConfig, or the few settings read without the schema (settings-read.ts). */
+/** Only the paths matter here: a full WardenConfig, or the same settings read without zod (quick-config.ts). */
 export function protectedSet(config: Pick<WardenConfig, 'protect' | 'credentials'> | { protect: { path: string }[]; credentials: { files: string[] } }): ProtectedSet {
   const specs: { pattern: string; kind: FileKind }[] = [
     { pattern: 'config/warden.toml', kind: 'warden' },
@@ -60,7 +60,7 @@ export function protectedSet(config: Pick<WardenConfig, 'protect' | 'credentials
   }
   const dirSet = new Set<string>(['']);
   for (const p of patterns) for (const a of ancestors(p.base)) dirSet.add(a);
-  const dirs = [...dirSet].sort((a, b) => a.split('/').length - b.split('/').length || a.localeCompare(b));
+  const dirs = [...dirSet].sort((a, b) => a.split('/').length - b.split('/').length || (a < b ? -1 : a > b ? 1 : 0)); // not localeCompare: ICU's collation data is 2 MB of a guard's RSS
   const cache = new Map<string, FileKind | null>();
   return {
     patterns,

@@ -2,9 +2,9 @@ import { z } from 'zod';
 import { WardenError, type Located } from '../common/errors.js';
 import { locateKey, parseToml } from '../toml/index.js';
 import { validateToml } from '../toml/schema.js';
-import { DEFAULT_CREDENTIAL_FILES, DEFAULT_MAX_BYTES } from './settings-read.js';
+import { DEFAULT_CREDENTIAL_FILES, DEFAULT_MAX_BYTES, WARDEN_TOML } from './quick-config.js';
 
-export const WARDEN_TOML = 'config/warden.toml';
+export { WARDEN_TOML };
 
 const snowflake = z.string().regex(/^[0-9]{1,20}$/, 'must be a Discord id: a string of decimal digits');
 const relPath = z.string().min(1).refine((p) => !p.startsWith('/') && !p.split('/').includes('..'), 'must be a path relative to the root, without ".."');

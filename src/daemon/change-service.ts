@@ -10,12 +10,13 @@ import type { ApplyContext } from '../changes/apply.js';
 import { loadKey } from '../store/keys.js';
 import type { ChangeEnv } from '../changes/approvals.js';
 import type { ChangeCommand, Reply } from '../changes/protocol.js';
-import { at, safeClose, walkDir } from '../fsx/beneath.js';
+import { at, withDir } from '../fsx/beneath.js';
 import { JOURNAL_DIR, PENDING_DIR } from '../store/layout.js';
 import type { StoreFd } from '../store/store.js';
 
 // The change modules (approvals → apply → validate → policy, zod schemas, simple-git) load
-// only when there is change work: a request, a journal to recover, a pending approval.
+// only when there is change work: a request or a pending approval. A journal to recover
+// loads journal.ts only (test/daemon/lazy-modules.test.ts).
 const approvals = () => import('../changes/approvals.js');
 
 function envOf(g: Guard, ctx: ApplyContext, reload?: (c: WardenConfig) => Promise<void>): ChangeEnv {
@@ -26,15 +27,30 @@ const ctxOf = (g: Guard): ApplyContext => ({ root: g.root, rootFd: g.rootFd, sto
 
 /** Anything in the store's directory `dir`? Absent or empty: no. Not a plain directory: yes (the change code reports it). */
 function hasEntries(storeFd: StoreFd, dir: string): boolean {
-  const w = walkDir(storeFd, dir);
-  if (!w.ok) { safeClose(w.parentFd); return w.code !== 'ENOENT'; }
-  try { return readdirSync(at(w.fd, '.')).length > 0; } catch { return true; } finally { safeClose(w.fd); }
+  return withDir(storeFd, dir, (fd) => {
+    try { return readdirSync(at(fd, '.')).length > 0; } catch { return true; }
+  }, (f) => f.code !== 'ENOENT');
+}
+
+/**
+ * Finish or undo an interrupted transaction: journal.ts alone (the approval, validation and
+ * policy modules stay unloaded), then its history commit off the start path. The same
+ * steps as prepareWriter (changes/approvals.ts) takes for a command under the lock.
+ */
+async function recoverAtStart(g: Guard): Promise<void> {
+  const { recoverJournal } = await import('../changes/journal.js');
+  const rec = recoverJournal(g.rootFd, g.storeHandle, g.state, g.config, loadKey(g.root, false), (a) => g.record(a));
+  if (rec && rec.changes.length) {
+    void import('../store/history.js').then(({ commitHistory }) => commitHistory(g.storeHandle, rec.changes.map((c) => ({ path: c.path, kind: c.kind, bytes: c.bytes })), `recover ${rec.outcome} ${rec.paths.join(' ')}`, 'warden')).catch(() => null);
+  }
 }
 
 /** Call once the guard exists and before startupVerify(). */
 export async function attachChangeService(g: Guard, log: (l: string) => void): Promise<{ stop(): void }> {
   const fd = g.storeHandle.fd;
-  if (hasEntries(fd, JOURNAL_DIR) || hasEntries(fd, PENDING_DIR)) (await approvals()).prepareWriter(envOf(g, ctxOf(g)));
+  if (hasEntries(fd, JOURNAL_DIR)) await recoverAtStart(g);
+  // Pending approvals to expire: that is the approval service's own work.
+  if (hasEntries(fd, PENDING_DIR)) (await approvals()).sweepPending(envOf(g, ctxOf(g)));
   let timer: NodeJS.Timeout | null = null;
   let stopped = false;
   const tick = async () => {

@@ -16,7 +16,10 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
 import { lstatAt, safeClose, unlinkAt, at } from '../fsx/beneath.js';
 import { SOCKET_NAME } from '../store/layout.js';
 import type { Store } from '../store/store.js';
-import { parseReply, requestSchema, type AnyReply, type ControlErrorCode, type ControlRequest } from './protocol.js';
+import type { AnyReply, ControlErrorCode, ControlRequest } from './protocol.js';
+
+// The protocol's zod schemas load with the first request (or reply), not with the guard.
+const protocol = () => import('./protocol.js');
 
 const NAME = SOCKET_NAME;
 
@@ -96,13 +99,15 @@ function serve(sock: Socket, handle: (req: ControlRequest) => Promise<AnyReply>,
     buf = '';
     let raw: unknown;
     try { raw = JSON.parse(line); } catch { refuse('bad-request', 'malformed request: not JSON'); return; }
-    const req = requestSchema.safeParse(raw);
-    if (!req.success) {
-      refuse('bad-request', `malformed request: ${req.error.issues.map((i) => `${i.path.join('.') || '(request)'}: ${i.message}`).join('; ')}`);
-      return;
-    }
-    handle(req.data).then(
-      (res) => sock.end(JSON.stringify(res) + '\n'),
+    protocol().then(({ requestSchema }) => {
+      const req = requestSchema.safeParse(raw);
+      if (!req.success) {
+        refuse('bad-request', `malformed request: ${req.error.issues.map((i) => `${i.path.join('.') || '(request)'}: ${i.message}`).join('; ')}`);
+        return;
+      }
+      return handle(req.data);
+    }).then(
+      (res) => { if (res) sock.end(JSON.stringify(res) + '\n'); },
       (err) => sock.end(JSON.stringify({ ok: false, code: 'internal', error: String((err as Error)?.message ?? err) }) + '\n'),
     );
   });
@@ -129,6 +134,7 @@ export async function callDaemon(store: Store, req: ControlRequest, timeoutMs = 
   if (!w) return { kind: 'none' };
   const dirFd = w.fd;
   try {
+    const { parseReply } = await protocol();
     return await new Promise<Call>((resolve) => {
       const sock = connect(at(dirFd, NAME));
       let connected = false;

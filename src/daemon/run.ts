@@ -2,18 +2,21 @@
  * `warden run`: the guard and/or the notifier (SPEC §11). The guard never loads network
  * code: the notifier is imported dynamically, and only when this process runs it.
  */
+import { setFlagsFromString } from 'node:v8';
 import { WardenError, formatLocated } from '../common/errors.js';
-import { WARDEN_TOML, configFromBytes, type WardenConfig } from '../config/warden-config.js';
-import { loadWardenConfigFrom } from '../store/approved-config.js';
+import type { WardenConfig } from '../config/warden-config.js';
+// zod-free settings for the guard (zod loads only for a file the quick check cannot vouch for).
+import { WARDEN_TOML, settingsFromBytes } from '../config/quick-config.js';
 import { NotInitialised, Store, type StoreFd } from '../store/store.js';
-import { ensureDirBeneath, lstatAt, openRoot, safeClose, walkDir } from '../fsx/beneath.js';
+import { ensureDirBeneath, lstatAt, openRoot, safeClose, withDir } from '../fsx/beneath.js';
+import { observe } from '../guard/observe.js';
+import { baseOf, dirOf } from '../guard/inspect.js';
 import { BASELINE_DIR, CONTROL_DIR, INDEX_NAME, LOCK_NAME, PRIVATE_STORE_DIRS } from '../store/layout.js';
 import { BaselineState, RECOVER } from '../store/baseline-state.js';
 import { Guard } from '../guard/guard.js';
 import { WatchSupervisor } from '../guard/watch-supervisor.js';
 import { HintQueue } from '../guard/hints.js';
 import { appendAlert, newAlertId } from '../store/alerts.js';
-import { readIndex } from '../store/baseline.js';
 import { publishManifest } from '../store/manifest.js';
 import { readSeal, sealPath } from '../store/keys.js';
 import { loadKeyOrExplainMove } from '../store/rehome.js';
@@ -33,9 +36,21 @@ export const EXIT_SANDBOX_BREACH = 75;
 
 /** No baseline index and no seal: this root was never initialised (a sealed root whose index vanished is tampered, not new). */
 function notInitialised(storeFd: StoreFd, root: string): boolean {
-  const w = walkDir(storeFd, BASELINE_DIR);
-  if (!w.ok) { safeClose(w.parentFd); return readSeal(sealPath(root)) === null; }
-  try { return lstatAt(w.fd, INDEX_NAME) === null && readSeal(sealPath(root)) === null; } finally { safeClose(w.fd); }
+  const noIndex = withDir(storeFd, BASELINE_DIR, (fd) => lstatAt(fd, INDEX_NAME) === null, () => true);
+  return noIndex && readSeal(sealPath(root)) === null;
+}
+
+/**
+ * The approved bytes of a file at start: its store blob, else the live file when that still
+ * hashes to the approved sha256 (the store check rebuilds the blob from it after start).
+ */
+function approvedBytes(state: BaselineState, storeFd: StoreFd, rootFd: number, path: string): Buffer | null {
+  const e = state.entry(path);
+  if (!e) return null;
+  const b = state.bytesOf(storeFd, path);
+  if (b) return b;
+  const live = withDir(rootFd, dirOf(path), (fd) => observe(fd, baseOf(path), e.size), () => null);
+  return live?.sha256 === e.sha256 ? live.bytes : null;
 }
 
 /**
@@ -66,6 +81,17 @@ export interface Daemon {
 }
 
 /**
+ * The guard idles for days after a start that allocates briefly but a lot (10,000 files
+ * inspected): V8 then grows its young generation to 16 MiB per semi-space and keeps it, and
+ * those pages stay resident (~30 MB of a 10,000-file guard's RSS, issue 17). Growth factor 1
+ * keeps the semi-spaces at their initial size; scavenges get more frequent, each smaller.
+ * (A flag read at every growth decision; --max-semi-space-size only counts at process start.)
+ */
+function keepYoungGenerationSmall(): void {
+  setFlagsFromString('--semi-space-growth-factor=1');
+}
+
+/**
  * Journal lines carry an sd-daemon "<N>" priority prefix for journald, which reads our
  * stderr as a pipe or socket. A person watching a terminal gets the line without it.
  */
@@ -74,6 +100,7 @@ export function stderrLog(line: string): void {
 }
 
 export async function runDaemon(opts: RunOptions): Promise<Daemon> {
+  keepYoungGenerationSmall();
   // A failing or flooded stderr/stdout never stops the guard (invariant 14; common/diagnostics.ts).
   muteStreamErrors();
   // On a terminal the <N> priority prefixes are noise; the journal (a pipe) keeps them.
@@ -90,7 +117,7 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
   // The guard takes its settings from the authenticated baseline once loaded (below); a
   // notifier alone, from the approved copy in the store it holds (never from the root).
   let config: WardenConfig;
-  try { config = opts.guard ? configFromBytes(null) : loadWardenConfigFrom(store.fd, opts.root); }
+  try { config = opts.guard ? await settingsFromBytes(null) : (await import('../store/approved-config.js')).loadWardenConfigFrom(store.fd, opts.root); }
   catch (err) { store.close(); throw err; }
   const sd = createSdNotifier();
   const cleanups: (() => Promise<void> | void)[] = [() => store.close()];
@@ -117,16 +144,20 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
     cleanups.push(() => lock.release());
     try {
       store.ensureLayout();
-      const idx = readIndex(store.fd, key);
-      // Only a root that never had a baseline is initialised: a sealed one whose index vanished is tampered.
-      if (!idx.ok && idx.problem === 'missing' && opts.initIfNeeded && readSeal(sealPath(opts.root)) === null) {
+      // Only a root that never had a baseline is initialised: a sealed one whose index vanished
+      // is tampered. (An lstat, not a read: the index is read and authenticated once, below.)
+      if (opts.initIfNeeded && notInitialised(store.fd, opts.root)) {
         const { initRoot } = await import('../changes/init.js');
         const r = await initRoot(opts.root, { force: false });
         log(`<5>warden: no baseline yet: recorded ${r.files} file(s) as approved (warden init)`);
       }
       let state: BaselineState;
       try {
-        state = BaselineState.load(store.fd, key, { blobs: true, settle: true }, sealPath(opts.root)).publishFor(rootFd);
+        // The index only: no blob is read at start. Each is read, and its hash checked, when a
+        // revert needs it; the backstop rescan hashes every blob (then those whose stat changed).
+        state = BaselineState.load(store.fd, key, { blobs: false, settle: true }, sealPath(opts.root)).publishFor(rootFd).holdBlobDirs(store.fd);
+        const held = state;
+        cleanups.push(() => held.releaseBlobDirs());
       } catch (err) {
         if (err instanceof WardenError && err.message.startsWith('baseline-tampered')) {
           // Fail closed, but leave a record the owner will be told about.
@@ -141,7 +172,9 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
       }
       // Run on the approved settings, never on whatever is on disk now (it may be an edit
       // made while warden was stopped, which startup verification is about to revert).
-      config = configFromBytes(state.bytesOf(store.fd, WARDEN_TOML));
+      const approvedToml = approvedBytes(state, store.fd, rootFd, WARDEN_TOML);
+      if (state.entry(WARDEN_TOML) && !approvedToml) throw new WardenError(`baseline-tampered: the approved content of ${WARDEN_TOML} is missing from the store or altered; warden will not adopt it. ${RECOVER}`);
+      config = await settingsFromBytes(approvedToml);
       // Alert journal lines get a bucket of their own: diagnostics cannot crowd them out.
       const journal = opts.log ?? ttyless(rateLimitedWriter(2, { burst: 2000, perSecond: 500 }));
       let hints: HintQueue | null = null;
@@ -168,8 +201,16 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
       const changeService = await attachChangeService(g, log);
       cleanups.push(() => changeService.stop());
       g.startupVerify();
+      if (g.unavailable.size > 0) {
+        // Fail closed, as a start always has: a file that differs and whose approved content
+        // is gone from the store cannot be put back (the alert above says which).
+        const first = [...g.unavailable][0] ?? '';
+        sd.status(`store failed authentication; not guarding: run 'warden init --force' on a terminal`);
+        g.stop();
+        throw new WardenError(`baseline-tampered: the approved content of ${first} is missing from the store or altered; warden will not adopt it. ${RECOVER}`);
+      }
       publishManifest(rootFd, g.state.index, process.env, log); // the runtime's view (SPEC §9.3)
-      // load() already checked every blob's hash; compare the index bytes only.
+      // The index bytes now; the blobs at the first backstop rescan (as before: it hashes each once).
       g.verifyStore(false, '-');
       g.lastRescanAt = Date.now();
       watcher.syncFiles(g.state.paths());
@@ -204,8 +245,9 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
         cleanups.push(() => clearInterval(wd));
       }
       process.on('SIGHUP', () => {
-        try { reload(configFromBytes(g.state.bytesOf(store.fd, WARDEN_TOML))).then(() => log('<5>warden: reloaded the approved config/warden.toml'), (err) => log(`<3>warden: SIGHUP reload failed: ${String((err as Error)?.message ?? err)}`)); }
-        catch (err) { log(`<3>warden: SIGHUP: config/warden.toml is invalid, keeping the old settings: ${err instanceof WardenError ? [err.message, ...err.details.map(formatLocated)].join('; ') : String(err)}`); }
+        settingsFromBytes(g.state.bytesOf(store.fd, WARDEN_TOML)).then(
+          (next) => reload(next).then(() => log('<5>warden: reloaded the approved config/warden.toml'), (err) => log(`<3>warden: SIGHUP reload failed: ${String((err as Error)?.message ?? err)}`)),
+          (err) => log(`<3>warden: SIGHUP: config/warden.toml is invalid, keeping the old settings: ${err instanceof WardenError ? [err.message, ...err.details.map(formatLocated)].join('; ') : String(err)}`));
       });
     } catch (err) {
       for (const c of cleanups.reverse()) await c();
@@ -226,6 +268,7 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
         process.exit(EXIT_SANDBOX_BREACH);
       }, 1000, PRIVATE_STORE_DIRS);
       if (check) cleanups.push(() => check.stop());
+      const { loadWardenConfigFrom } = await import('../store/approved-config.js');
       process.on('SIGHUP', () => { try { n.reload(loadWardenConfigFrom(store.fd, opts.root)); } catch (err) { log(`<3>warden: SIGHUP: ${String((err as Error).message)}`); } });
       if (sd.watchdogIntervalMs) {
         // Fed only while the delivery loop runs (sd-notify.ts): a stuck loop gets restarted.

@@ -9,7 +9,7 @@
  */
 import { errnoCode } from '../common/errors.js';
 import type { WardenConfig } from '../config/warden-config.js';
-import { fixDirAt, fixRoot, lstatAt, makeDirAt, replaceFileAt, safeClose, walkDir } from '../fsx/beneath.js';
+import { AT_FDCWD, fixDirAt, fixRoot, lstatAt, makeDirAt, replaceFileAt, withCwdAt, withDir } from '../fsx/beneath.js';
 import type { Alert, AlertReason, FileFacts } from '../store/alert-types.js';
 import { newAlertId } from '../store/alerts.js';
 import type { BaselineState } from '../store/baseline-state.js';
@@ -67,6 +67,8 @@ export class Guard {
   /** Stat stamps of files verified clean by hash: lets the backstop rescan skip unchanged files. */
   private readonly cleanStamps = new Map<string, string>();
   private stopped = false;
+  /** Paths whose revert found no intact approved content (the store blob missing or altered). */
+  readonly unavailable = new Set<string>();
   private readonly tally = { checks: 0, reverts: 0 };
   lastRescanAt = 0;
 
@@ -119,10 +121,14 @@ export class Guard {
     let n = this.safely('repairing directories', () => this.fixDirs(cause === 'startup')) ?? 0;
     const dirs = new DirCache(this.rootFd);
     try {
-      for (const rel of this.safely('listing protected paths', () => candidatePaths(this.rootFd, this.state, this.pset)) ?? []) {
-        // New files are worked off after waiting reverts (a storm of them must not stall a revert).
-        if (cause === 'rescan' && this.defer && !this.state.entry(rel)) { this.defer(rel); continue; }
-        if (this.safely(`checking ${rel}`, () => (!full && this.unchangedSinceClean(rel, dirs)) ? false : this.check(rel, cause === 'startup', dirs))) n++;
+      const paths = this.safely('listing protected paths', () => candidatePaths(this.rootFd, this.state, this.pset)) ?? [];
+      // Sorted, so each directory's files come together: one group per directory.
+      for (let i = 0; i < paths.length;) {
+        const dir = dirOf(paths[i] as string);
+        let j = i + 1;
+        while (j < paths.length && dirOf(paths[j] as string) === dir) j++;
+        n += this.sweepGroup(paths.slice(i, j), dir, cause, full, dirs);
+        i = j;
       }
     } finally {
       dirs.close();
@@ -130,11 +136,47 @@ export class Guard {
     return n;
   }
 
-  private unchangedSinceClean(rel: string, dirs: DirCache): boolean {
+  /**
+   * The files of one directory. They are looked at from inside it (withCwdAt: a plain name
+   * per lstat/open instead of a walk through /proc/self/fd for each), read-only; what needs
+   * putting right is acted on afterwards, through the descriptor as always.
+   */
+  private sweepGroup(group: readonly string[], dir: string, cause: 'startup' | 'rescan', full: boolean, dirs: DirCache): number {
+    const whileStopped = cause === 'startup';
+    let n = 0;
+    const todo: string[] = [];
+    for (const rel of group) {
+      // New files are worked off after waiting reverts (a storm of them must not stall a revert).
+      if (cause === 'rescan' && this.defer && !this.state.entry(rel)) { this.defer(rel); continue; }
+      todo.push(rel);
+    }
+    const fd = todo.length ? dirs.get(dir) : null;
+    const found: Finding[] = [];
+    const looked = fd === null ? null : withCwdAt(fd, () => {
+      for (const rel of todo) {
+        this.safely(`checking ${rel}`, () => {
+          if (!full && this.unchangedSinceClean(rel, AT_FDCWD)) return;
+          this.tally.checks++;
+          let lastStamp: string | undefined;
+          const f = inspectFileAt(AT_FDCWD, this.state, this.pset, rel, this.maxBytes, (o) => { lastStamp = o.stamp; });
+          if (f) found.push(f); else this.markClean(rel, AT_FDCWD, lastStamp);
+        });
+      }
+    });
+    if (looked && fd !== null) {
+      for (const f of found) if (this.safely(`checking ${f.path}`, () => { this.act(f, whileStopped, fd); return true; })) n++;
+      return n;
+    }
+    // The directory is broken (check repairs it first) or cannot be entered: one check per file.
+    for (const rel of todo) {
+      if (this.safely(`checking ${rel}`, () => (!full && fd !== null && this.unchangedSinceClean(rel, fd)) ? false : this.check(rel, whileStopped, dirs))) n++;
+    }
+    return n;
+  }
+
+  private unchangedSinceClean(rel: string, fd: number): boolean {
     const stamp = this.cleanStamps.get(rel);
     if (!stamp) return false;
-    const fd = dirs.get(dirOf(rel));
-    if (fd === null) return false;
     const st = lstatAt(fd, baseOf(rel));
     return st !== null && st.isFile() && statStamp(st) === stamp;
   }
@@ -207,16 +249,12 @@ export class Guard {
     this.retries.clear(rel);
     if (!this.state.entry(rel)) { this.cleanStamps.delete(rel); return; }
     if (stamp) { this.cleanStamps.set(rel, stamp); return; }
-    let fd = dirFd;
-    if (fd === undefined) {
-      const w = walkDir(this.rootFd, dirOf(rel));
-      if (!w.ok) { safeClose(w.parentFd); return; }
-      fd = w.fd;
-    }
-    try {
+    const stampAt = (fd: number): void => {
       const st = lstatAt(fd, baseOf(rel));
       if (st?.isFile()) this.cleanStamps.set(rel, statStamp(st));
-    } finally { if (dirFd === undefined) safeClose(fd); }
+    };
+    if (dirFd !== undefined) stampAt(dirFd);
+    else withDir(this.rootFd, dirOf(rel), stampAt, () => undefined);
   }
 
   /** Repair protected directories (missing, replaced by a link or a file, wrong mode/owner). */
@@ -244,35 +282,32 @@ export class Guard {
       } catch (err) { this.failed(f.path, id, f.verdict, err, whileStopped); }
       return;
     }
-    const w = walkDir(this.rootFd, dirOf(f.path));
-    if (!w.ok) { safeClose(w.parentFd); return; }
-    try {
-      const name = baseOf(f.path);
-      const opts = { mode: want.mode, uid: want.uid, gid: want.gid };
-      if (f.verdict.reason === 'mode' || f.verdict.reason === 'owner') {
-        fixDirAt(w.fd, name, opts);
-      } else {
-        if (f.obs.type !== 'absent') quarantine = this.quarantine.move(id, w.fd, name, this.maxBytes);
-        makeDirAt(w.fd, name, opts);
+    withDir(this.rootFd, dirOf(f.path), (parent) => {
+      try {
+        const name = baseOf(f.path);
+        const opts = { mode: want.mode, uid: want.uid, gid: want.gid };
+        if (f.verdict.reason === 'mode' || f.verdict.reason === 'owner') {
+          fixDirAt(parent, name, opts);
+        } else {
+          if (f.obs.type !== 'absent') quarantine = this.quarantine.move(id, parent, name, this.maxBytes);
+          makeDirAt(parent, name, opts);
+        }
+        this.raise(id, f.path, whileStopped, f.verdict, 'reverted', quarantine, null, null);
+      } catch (err) {
+        this.failed(f.path, id, f.verdict, err, whileStopped);
       }
-      this.raise(id, f.path, whileStopped, f.verdict, 'reverted', quarantine, null, null);
-    } catch (err) {
-      this.failed(f.path, id, f.verdict, err, whileStopped);
-    } finally {
-      safeClose(w.fd);
-    }
+    }, () => undefined);
   }
 
   /** Put one finding right. `dirFd`: the file's directory, already open (saves a walk on the revert path). */
   private act(f: Finding, whileStopped: boolean, dirFd?: number): void {
+    if (dirFd === undefined) { withDir(this.rootFd, dirOf(f.path), (fd) => this.actAt(f, whileStopped, fd), () => undefined); return; }
+    this.actAt(f, whileStopped, dirFd);
+  }
+
+  private actAt(f: Finding, whileStopped: boolean, fd: number): void {
     const id = newAlertId();
     const { verdict, obs } = f;
-    let fd = dirFd;
-    if (fd === undefined) {
-      const w = walkDir(this.rootFd, dirOf(f.path));
-      if (!w.ok) { safeClose(w.parentFd); return; }
-      fd = w.fd;
-    }
     const w = { fd };
     const name = baseOf(f.path);
     let quarantine: string | null = null;
@@ -291,11 +326,17 @@ export class Guard {
       }
       const keep = this.quota.take();
       const entry = this.state.entry(f.path);
-      const approved = this.state.bytesOf(this.storeHandle.fd, f.path);
+      // Approved bytes are not held in memory: read the blob, used only if it hashes to the
+      // authenticated sha256. Missing or altered: the store check rebuilds it from another
+      // live file that still has that content, if any; else the revert fails closed.
+      let approved = this.state.bytesOf(this.storeHandle.fd, f.path);
+      if (entry && !approved) { this.store.verify(false, entry.sha256); approved = this.state.bytesOf(this.storeHandle.fd, f.path); }
       if (!entry || !approved) {
-        this.raiseTamper(`the approved content of ${f.path} is not in memory and the store copy is missing or altered`);
+        this.unavailable.add(f.path);
+        this.raiseTamper(`the store copy of the approved content of ${f.path} is missing or altered, and no live file has it; ${f.path} cannot be reverted`);
         throw Object.assign(new Error('approved content unavailable'), { code: 'EBADBASELINE' });
       }
+      this.unavailable.delete(f.path);
       // Things that cannot be replaced by rename (dir) or must be kept as they are
       // (link, FIFO, socket, device) are moved aside first. A rejected file is hard-linked
       // into quarantine before the rename, so late writes into it are kept (SPEC §5).
@@ -329,8 +370,6 @@ export class Guard {
     } catch (err) {
       if (linked && !quarantine) this.quarantine.discard(id, name);
       this.failed(f.path, id, verdict, err, whileStopped, quarantine);
-    } finally {
-      if (dirFd === undefined) safeClose(fd);
     }
   }
 

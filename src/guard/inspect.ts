@@ -3,7 +3,7 @@
  * (which changes nothing) and by the guard before it acts.
  */
 import { fstatSync, opendirSync, type Dir } from 'node:fs';
-import { at, lstatAt, safeClose, typeOf, walkDir } from '../fsx/beneath.js';
+import { at, lstatAt, tryOpenDir, safeClose, typeOf, withDir } from '../fsx/beneath.js';
 import { classify, type Observation, type Verdict } from './classify.js';
 import { observe } from './observe.js';
 import type { ProtectedSet, FileKind } from '../config/protected-set.js';
@@ -32,46 +32,51 @@ export function inspectDirs(rootFd: number, state: BaselineState): Finding[] {
     const want = state.index.dirs[d];
     if (!want) continue;
     // The root itself: look through the descriptor we hold (its path may be unreadable now).
-    const w = d === '' ? { ok: true as const, fd: -1 } : walkDir(rootFd, dirOf(d));
-    if (!w.ok) { safeClose(w.parentFd); continue; }
-    try {
-      const st = d === '' ? fstatSync(rootFd) : lstatAt(w.fd, baseOf(d));
-      const reasons: AlertReason[] = [];
-      const type = st ? typeOf(st) : 'absent';
-      if (!st) reasons.push('deleted');
-      else if (type === 'symlink') reasons.push('symlink');
-      else if (type !== 'dir') reasons.push('not-regular');
-      else {
-        if ((st.mode & 0o7777) !== want.mode) reasons.push('mode');
-        if (st.uid !== want.uid || st.gid !== want.gid) reasons.push('owner');
-      }
-      const [reason, ...also] = reasons;
-      if (reason) {
-        if (reason !== 'mode' && reason !== 'owner') broken.push(d);
-        out.push({
-          path: d, isDir: true, kind: null, verdict: { reason, also, action: 'reverted' },
-          obs: { type, size: st?.size ?? 0, mode: st ? st.mode & 0o7777 : 0, uid: st?.uid ?? -1, gid: st?.gid ?? -1, ino: st?.ino ?? 0, sha256: null, bytes: null },
-        });
-      }
-    } finally {
-      if (w.fd !== -1) safeClose(w.fd);
+    const st = d === '' ? fstatSync(rootFd) : withDir(rootFd, dirOf(d), (fd) => ({ at: lstatAt(fd, baseOf(d)) }), () => null)?.at;
+    if (st === undefined) continue; // the parent cannot be walked: its own finding covers it
+    const reasons: AlertReason[] = [];
+    const type = st ? typeOf(st) : 'absent';
+    if (!st) reasons.push('deleted');
+    else if (type === 'symlink') reasons.push('symlink');
+    else if (type !== 'dir') reasons.push('not-regular');
+    else {
+      if ((st.mode & 0o7777) !== want.mode) reasons.push('mode');
+      if (st.uid !== want.uid || st.gid !== want.gid) reasons.push('owner');
+    }
+    const [reason, ...also] = reasons;
+    if (reason) {
+      if (reason !== 'mode' && reason !== 'owner') broken.push(d);
+      out.push({
+        path: d, isDir: true, kind: null, verdict: { reason, also, action: 'reverted' },
+        obs: { type, size: st?.size ?? 0, mode: st ? st.mode & 0o7777 : 0, uid: st?.uid ?? -1, gid: st?.gid ?? -1, ino: st?.ino ?? 0, sha256: null, bytes: null },
+      });
     }
   }
   return out;
 }
 
 /** Every path that is protected now: baseline paths, exact paths, and what the globs match on disk. */
-export function candidatePaths(rootFd: number, state: BaselineState, pset: ProtectedSet): string[] {
+export function candidatePaths(rootFd: number, state: BaselineState, pset: ProtectedSet): readonly string[] {
+  const deep = (base: string) => pset.patterns.some((p) => p.glob && p.base === base && p.pattern.includes('**'));
+  const flat = pset.globDirs.some(deep) ? null : pset.globDirs.map((base) => flatMatches(rootFd, base, pset));
+  // Nothing changed since the last call (same baseline, settings and glob listings): the
+  // same list. A rescan of 10,000 files then builds no Set and sorts nothing (issue 17).
+  if (flat && memo && memo.files === state.index.files && memo.pset === pset && memo.rootFd === rootFd
+    && memo.flat.length === flat.length && memo.flat.every((m, i) => m === flat[i])) return memo.paths;
   const set = new Set<string>(state.paths());
   for (const p of pset.exactPaths) set.add(p);
-  for (const base of pset.globDirs) {
-    const deep = pset.patterns.some((p) => p.glob && p.base === base && p.pattern.includes('**'));
-    if (!deep) { for (const rel of flatMatches(rootFd, base, pset)) set.add(rel); continue; }
+  pset.globDirs.forEach((base, i) => {
+    if (flat) { for (const rel of flat[i] ?? []) set.add(rel); return; }
+    if (!deep(base)) { for (const rel of flatMatches(rootFd, base, pset)) set.add(rel); return; }
     // Baseline paths are protected by definition: skip the glob matcher for them.
     listDir(rootFd, base, 8, (rel) => { if (!set.has(rel) && pset.kindOf(rel)) set.add(rel); });
-  }
-  return [...set].sort();
+  });
+  const paths = Object.freeze([...set].sort());
+  memo = flat ? { rootFd, files: state.index.files, pset, flat, paths } : null;
+  return paths;
 }
+
+let memo: { rootFd: number; files: object; pset: ProtectedSet; flat: readonly string[][]; paths: readonly string[] } | null = null;
 
 /**
  * The names in one (non-recursive) glob directory that match, listed again only when the
@@ -81,17 +86,12 @@ export function candidatePaths(rootFd: number, state: BaselineState, pset: Prote
 const listings = new Map<string, { stamp: string; pset: ProtectedSet; matches: string[] }>();
 function flatMatches(rootFd: number, base: string, pset: ProtectedSet): string[] {
   const key = `${rootFd}:${base}`;
-  const w = walkDir(rootFd, base);
-  if (!w.ok) { safeClose(w.parentFd); listings.delete(key); return []; }
-  let stamp = '';
-  let recent = true;
-  try {
-    const st = fstatSync(w.fd);
-    stamp = `${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
-    // ctime has coarse (clock-tick) granularity: a change in the same tick as the last one
-    // would not show, so a directory changed within the last two seconds is never cached.
-    recent = Date.now() - st.ctimeMs < 2000;
-  } finally { safeClose(w.fd); }
+  const st = withDir(rootFd, base, (fd) => fstatSync(fd), () => null);
+  if (!st) { listings.delete(key); return []; }
+  const stamp = [st.ino, st.size, st.mtimeMs, st.ctimeMs].join(':');
+  // ctime has coarse (clock-tick) granularity: a change in the same tick as the last one
+  // would not show, so a directory changed within the last two seconds is never cached.
+  const recent = Date.now() - st.ctimeMs < 2000;
   const known = listings.get(key);
   if (known && known.stamp === stamp && known.pset === pset) return known.matches;
   const matches: string[] = [];
@@ -106,29 +106,23 @@ function flatMatches(rootFd: number, base: string, pset: ProtectedSet): string[]
  * names that match nothing costs one pass, never an array of a million entries.
  */
 function listDir(rootFd: number, dir: string, depth: number, each: (rel: string) => void): void {
-  const w = walkDir(rootFd, dir);
-  if (!w.ok) { safeClose(w.parentFd); return; }
-  let d: Dir | null = null;
-  try {
-    d = opendirSync(at(w.fd, '.'), { bufferSize: 256 });
-    for (let ent = d.readSync(); ent !== null; ent = d.readSync()) {
-      const rel = dir === '' ? ent.name : `${dir}/${ent.name}`;
-      each(rel);
-      if (depth > 1 && ent.isDirectory()) listDir(rootFd, rel, depth - 1, each);
-    }
-  } catch { /* vanished while listing: the next event or rescan looks again */ }
-  finally { try { d?.closeSync(); } catch { /* closed */ } safeClose(w.fd); }
+  withDir(rootFd, dir, (fd) => {
+    let d: Dir | null = null;
+    try {
+      d = opendirSync(at(fd, '.'), { bufferSize: 256 });
+      for (let ent = d.readSync(); ent !== null; ent = d.readSync()) {
+        const rel = dir === '' ? ent.name : `${dir}/${ent.name}`;
+        each(rel);
+        if (depth > 1 && ent.isDirectory()) listDir(rootFd, rel, depth - 1, each);
+      }
+    } catch { /* vanished while listing: the next event or rescan looks again */ }
+    finally { try { d?.closeSync(); } catch { /* closed */ } }
+  }, () => undefined);
 }
 
 /** Inspect one file. Null when it matches the baseline, or its directory is broken (a dir finding covers it). */
 export function inspectFile(rootFd: number, state: BaselineState, pset: ProtectedSet, rel: string, maxBytes: number): Finding | null {
-  const w = walkDir(rootFd, dirOf(rel));
-  if (!w.ok) { safeClose(w.parentFd); return null; }
-  try {
-    return inspectFileAt(w.fd, state, pset, rel, maxBytes);
-  } finally {
-    safeClose(w.fd);
-  }
+  return withDir(rootFd, dirOf(rel), (fd) => inspectFileAt(fd, state, pset, rel, maxBytes), () => null);
 }
 
 /** inspectFile with the file's directory already open. */
@@ -153,8 +147,8 @@ export class DirCache {
   get(dir: string): number | null {
     let fd = this.fds.get(dir);
     if (fd !== undefined) return fd;
-    const w = walkDir(this.rootFd, dir);
-    if (w.ok) fd = w.fd; else { safeClose(w.parentFd); fd = null; }
+    // Held until close(), so not withDir: tryOpenDir leaves nothing open on failure.
+    const w = tryOpenDir(this.rootFd, dir); fd = w.ok ? w.fd : null;
     this.fds.set(dir, fd);
     return fd;
   }

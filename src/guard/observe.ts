@@ -1,8 +1,8 @@
 /** Look at one path beneath a directory fd: lstat is the truth, events are only hints. */
-import { createHash } from 'node:crypto';
 import type { Stats } from 'node:fs';
 import { lstatAt, readRegularAt, typeOf } from '../fsx/beneath.js';
 import { ABSENT, type Observation } from './classify.js';
+import { sha256Hex } from '../store/baseline.js';
 
 export function observe(dirFd: number, name: string, maxBytes: number, tries = 3): Observation {
   const st = lstatAt(dirFd, name);
@@ -17,7 +17,7 @@ export function observe(dirFd: number, name: string, maxBytes: number, tries = 3
   const b = fromStats(r.stats, 'file');
   if (r.unreadable) return { ...b, unreadable: true };
   if (!r.bytes) return b;
-  return { ...b, size: r.bytes.length, sha256: createHash('sha256').update(r.bytes).digest('hex'), bytes: r.bytes, stamp: statStamp(r.stats) };
+  return { ...b, size: r.bytes.length, sha256: sha256Hex(r.bytes), bytes: r.bytes, stamp: statStamp(r.stats) };
 }
 
 function fromStats(st: Stats, type: Observation['type']): Observation {
@@ -26,5 +26,7 @@ function fromStats(st: Stats, type: Observation['type']): Observation {
 
 /** The stat fields that change whenever content or metadata does (ctime cannot be set by users). */
 export function statStamp(st: Stats): string {
-  return `${st.ino}:${st.size}:${st.mode}:${st.uid}:${st.gid}:${st.mtimeMs}:${st.ctimeMs}`;
+  // join() builds one flat string; a template literal builds a tree of ~13 cons strings,
+  // which 20,000 held stamps (files and blobs) turn into 6 MB of heap.
+  return [st.ino, st.size, st.mode, st.uid, st.gid, st.mtimeMs, st.ctimeMs].join(':');
 }

@@ -18,7 +18,7 @@
 import { fsyncSync } from 'node:fs';
 import { errnoCode } from '../common/errors.js';
 import {
-  createFileAt, ensureDirBeneath, linkAt, lstatAt, moveAt, readHeadAt, safeClose, setModeAt, unlinkAt, walkDir,
+  createFileAt, ensureDirBeneath, linkAt, lstatAt, moveAt, readHeadAt, safeClose, setModeAt, unlinkAt, withDir,
 } from '../fsx/beneath.js';
 import { QUARANTINE_DIR } from '../store/layout.js';
 import type { Store } from '../store/store.js';
@@ -116,7 +116,7 @@ export class Quarantine {
   /** The restore failed after linkBefore: the path still holds the file, so drop the link. */
   discard(id: string, name: string): void {
     try { const q = this.dir(id); try { unlinkAt(q, name); } finally { safeClose(q); } } catch { /* nothing to drop */ }
-    try { const top = walkDir(this.store.fd, QUARANTINE_DIR); if (top.ok) { try { rmdirSync(at(top.fd, id)); } finally { safeClose(top.fd); } } else safeClose(top.parentFd); } catch { /* not empty or gone */ }
+    try { withDir(this.store.fd, QUARANTINE_DIR, (top) => rmdirSync(at(top, id)), () => undefined); } catch { /* not empty or gone */ }
   }
 
   /** Keep bytes already read. A failure is logged; the revert itself has happened. */
@@ -142,11 +142,7 @@ export class Quarantine {
     const owner = { uid: process.geteuid?.() ?? st.uid, gid: process.getegid?.() ?? st.gid };
     if (st.isDirectory()) {
       setModeAt(q, name, 0o700, owner);
-      const w = walkDir(q, name);
-      if (!w.ok) { safeClose(w.parentFd); return; }
-      try {
-        for (const child of readdirSync(at(w.fd, '.'))) this.secure(w.fd, child, maxBytes, null, budget);
-      } finally { safeClose(w.fd); }
+      withDir(q, name, (fd) => { for (const child of readdirSync(at(fd, '.'))) this.secure(fd, child, maxBytes, null, budget); }, () => undefined);
       return;
     }
     if (!st.isFile()) { setModeAt(q, name, 0o600, owner); return; } // FIFO, socket, device: never opened

@@ -11,19 +11,25 @@
  * - an entry of the layout that is not what it must be (a link or a file where a directory
  *   belongs, a directory where alerts.jsonl belongs): moved into quarantine, recreated,
  *   never followed;
- * - an edited index or blob: written back from memory.
+ * - an edited index: written back from the one held in memory;
+ * - an edited or missing blob: written back from the live file when that still hashes to
+ *   the approved sha256 (approved bytes are not held in memory); else it stays flagged, and
+ *   a revert that needs it fails closed (revert-failed) until the owner approves a state.
  */
 import { mkdirSync, renameSync, fsyncSync } from 'node:fs';
 import { errnoCode } from '../common/errors.js';
-import { at, ensureDirBeneath, lstatAt, moveAt, readSmallAt, safeClose, walkDir } from '../fsx/beneath.js';
+import { AT_FDCWD, at, ensureDirBeneath, lstatAt, moveAt, readRegularAt, readSmallAt, safeClose, withCwdAt, withDir } from '../fsx/beneath.js';
 import { blobDir, sha256Hex } from '../store/baseline.js';
 import { newAlertId } from '../store/alerts.js';
-import { BASELINE_DIR, INDEX_NAME, LAYOUT_DIRS, LAYOUT_FILES, QUARANTINE_DIR } from '../store/layout.js';
+import { BASELINE_DIR, BLOBS_DIR, INDEX_NAME, LAYOUT_DIRS, LAYOUT_FILES, QUARANTINE_DIR, SECRETS_DIR } from '../store/layout.js';
 import { EMBEDDED_STORE } from '../store/location.js';
 import type { BaselineState } from '../store/baseline-state.js';
 import type { Store } from '../store/store.js';
-import { DirCache } from './inspect.js';
-import { statStamp } from './observe.js';
+import { DirCache, baseOf, dirOf } from './inspect.js';
+import { observe, statStamp } from './observe.js';
+
+/** Where blobs live, by kind (baseline.ts blobDir). */
+const BLOB_DIRS = [BLOBS_DIR, SECRETS_DIR] as const;
 
 export const INDEX_PATH = `snapshots/${BASELINE_DIR}/${INDEX_NAME}`;
 
@@ -52,36 +58,79 @@ export class StoreCheck {
     this.verifyPath();
     this.verifyLayout();
     this.verifyIndex();
+    this.verifyBlobs(allBlobs, hint);
+  }
+
+  /** The blob part of verify. */
+  private verifyBlobs(allBlobs: boolean, hint?: string): void {
+    if (!allBlobs && hint === '-') return; // the index only
+    // Per blob directory (blobs/, secrets/), one pass over the approved paths. No Set or Map
+    // per pass (a rescan would leave 10,000-entry tables behind as garbage); a blob shared by
+    // identical files is looked at once per file, its read skipped by its stamp.
+    const bad: string[] = [];
+    const badShas = new Set<string>(); // stays empty unless something is wrong
     const dirs = new DirCache(this.store.fd);
-    const seen = new Set<string>();
+    const paths = this.state.paths();
     try {
-      for (const path of this.state.paths()) {
-        const e = this.state.entry(path);
-        if (!e || seen.has(e.sha256)) continue;
-        seen.add(e.sha256);
-        if (!allBlobs && hint && hint !== e.sha256) continue;
-        const fd = dirs.get(blobDir(e.kind));
-        let ok = false;
-        if (fd !== null) {
-          try {
-            const st = lstatAt(fd, e.sha256);
-            const stamp = st ? statStamp(st) : null;
-            if (!allBlobs && !hint && stamp && this.blobStamps.get(e.sha256) === stamp) continue;
-            const b = readSmallAt(fd, e.sha256);
-            ok = b !== null && sha256Hex(b) === e.sha256;
-            if (ok && stamp) this.blobStamps.set(e.sha256, stamp);
-          } catch { ok = false; }
-        }
-        if (!ok) {
-          this.blobStamps.delete(e.sha256);
-          this.tamper(`the stored approved content of ${path} was altered or removed; written back from memory`, this.store.label(`${blobDir(e.kind)}/${e.sha256}`));
-          try { if (!this.state.rewriteBlob(this.store.fd, path)) this.log(`<2>warden: approved content of ${path} is not in memory; cannot repair the store`); }
-          catch (err) { this.log(`<2>warden: cannot rewrite blob: ${errnoCode(err) ?? err}`); }
-        }
+      for (const dir of BLOB_DIRS) {
+        const check = (at: number): void => {
+          for (const path of paths) {
+            const e = this.state.entry(path);
+            if (!e || blobDir(e.kind) !== dir || (!allBlobs && hint && hint !== e.sha256)) continue;
+            const sha = e.sha256;
+            let ok = false;
+            if (at !== -1) {
+              try {
+                const st = lstatAt(at, sha);
+                const stamp = st ? statStamp(st) : null;
+                if (!allBlobs && !hint && stamp && this.blobStamps.get(sha) === stamp) continue;
+                // lstat above is the truth (never a FIFO opened); one open + read, no second lstat.
+                const b = st?.isFile() ? readRegularAt(at, sha, Math.max(e.size, 1))?.bytes ?? null : null;
+                ok = b !== null && sha256Hex(b) === sha;
+                if (ok && stamp) this.blobStamps.set(sha, stamp);
+              } catch { ok = false; }
+            }
+            if (!ok) { this.blobStamps.delete(sha); if (!badShas.has(sha)) { badShas.add(sha); bad.push(path); } }
+          }
+        };
+        const fd = dirs.get(dir);
+        if (fd === null) { check(-1); continue; }
+        // From inside the directory when there are many (a plain name per lstat/open), else through the descriptor.
+        if (hint || !withCwdAt(fd, () => check(AT_FDCWD))) check(fd);
       }
     } finally {
       dirs.close();
     }
+    if (bad.length) {
+      // Every path per approved sha256, built once (rm -rf blobs/ loses thousands at once).
+      const bySha = new Map<string, string[]>();
+      for (const p of this.state.paths()) {
+        const sha = this.state.entry(p)?.sha256;
+        if (sha) { const l = bySha.get(sha); if (l) l.push(p); else bySha.set(sha, [p]); }
+      }
+      for (const path of bad) this.repairBlob(path, bySha.get(this.state.entry(path)?.sha256 ?? '') ?? [path]);
+    }
+  }
+
+  /** A blob that is missing or altered: rebuild it from a live file that still has the approved content. */
+  private repairBlob(path: string, candidates: readonly string[]): void {
+    const want = this.state.entry(path);
+    if (!want) return;
+    const sha = want.sha256;
+    const label = this.store.label(`${blobDir(want.kind)}/${sha}`);
+    let from: string | null = null;
+    try {
+      for (const p of candidates) {
+        const e = this.state.entry(p);
+        if (!e || e.sha256 !== sha) continue;
+        const live = this.rootFd < 0 ? null : withDir(this.rootFd, dirOf(p), (fd) => observe(fd, baseOf(p), e.size), () => null);
+        if (live?.sha256 === sha && this.state.rewriteBlob(this.store.fd, p, live.bytes)) { from = p; break; }
+      }
+    } catch (err) { this.log(`<2>warden: cannot rewrite blob: ${errnoCode(err) ?? err}`); }
+    this.tamper(from
+      ? `the stored approved content of ${path} was altered or removed; written back from ${from}, which still has the approved content`
+      : `the stored approved content of ${path} was altered or removed, and no live file has the approved content to rebuild it from; a revert of ${path} fails closed until a state is approved again (warden init --force)`, label);
+    if (!from) this.log(`<2>warden: approved content of ${path} is gone from the store and from the root; cannot repair the store`);
   }
 
   /** Does the store's path still lead to the directory we hold? If not, say so and repair it. */
@@ -174,15 +223,11 @@ export class StoreCheck {
   }
 
   private verifyIndex(): void {
-    const w = walkDir(this.store.fd, BASELINE_DIR);
     let raw: Buffer | null = null;
-    let problem: string | null = null;
-    if (!w.ok) { safeClose(w.parentFd); problem = `${this.store.label(BASELINE_DIR)} is missing or not a directory`; }
-    else {
-      try { raw = readSmallAt(w.fd, INDEX_NAME); if (!raw) problem = 'index deleted'; } catch (err) { problem = `index unreadable (${errnoCode(err)})`; }
-      finally { safeClose(w.fd); }
-    }
-    if (!problem && raw && !raw.equals(this.state.indexBytes)) problem = 'index content differs from the authenticated baseline';
+    let problem: string | null = withDir(this.store.fd, BASELINE_DIR, (fd) => {
+      try { raw = readSmallAt(fd, INDEX_NAME); return raw ? null : 'index deleted'; } catch (err) { return `index unreadable (${errnoCode(err)})`; }
+    }, () => `${this.store.label(BASELINE_DIR)} is missing or not a directory`);
+    if (!problem && raw && !this.state.sameIndex(raw)) problem = 'index content differs from the authenticated baseline';
     if (!problem) {
       // A second writer also moves the seal (outside the store): keep it on the index held, or the next start refuses.
       let seal: string | null = null;

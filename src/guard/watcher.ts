@@ -19,7 +19,7 @@
  * an `error` event later. Both go to onError — also while arming, before the caller holds
  * the handle (watch-supervisor.ts copes with that).
  */
-import { watch, type FSWatcher } from 'chokidar';
+import type { FSWatcher } from 'chokidar';
 import { lstatSync, readdirSync, watch as fsWatch, type FSWatcher as NodeWatcher, type Stats } from 'node:fs';
 import { basename, join, relative, sep } from 'node:path';
 import { errnoCode } from '../common/errors.js';
@@ -205,6 +205,8 @@ async function startInotify(root: string, pset: ProtectedSet, events: WatchEvent
 async function startPolling(root: string, pset: ProtectedSet, events: WatchEvents): Promise<WatchHandle> {
   const toRel = (abs: string) => relative(root, abs).split(sep).join('/');
   let alive = true;
+  // chokidar loads only when polling (inotify exhausted): the usual guard never needs it.
+  const { watch } = await import('chokidar');
   const w: FSWatcher = watch(root, {
     ignoreInitial: true,
     followSymlinks: false,

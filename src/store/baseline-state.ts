@@ -1,23 +1,25 @@
 /**
  * The baseline held in memory. Loaded once and authenticated; afterwards the guard trusts
- * only this copy, so a later edit of snapshots/ can be detected and undone, never adopted.
+ * only this copy of the index, so a later edit of snapshots/ can be detected and undone,
+ * never adopted. Approved bytes are not held: each is read from its store blob when needed
+ * and used only when it hashes to the sha256 the authenticated index names (issue 17).
  */
 import { WardenError } from '../common/errors.js';
 import {
-  blobDir, readBlob, readIndex, serializeIndex, sha256Hex, writeBlob, writeIndexBytes,
+  blobDir, readIndex, serializeIndex, sha256Hex, writeBlob, writeIndexBytes,
   type BaselineIndex, type FileEntry,
 } from './baseline.js';
-import { readRegularAt, safeClose, walkDir } from '../fsx/beneath.js';
+import { tryOpenDir, readRegularAt, safeClose } from '../fsx/beneath.js';
 import { readSeal, writeSeal } from './keys.js';
 import type { FileKind } from '../config/protected-set.js';
 import { publishManifest } from './manifest.js';
 import type { StoreFd } from './store.js';
 
-/** Keep approved bytes in memory up to this much; beyond it they are read (and checked) on demand. */
 /** What the owner must do when the store does not authenticate (said once, the same everywhere). */
 export const RECOVER = "warden does not guard this root until its state is approved again: run 'warden init --force' on a terminal; it shows what differs from the last approved state (snapshots/history) and asks before adopting anything.";
 
-const MEMORY_BUDGET = 48 * 1024 * 1024;
+/** The largest blob read back (a protected file is at most max_bytes; this only bounds a planted one). */
+const BLOB_READ_LIMIT = 64 * 1024 * 1024;
 
 export interface BaselineChange {
   path: string;
@@ -43,54 +45,89 @@ function safeReadSeal(path: string): string | null {
 /** How a start that cannot trust the store points the owner at the recovery (SPEC §8: init --force shows the difference first). */
 export const RECOVERY = 'run `warden init --force` to review the difference and approve it';
 
-/** Reads blobs with each store directory opened once (10,000 blobs at start). */
+/**
+ * Reads blobs with each store directory (blobs/, secrets/) opened once and held: 10,000
+ * blobs at a checking load, one per revert in the guard. A read that fails through a held
+ * descriptor walks to the directory again once (it may have been replaced and repaired
+ * since), so a held descriptor never hides the store's current content.
+ */
 class BlobReader {
   private readonly fds = new Map<string, number | null>();
   constructor(private readonly storeFd: StoreFd) {}
-  read(kind: FileKind, sha: string): Buffer | null {
-    const dir = blobDir(kind);
+  private dirFd(dir: string): number | null {
     let fd = this.fds.get(dir);
     if (fd === undefined) {
-      const w = walkDir(this.storeFd, dir);
-      if (w.ok) fd = w.fd; else { safeClose(w.parentFd); fd = null; }
+      // Held, not closed after the call: tryOpenDir leaves nothing open on failure.
+      const w = tryOpenDir(this.storeFd, dir); fd = w.ok ? w.fd : null;
       this.fds.set(dir, fd);
     }
-    if (fd === null) return null;
-    try {
-      // The store is warden's own: no lstat first; O_NOFOLLOW|O_NONBLOCK and fstat still
-      // refuse a link, and make a planted FIFO or device fail instead of blocking.
-      const r = readRegularAt(fd, sha, 64 * 1024 * 1024);
-      const b = r?.bytes ?? null;
-      return b && sha256Hex(b) === sha ? b : null;
-    } catch { return null; }
+    return fd;
   }
-  close(): void { for (const fd of this.fds.values()) if (fd !== null) safeClose(fd); }
+  /** The blob's bytes when they hash to their name; null when missing or altered. */
+  read(kind: FileKind, sha: string): Buffer | null {
+    const dir = blobDir(kind);
+    const once = (): Buffer | null => {
+      const fd = this.dirFd(dir);
+      if (fd === null) return null;
+      try {
+        // The store is warden's own: no lstat first; O_NOFOLLOW|O_NONBLOCK and fstat still
+        // refuse a link, and make a planted FIFO or device fail instead of blocking.
+        const b = readRegularAt(fd, sha, BLOB_READ_LIMIT)?.bytes ?? null;
+        return b && sha256Hex(b) === sha ? b : null;
+      } catch { return null; }
+    };
+    const b = once();
+    if (b) return b;
+    this.forget(dir);
+    return once();
+  }
+  private forget(dir: string): void {
+    const fd = this.fds.get(dir);
+    if (fd !== undefined && fd !== null) safeClose(fd);
+    this.fds.delete(dir);
+  }
+  close(): void { for (const fd of this.fds.values()) if (fd !== null) safeClose(fd); this.fds.clear(); }
 }
 
 export interface LoadOptions {
+  /** Read every blob once and fail closed when one is missing or altered (nothing is kept in memory). */
   blobs: boolean;
   /** Write the seal when it is missing or names two pairs (the lock holder only). */
   settle?: boolean;
 }
 
 export class BaselineState {
+  /** sha256 of the index bytes as held: what the index on disk must still be. */
+  private indexSha: string;
+  /** Blob directories held open (holdBlobDirs): the revert path reads a blob with one open. */
+  private held: { storeFd: StoreFd; reader: BlobReader } | null = null;
+
   private constructor(
     public index: BaselineIndex,
-    public indexBytes: Buffer,
-    private readonly blobs: Map<string, Buffer>,
+    indexBytes: Buffer,
     private readonly key: Buffer,
     /** Where the seal lives (beside the key); null = not checked (tests of pure parts). */
     private readonly seal: string | null,
-  ) {}
+  ) {
+    this.indexSha = sha256Hex(indexBytes);
+  }
+
+  private sealNow(): string { return `${this.index.generation} ${this.indexSha}`; }
 
   private writeSealNow(): void {
-    if (this.seal) writeSeal(this.seal, sealPair(this.index.generation, this.indexBytes));
+    if (this.seal) writeSeal(this.seal, this.sealNow());
+  }
+
+  /** Are these the index bytes held (the index on disk was not edited)? */
+  sameIndex(raw: Buffer): boolean {
+    return sha256Hex(raw) === this.indexSha;
   }
 
   /**
-   * Authenticate the index and load the blobs. Fails closed: a tampered store is never adopted.
-   * `settle`: only the one writer (the daemon, or a command under the lock) may bring the
-   * seal up to date; a reader racing a commit would put back a stale pair.
+   * Authenticate the index (and with `blobs`, check every blob). Fails closed: a tampered
+   * store is never adopted. `settle`: only the one writer (the daemon, or a command under
+   * the lock) may bring the seal up to date; a reader racing a commit would put back a
+   * stale pair.
    */
   static load(storeFd: StoreFd, key: Buffer, opts: LoadOptions = { blobs: true }, seal: string | null = null): BaselineState {
     const r = readIndex(storeFd, key);
@@ -107,29 +144,31 @@ export class BaselineState {
     if (sealed && mine !== current && mine !== previous) {
       throw new WardenError(`baseline-tampered: baseline/index is authentic but not the latest approved one (generation ${r.index.generation}, the seal names ${current.split(' ')[0] ?? '?'}; rolled back, or written by a second writer?); warden will not adopt it. ${RECOVER}`);
     }
-    const blobs = new Map<string, Buffer>();
-    let used = 0;
-    const blobReader = new BlobReader(storeFd);
-    try {
-    // Read-only commands (verify, status) compare hashes only and skip the blobs.
-    for (const [path, e] of opts.blobs ? Object.entries(r.index.files) : []) {
-      if (blobs.has(e.sha256)) continue;
-      const b = blobReader.read(e.kind, e.sha256);
-      if (!b) throw new WardenError(`baseline-tampered: the approved content of ${path} is missing from the store or altered; warden will not adopt it. ${RECOVER}`);
-      if (used + b.length <= MEMORY_BUDGET) { blobs.set(e.sha256, b); used += b.length; }
+    if (opts.blobs) {
+      // Commands that change the baseline check every blob first; the guard does not (it
+      // checks each blob when it reads it, and the store check re-hashes them after start).
+      const reader = new BlobReader(storeFd);
+      const seen = new Set<string>();
+      try {
+        for (const [path, e] of Object.entries(r.index.files)) {
+          if (seen.has(e.sha256)) continue;
+          seen.add(e.sha256);
+          if (!reader.read(e.kind, e.sha256)) throw new WardenError(`baseline-tampered: the approved content of ${path} is missing from the store or altered; warden will not adopt it. ${RECOVER}`);
+        }
+      } finally {
+        reader.close();
+      }
     }
-    } finally {
-      blobReader.close();
-    }
-    const state = new BaselineState(r.index, r.raw, blobs, key, seal);
+    const state = new BaselineState(r.index, r.raw, key, seal);
     // No seal yet (first start with one): adopt the authenticated index. A commit that
     // crashed before its index rename: the previous index stands; settle the seal on it.
     if (seal && opts.settle && (!sealed || mine !== current || previous !== '')) state.writeSealNow();
     return state;
   }
 
-  static fresh(index: BaselineIndex, indexBytes: Buffer, blobs: Map<string, Buffer>, key: Buffer, seal: string | null = null): BaselineState {
-    const s = new BaselineState(index, indexBytes, blobs, key, seal);
+  /** A state just written (init). `_blobs` is ignored (kept for callers): approved bytes live in the store only. */
+  static fresh(index: BaselineIndex, indexBytes: Buffer, _blobs: unknown, key: Buffer, seal: string | null = null): BaselineState {
+    const s = new BaselineState(index, indexBytes, key, seal);
     s.writeSealNow();
     return s;
   }
@@ -142,15 +181,26 @@ export class BaselineState {
     return Object.keys(this.index.files);
   }
 
-  /** The approved bytes of a path: from memory, else from the store with its hash checked. */
+  /** Keep the store's blob directories open for the life of the process (the guard): one open per blob read. */
+  holdBlobDirs(storeFd: StoreFd): this {
+    this.held?.reader.close();
+    this.held = { storeFd, reader: new BlobReader(storeFd) };
+    return this;
+  }
+
+  /** Close what holdBlobDirs holds. */
+  releaseBlobDirs(): void {
+    this.held?.reader.close();
+    this.held = null;
+  }
+
+  /** The approved bytes of a path, read from the store: null when the blob is missing or does not hash to the approved sha256. */
   bytesOf(storeFd: StoreFd, path: string): Buffer | null {
     const e = this.entry(path);
     if (!e) return null;
-    return this.blobs.get(e.sha256) ?? readBlob(storeFd, e.kind, e.sha256);
-  }
-
-  blobInMemory(sha: string): Buffer | undefined {
-    return this.blobs.get(sha);
+    if (this.held && this.held.storeFd === storeFd) return this.held.reader.read(e.kind, e.sha256);
+    const reader = new BlobReader(storeFd);
+    try { return reader.read(e.kind, e.sha256); } finally { reader.close(); }
   }
 
   /** The root whose runtime manifest every commit publishes (SPEC §9.3); null: none (tests, readers). */
@@ -169,18 +219,16 @@ export class BaselineState {
       if (c.bytes === null) { delete files[c.path]; continue; }
       const sha = writeBlob(storeFd, c.kind, c.bytes);
       files[c.path] = { kind: c.kind, sha256: sha, size: c.bytes.length, mode: c.mode & 0o7777, uid: c.uid, gid: c.gid };
-      this.blobs.set(sha, c.bytes);
     }
     const next: BaselineIndex = { ...this.index, generation: this.index.generation + 1, updated: new Date().toISOString(), files };
     const bytes = serializeIndex(next, this.key);
-    if (this.seal) writeSeal(this.seal, `${sealPair(next.generation, bytes)} ${sealPair(this.index.generation, this.indexBytes)}`);
-    this.indexBytes = writeIndexBytes(storeFd, bytes);
+    if (this.seal) writeSeal(this.seal, `${sealPair(next.generation, bytes)} ${this.sealNow()}`);
+    writeIndexBytes(storeFd, bytes);
     this.index = next;
+    this.indexSha = sha256Hex(bytes);
     this.writeSealNow();
     // The one commit point of every accepted change: tell the runtime's view (SPEC §9.3).
     if (this.publishRoot !== null) publishManifest(this.publishRoot, this.index);
-    const live = new Set(Object.values(files).map((f) => f.sha256));
-    for (const sha of this.blobs.keys()) if (!live.has(sha)) this.blobs.delete(sha);
   }
 
   /**
@@ -195,7 +243,8 @@ export class BaselineState {
       const onDisk = safeReadSeal(this.seal)?.split(' ').slice(0, 2).join(' ') ?? '';
       writeSeal(this.seal, onDisk && onDisk !== mine ? `${mine} ${onDisk}` : mine);
     }
-    this.indexBytes = writeIndexBytes(storeFd, bytes);
+    writeIndexBytes(storeFd, bytes);
+    this.indexSha = sha256Hex(bytes);
     this.writeSealNow();
   }
 
@@ -205,19 +254,20 @@ export class BaselineState {
    */
   checkSeal(): string | null {
     if (!this.seal) return null;
-    const mine = sealPair(this.index.generation, this.indexBytes);
     const onDisk = safeReadSeal(this.seal);
-    if (onDisk === mine) return null;
+    if (onDisk === this.sealNow()) return null;
     this.writeSealNow();
     return onDisk === null ? 'the baseline seal was removed' : 'the baseline seal names another index';
   }
 
-  /** Put an approved blob back in the store (after a tamper). */
-  rewriteBlob(storeFd: StoreFd, path: string): boolean {
+  /**
+   * Put an approved blob back in the store (after a tamper) from bytes found elsewhere (the
+   * live file): written only when they hash to the approved sha256 of `path`.
+   */
+  rewriteBlob(storeFd: StoreFd, path: string, bytes: Uint8Array | null): boolean {
     const e = this.entry(path);
-    const b = e && this.blobs.get(e.sha256);
-    if (!e || !b || sha256Hex(b) !== e.sha256) return false;
-    writeBlob(storeFd, e.kind, b, e.sha256);
+    if (!e || !bytes || sha256Hex(bytes) !== e.sha256) return false;
+    writeBlob(storeFd, e.kind, bytes, e.sha256);
     return true;
   }
 

@@ -3,9 +3,9 @@
  * plus content-addressed blobs. The index is one file: a header line carrying the
  * HMAC of the JSON body that follows, so it is replaced in one atomic rename.
  */
-import { createHash } from 'node:crypto';
+import * as nodeCrypto from 'node:crypto';
 import type { FileKind } from '../config/protected-set.js';
-import { createFileAt, ensureDirBeneath, readSmallAt, replaceFileAt, safeClose, walkDir, lstatAt } from '../fsx/beneath.js';
+import { createFileAt, ensureDirBeneath, readSmallAt, replaceFileAt, safeClose, withDir, lstatAt } from '../fsx/beneath.js';
 import { errnoCode } from '../common/errors.js';
 import { syncNamesIn } from '../fsx/durable.js';
 import { hmacEqual, hmacHex } from './keys.js';
@@ -34,7 +34,11 @@ export interface BaselineIndex {
 
 const HEADER = 'warden-baseline 1 hmac-sha256=';
 
-export const sha256Hex = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');
+/** crypto.hash (Node ≥ 20.12): one call, no Hash object per file (half the cost over 10,000 files); else createHash. */
+const oneShot = (nodeCrypto as { hash?: (algorithm: string, data: Uint8Array, encoding: 'hex') => string }).hash;
+export const sha256Hex: (b: Uint8Array) => string = oneShot
+  ? (b) => oneShot('sha256', b, 'hex')
+  : (b) => nodeCrypto.createHash('sha256').update(b).digest('hex');
 
 export function serializeIndex(index: BaselineIndex, key: Buffer): Buffer {
   const body = Buffer.from(JSON.stringify(index));
@@ -62,23 +66,16 @@ export function parseIndex(raw: Buffer, key: Buffer): IndexCheck {
 }
 
 export function readIndex(storeFd: StoreFd, key: Buffer): IndexCheck {
-  const w = walkDir(storeFd, BASELINE_DIR);
-  if (!w.ok) {
-    safeClose(w.parentFd);
-    return w.code === 'ENOENT'
-      ? { ok: false, problem: 'missing', detail: 'no baseline yet' }
-      : { ok: false, problem: 'tampered', detail: `${BASELINE_DIR} is not a directory (${w.code})` };
-  }
-  try {
-    const st = lstatAt(w.fd, INDEX_NAME);
+  return withDir(storeFd, BASELINE_DIR, (fd): IndexCheck => {
+    const st = lstatAt(fd, INDEX_NAME);
     if (!st) return { ok: false, problem: 'missing', detail: 'no baseline yet' };
     if (!st.isFile()) return { ok: false, problem: 'tampered', detail: 'index is not a regular file' };
-    const raw = readSmallAt(w.fd, INDEX_NAME);
+    const raw = readSmallAt(fd, INDEX_NAME);
     if (!raw) return { ok: false, problem: 'missing', detail: 'no baseline yet' };
     return parseIndex(raw, key);
-  } finally {
-    safeClose(w.fd);
-  }
+  }, (f) => f.code === 'ENOENT'
+    ? { ok: false, problem: 'missing', detail: 'no baseline yet' }
+    : { ok: false, problem: 'tampered', detail: `${BASELINE_DIR} is not a directory (${f.code})` });
 }
 
 export function writeIndex(storeFd: StoreFd, index: BaselineIndex, key: Buffer): Buffer {
@@ -165,12 +162,8 @@ function safeRead(fd: number, name: string): Buffer | null {
 
 /** Read a blob and check it against its name; null when missing or not intact. */
 export function readBlob(storeFd: StoreFd, kind: FileKind, sha: string): Buffer | null {
-  const w = walkDir(storeFd, blobDir(kind));
-  if (!w.ok) { safeClose(w.parentFd); return null; }
-  try {
-    const b = safeRead(w.fd, sha);
+  return withDir(storeFd, blobDir(kind), (fd) => {
+    const b = safeRead(fd, sha);
     return b && sha256Hex(b) === sha ? b : null;
-  } finally {
-    safeClose(w.fd);
-  }
+  }, () => null);
 }

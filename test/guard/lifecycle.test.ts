@@ -94,7 +94,7 @@ describe('the store is tamper-evident', () => {
     await waitFor(() => JSON.stringify(protectedPicture(t)) === JSON.stringify(approved), 10_000, 'still guarding with the held baseline');
   });
 
-  it('an altered blob is detected and repaired from memory', async () => {
+  it('an altered blob is detected and repaired from the live file that still has the approved content', async () => {
     const t = fresh();
     assert.equal(cli(t, ['init']).code, 0);
     await daemon(t);
@@ -103,6 +103,9 @@ describe('the store is tamper-evident', () => {
     writeFileSync(t.p(`snapshots/blobs/${blob}`), 'forged');
     await waitFor(() => readAlertsOf(t).some((a) => a.reason === 'baseline-tampered' && a.path.endsWith(blob)), 10_000, 'blob tamper alert');
     await waitFor(() => readFileSync(t.p(`snapshots/blobs/${blob}`)).equals(original), 10_000, 'blob repaired');
+    // Approved bytes are not held in memory (issue 17): the repair names the live file it came from.
+    const a = readAlertsOf(t).find((x) => x.reason === 'baseline-tampered' && x.path.endsWith(blob));
+    assert.match(a?.detail ?? '', /written back from \S+, which still has the approved content/);
   });
 
   it('an older, authentic index copied back is refused at the next start (the seal)', async () => {

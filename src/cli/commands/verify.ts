@@ -4,19 +4,15 @@ import type { ProtectedSet } from '../../config/protected-set.js';
 import { openBaseline, octal, type Opened } from '../../store/open-baseline.js';
 
 /**
- * The approved settings verify needs, without zod when they are plainly valid (loading
- * zod costs more than reading 10,000 files), else through the full schema, which names
- * what is wrong.
+ * The approved settings, without zod when they are plainly valid (loading zod costs more
+ * than reading 10,000 files; config/quick-config.ts, the guard's own path), else through the
+ * full schema, which names what is wrong.
  */
-const settingsModules = () => Promise.all([import('../../config/settings-read.js'), import('../../config/protected-set.js')]);
+const settingsModules = () => Promise.all([import('../../config/quick-config.js'), import('../../config/protected-set.js')]);
 
 async function settingsOf(o: Opened, modules: ReturnType<typeof settingsModules>): Promise<{ pset: ProtectedSet; maxBytes: number }> {
-  const bytes = o.state.bytesOf(o.store.fd, 'config/warden.toml');
-  const [{ readSettings }, { protectedSet }] = await modules;
-  const quick = readSettings(bytes);
-  if (quick) return { pset: protectedSet(quick), maxBytes: quick.max_bytes };
-  const { configFromBytes } = await import('../../config/warden-config.js');
-  const config = configFromBytes(bytes);
+  const [{ settingsFromBytes, WARDEN_TOML }, { protectedSet }] = await modules;
+  const config = await settingsFromBytes(o.state.bytesOf(o.store.fd, WARDEN_TOML));
   return { pset: protectedSet(config), maxBytes: config.max_bytes };
 }
 
