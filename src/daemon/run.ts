@@ -91,14 +91,6 @@ function keepYoungGenerationSmall(): void {
   setFlagsFromString('--semi-space-growth-factor=1');
 }
 
-/**
- * Journal lines carry an sd-daemon "<N>" priority prefix for journald, which reads our
- * stderr as a pipe or socket. A person watching a terminal gets the line without it.
- */
-export function stderrLog(line: string): void {
-  process.stderr.write((process.stderr.isTTY ? line.replace(/^<[0-7]>/, '') : line) + '\n');
-}
-
 export async function runDaemon(opts: RunOptions): Promise<Daemon> {
   keepYoungGenerationSmall();
   // A failing or flooded stderr/stdout never stops the guard (invariant 14; common/diagnostics.ts).

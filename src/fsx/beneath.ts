@@ -37,11 +37,16 @@ export const at = (dirFd: number, name: string): string => (dirFd === AT_FDCWD ?
  * be changed or read; the caller then goes through the descriptor as usual.
  */
 export function withCwdAt<T>(dirFd: number, fn: () => T): { value: T } | null {
-  let back: string;
-  try { back = process.cwd(); process.chdir(`/proc/self/fd/${dirFd}`); } catch { return null; }
-  try { return { value: fn() }; } finally {
-    try { process.chdir(back); } catch { process.chdir('/'); }
-  }
+  // The way back is held as a descriptor too: a rename of the old directory meanwhile
+  // cannot send the process somewhere else.
+  let back: number;
+  try { back = openSync('.', O_PATH | O_DIRECTORY); } catch { return null; }
+  try {
+    try { process.chdir(`/proc/self/fd/${dirFd}`); } catch { return null; }
+    try { return { value: fn() }; } finally {
+      try { process.chdir(`/proc/self/fd/${back}`); } catch { process.chdir('/'); }
+    }
+  } finally { closeSync(back); }
 }
 
 /**

@@ -49,6 +49,21 @@ export interface GuardOptions {
   onDirRepaired?: () => void;
 }
 
+/** What one alert says (Guard.raise): named, since most fields are optional and alike in type. */
+interface Raise {
+  id: string;
+  path: string;
+  /** Found by the startup pass: the alert says changed-while-stopped. */
+  whileStopped: boolean;
+  verdict: Verdict;
+  action: Alert['action'];
+  quarantine?: string | null;
+  before?: FileFacts | null;
+  after?: FileFacts | null;
+  credentialChanges?: Alert['credential_changes'] | undefined;
+  detail?: string | undefined;
+}
+
 export class Guard {
   readonly root: string;
   readonly rootFd: number;
@@ -278,7 +293,7 @@ export class Guard {
       // The root's own mode/owner (chmod 0300 ROOT would blind every walk): put back through our descriptor.
       try {
         fixRoot(this.rootFd, { mode: want.mode, uid: want.uid, gid: want.gid });
-        this.raise(id, f.path, whileStopped, f.verdict, 'reverted', null, null, null);
+        this.raise({ id, path: f.path, whileStopped, verdict: f.verdict, action: 'reverted' });
       } catch (err) { this.failed(f.path, id, f.verdict, err, whileStopped); }
       return;
     }
@@ -292,7 +307,7 @@ export class Guard {
           if (f.obs.type !== 'absent') quarantine = this.quarantine.move(id, parent, name, this.maxBytes);
           makeDirAt(parent, name, opts);
         }
-        this.raise(id, f.path, whileStopped, f.verdict, 'reverted', quarantine, null, null);
+        this.raise({ id, path: f.path, whileStopped, verdict: f.verdict, action: 'reverted', quarantine });
       } catch (err) {
         this.failed(f.path, id, f.verdict, err, whileStopped);
       }
@@ -321,7 +336,7 @@ export class Guard {
         // startup check removes it again (a storm of them must not cost two fsyncs each).
         if (keep) quarantine = this.quarantine.move(id, w.fd, name, this.maxBytes, false);
         else unlinkAt(w.fd, name);
-        this.raise(id, f.path, whileStopped, verdict, 'removed', quarantine, null, facts(obs), undefined, keep ? undefined : this.quota.note);
+        this.raise({ id, path: f.path, whileStopped, verdict, action: 'removed', quarantine, after: facts(obs), detail: keep ? undefined : this.quota.note });
         return;
       }
       const keep = this.quota.take();
@@ -364,8 +379,11 @@ export class Guard {
         if (d.halfApplied) v = { ...verdict, reason: 'half-applied', also: [verdict.reason, ...verdict.also] };
       }
       if (this.retries.clear(f.path)) this.sweepTemps();
-      this.raise(id, f.path, whileStopped, v, 'reverted', quarantine, { sha256: entry.sha256, size: entry.size, mode: entry.mode }, facts(obs), changes,
-        obs.type === 'file' && !keep ? this.quota.note : undefined);
+      this.raise({
+        id, path: f.path, whileStopped, verdict: v, action: 'reverted', quarantine,
+        before: { sha256: entry.sha256, size: entry.size, mode: entry.mode }, after: facts(obs), credentialChanges: changes,
+        detail: obs.type === 'file' && !keep ? this.quota.note : undefined,
+      });
       this.markClean(f.path);
     } catch (err) {
       if (linked && !quarantine) this.quarantine.discard(id, name);
@@ -377,12 +395,12 @@ export class Guard {
   private failed(path: string, id: string, verdict: Verdict, err: unknown, whileStopped: boolean, quarantine: string | null = null): void {
     const code = errnoCode(err) ?? 'EIO';
     this.retries.failed(path,
-      () => this.raise(id, path, whileStopped, { reason: 'revert-failed', also: [verdict.reason], action: 'reverted' }, 'revert-failed', quarantine, null, null, undefined, `restore failed: ${code}; retrying with backoff`),
+      () => this.raise({ id, path, whileStopped, verdict: { reason: 'revert-failed', also: [verdict.reason], action: 'reverted' }, action: 'revert-failed', quarantine, detail: `restore failed: ${code}; retrying with backoff` }),
       () => this.safely(`retrying ${path}`, () => { if (Object.hasOwn(this.state.index.dirs, path)) this.fixDirs(false); else this.check(path, false); }));
   }
 
-  private raise(id: string, path: string, whileStopped: boolean, verdict: Verdict, action: Alert['action'], quarantine: string | null,
-    before: FileFacts | null, after: FileFacts | null, credentialChanges?: Alert['credential_changes'], detail?: string): Alert {
+  private raise(r: Raise): Alert {
+    const { id, path, whileStopped, verdict, action, quarantine = null, before = null, after = null, credentialChanges, detail } = r;
     const reason: AlertReason = whileStopped && verdict.reason !== 'revert-failed' ? 'changed-while-stopped' : verdict.reason;
     const also = whileStopped && verdict.reason !== 'revert-failed' ? [verdict.reason, ...verdict.also] : verdict.also;
     const kind = this.state.entry(path)?.kind ?? this.pset.kindOf(path);

@@ -31,7 +31,6 @@ import { observe, statStamp } from './observe.js';
 /** Where blobs live, by kind (baseline.ts blobDir). */
 const BLOB_DIRS = [BLOBS_DIR, SECRETS_DIR] as const;
 
-export const INDEX_PATH = `snapshots/${BASELINE_DIR}/${INDEX_NAME}`;
 
 export class StoreCheck {
   /** Stat stamps of store blobs last verified by hash. */

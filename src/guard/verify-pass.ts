@@ -17,7 +17,7 @@
  * start and the reading is syscall-bound.
  */
 import { constants, openSync, readdirSync } from 'node:fs';
-import { at, O_PATH, safeClose, tryOpenDir } from '../fsx/beneath.js';
+import { at, O_PATH, safeClose, tryOpenDir, withCwdAt } from '../fsx/beneath.js';
 import { classify, type Observation } from './classify.js';
 import { observe } from './observe.js';
 import { baseOf, candidatePaths, dirOf, inspectDirs, type Finding } from './inspect.js';
@@ -29,18 +29,10 @@ const ABSENT_OBS: Observation = { type: 'absent', size: 0, mode: 0, uid: -1, gid
 
 interface DirState { fd: number | null; files: Set<string> | null; names: string[] | null }
 
-/**
- * Run fn standing in dirFd (chdir through its descriptor), then go back to the directory
- * the process stood in (held by a descriptor too, so a rename meanwhile cannot mislead
- * us). Null fn argument: standing there was not possible; use /proc paths instead.
- */
+/** Run fn standing in dirFd (fsx withCwdAt); here = false: that was not possible, use /proc paths. */
 function standingIn<T>(dirFd: number, fn: (here: boolean) => T): T {
-  let back = -1;
-  try { back = openSync('.', O_PATH | constants.O_DIRECTORY); } catch { return fn(false); }
-  try {
-    try { process.chdir(at(dirFd, '.')); } catch { return fn(false); }
-    try { return fn(true); } finally { try { process.chdir(at(back, '.')); } catch { /* it is gone: stay */ } }
-  } finally { safeClose(back); }
+  const r = withCwdAt(dirFd, () => fn(true));
+  return r ? r.value : fn(false);
 }
 
 /** The same findings as inspectAll (directories first, then files in path order). */

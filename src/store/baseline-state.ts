@@ -42,8 +42,6 @@ function safeReadSeal(path: string): string | null {
   try { return readSeal(path); } catch { return null; }
 }
 
-/** How a start that cannot trust the store points the owner at the recovery (SPEC §8: init --force shows the difference first). */
-export const RECOVERY = 'run `warden init --force` to review the difference and approve it';
 
 /**
  * Reads blobs with each store directory (blobs/, secrets/) opened once and held: 10,000
