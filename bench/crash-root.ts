@@ -5,30 +5,16 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { randomBytes, randomInt } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parse } from 'smol-toml';
+import { newCredSet, TWO_FILE_CRED_WARDEN_TOML, type CredSet } from '../test/helpers/cred-set.js';
 
 const REPO = resolve(import.meta.dirname, '..', '..');
 const CLI = join(REPO, 'dist', 'src', 'cli', 'main.js');
 
-const WARDEN_TOML = `approval = "none"
-rescan_seconds = 30
-max_bytes = 1048576
 
-[owner]
-discord_id = "123456789012345678"
-
-[credentials]
-files = ["config/credentials.toml", "config/discord-app.toml"]
-
-[credentials.groups.discord]
-keys = ["token", "application_id"]
-check = "discord-token"
-`;
-
-export interface CredSet { token: string; application_id: string }
+export type { CredSet };
 
 export interface Proc {
   proc: ChildProcess;
@@ -79,10 +65,7 @@ export function start(args: string[], env: NodeJS.ProcessEnv, input?: string): P
   };
 }
 
-export function newValues(): CredSet {
-  const app = String(randomInt(100_000_000, 999_999_999)) + String(randomInt(100_000_000, 999_999_999));
-  return { application_id: app, token: `${Buffer.from(app).toString('base64').replace(/=+$/, '')}.${randomBytes(4).toString('hex')}.${randomBytes(12).toString('base64url')}` };
-}
+export const newValues = newCredSet;
 
 /** A fresh root under `base` holding the set `cur`, and the environment for its processes. */
 export function makeCrashRoot(prefix: string, cur: CredSet): { base: string; root: string; env: NodeJS.ProcessEnv } {
@@ -91,7 +74,7 @@ export function makeCrashRoot(prefix: string, cur: CredSet): { base: string; roo
   const root = join(base, 'root');
   mkdirSync(root);
   for (const d of ['config', 'orgs', 'blocks']) cpSync(join(REPO, 'test', 'fixtures', 'example-root', d), join(root, d), { recursive: true });
-  writeFileSync(join(root, 'config/warden.toml'), WARDEN_TOML);
+  writeFileSync(join(root, 'config/warden.toml'), TWO_FILE_CRED_WARDEN_TOML);
   writeFileSync(join(root, 'config/credentials.toml'), `# the token lives here\n[discord]\ntoken = "${cur.token}"\n\n[anthropic]\napi_key = "sk-ant-EXAMPLE-not-a-real-key"\n`, { mode: 0o600 });
   writeFileSync(join(root, 'config/discord-app.toml'), `# the application id lives here\n[discord]\napplication_id = "${cur.application_id}"\n`, { mode: 0o600 });
   const env: NodeJS.ProcessEnv = { ...process.env, XDG_STATE_HOME: join(base, 'state'), NO_COLOR: '1' };

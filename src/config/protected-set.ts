@@ -36,6 +36,16 @@ function ancestors(dir: string): string[] {
   return out;
 }
 
+/**
+ * A glob compiled on first use: a pass that finds every listed name in the baseline (a
+ * clean `verify`) never needs the matcher, and compiling is most of picomatch's cost.
+ * dot: false keeps our own temp files (".name.warden-….tmp") out of every glob.
+ */
+function lazyGlob(pattern: string): (rel: string) => boolean {
+  let match: ((rel: string) => boolean) | null = null;
+  return (rel) => (match ??= picomatch(pattern, { dot: false }))(rel);
+}
+
 /** Only the paths matter here: a full WardenConfig, or the same settings read without zod (quick-config.ts). */
 export function protectedSet(config: Pick<WardenConfig, 'protect' | 'credentials'> | { protect: { path: string }[]; credentials: { files: string[] } }): ProtectedSet {
   const specs: { pattern: string; kind: FileKind }[] = [
@@ -54,8 +64,7 @@ export function protectedSet(config: Pick<WardenConfig, 'protect' | 'credentials
     const scan = picomatch.scan(s.pattern);
     const glob = scan.isGlob;
     const base = glob ? scan.base : dirOf(s.pattern);
-    // dot: false keeps our own temp files (".name.warden-….tmp") out of every glob.
-    const m = glob ? picomatch(s.pattern, { dot: false }) : (rel: string) => rel === s.pattern;
+    const m = glob ? lazyGlob(s.pattern) : (rel: string) => rel === s.pattern;
     patterns.push({ pattern: s.pattern, kind: s.kind, match: m, glob, base });
   }
   const dirSet = new Set<string>(['']);

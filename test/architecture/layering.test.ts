@@ -77,7 +77,17 @@ test('every folder under src/ has a floor, and every import runs downward', () =
   }
   console.log(`folder-level import graph (top floor first):\n${lines.join('\n')}`);
   assert.deepEqual(problems, []);
+  // docs/ARCHITECTURE.md prints this graph; it must be the graph the code has.
+  assert.deepEqual(documentedGraph(readFileSync(join(REPO, 'docs', 'ARCHITECTURE.md'), 'utf8')), lines,
+    'docs/ARCHITECTURE.md "Import graph" is not the graph this test found: paste the lines printed above');
 });
+
+/** The graph lines of the first code block after "## Import graph". */
+export function documentedGraph(markdown: string): string[] {
+  const section = markdown.slice(markdown.indexOf('## Import graph'));
+  const block = /```\n([\s\S]*?)```/.exec(section);
+  return block ? block[1]!.split('\n').filter((l) => l.includes(' → ')) : [];
+}
 
 test('the scanner sees static, dynamic, re-export and type-only imports (negative control)', () => {
   const src = `import { a } from '../store/a.js';\nimport type { B } from "../guard/b.js";\nexport * from './c.js';\nconst d = await import('../notifier/index.js');\n// import x from '../cli/x.js';\n`;

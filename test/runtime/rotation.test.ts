@@ -7,40 +7,24 @@
  */
 import { after, before, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomBytes, randomInt } from 'node:crypto';
+import { randomInt } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { openApprovedView, type ApprovedState, type ApprovedView } from '../../src/runtime/index.js';
 import { cli, makeRoot, startDaemon, waitFor, type Daemon, type TestRoot } from '../helpers/root.js';
+import { newCredSet, TWO_FILE_CRED_WARDEN_TOML, type CredSet } from '../helpers/cred-set.js';
 import { cliAsync, cliSpawn, noDeployment, sampleEveryTurn } from './helpers.js';
 
 const TRIALS = 8;
-const WARDEN_TOML = `approval = "none"
-rescan_seconds = 30
-max_bytes = 1048576
 
-[owner]
-discord_id = "123456789012345678"
-
-[credentials]
-files = ["config/credentials.toml", "config/discord-app.toml"]
-
-[credentials.groups.discord]
-keys = ["token", "application_id"]
-check = "discord-token"
-`;
-
-interface Pair { token: string; application_id: string }
-function newPair(): Pair {
-  const app = String(randomInt(100_000_000, 999_999_999)) + String(randomInt(100_000_000, 999_999_999));
-  return { application_id: app, token: `${Buffer.from(app).toString('base64').replace(/=+$/, '')}.${randomBytes(4).toString('hex')}.${randomBytes(12).toString('base64url')}` };
-}
+type Pair = CredSet;
+const newPair = newCredSet;
 
 let t: TestRoot;
 let view: ApprovedView;
 let daemon: Daemon | null = null;
 
 before(() => {
-  t = makeRoot({ wardenToml: WARDEN_TOML });
+  t = makeRoot({ wardenToml: TWO_FILE_CRED_WARDEN_TOML });
 });
 after(async () => {
   await view?.close();
