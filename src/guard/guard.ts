@@ -7,6 +7,7 @@
  * Everything on that path is synchronous: a check never interleaves with another check
  * or with a sanctioned change, so "one writer" holds inside the process by construction.
  */
+import { fstatSync } from 'node:fs';
 import { errnoCode } from '../common/errors.js';
 import type { WardenConfig } from '../config/warden-config.js';
 import { AT_FDCWD, fixDirAt, fixRoot, lstatAt, makeDirAt, replaceFileAt, withCwdAt, withDir } from '../fsx/beneath.js';
@@ -179,7 +180,18 @@ export class Guard {
       }
     });
     if (looked && fd !== null) {
-      for (const f of found) if (this.safely(`checking ${f.path}`, () => { this.act(f, whileStopped, fd); return true; })) n++;
+      for (let k = 0; k < found.length; k++) {
+        const f = found[k] as Finding;
+        // The held descriptor follows the directory wherever it goes: one moved out of the
+        // root meanwhile must not receive our writes. Not there any more: forget it and check
+        // the rest afresh from the root (which repairs the directory first).
+        if (!this.stillAt(fd, dir)) {
+          dirs.forget(dir);
+          for (const rest of found.slice(k)) if (this.safely(`checking ${rest.path}`, () => this.check(rest.path, whileStopped, dirs))) n++;
+          return n;
+        }
+        if (this.safely(`checking ${f.path}`, () => { this.act(f, whileStopped, fd); return true; })) n++;
+      }
       return n;
     }
     // The directory is broken (check repairs it first) or cannot be entered: one check per file.
@@ -187,6 +199,15 @@ export class Guard {
       if (this.safely(`checking ${rel}`, () => (!full && fd !== null && this.unchangedSinceClean(rel, fd)) ? false : this.check(rel, whileStopped, dirs))) n++;
     }
     return n;
+  }
+
+  /** Is the directory `fd` holds still the one at `dir` below the root (same device and inode)? */
+  private stillAt(fd: number, dir: string): boolean {
+    if (dir === '') return true;
+    return withDir(this.rootFd, dir, (now) => {
+      const a = fstatSync(fd), b = fstatSync(now);
+      return a.dev === b.dev && a.ino === b.ino;
+    }, () => false);
   }
 
   private unchangedSinceClean(rel: string, fd: number): boolean {

@@ -186,14 +186,17 @@ export async function commitHistory(store: Store, changes: HistoryChange[], comm
   const g = await git(store);
   if (whole) {
     const keep = new Set(changes.map((c) => mirrorName(c.path, c.kind)));
-    const tracked = (await g.raw(['ls-files'])).split('\n').filter(Boolean);
+    // -z: names as they are (no C-quoting of unusual ones), so they compare with ours.
+    const tracked = (await g.raw(['ls-files', '-z'])).split('\0').filter(Boolean);
     const gone = tracked.filter((f) => !keep.has(f));
-    if (gone.length) await g.raw(['rm', '-q', '--cached', '--ignore-unmatch', '--', ...gone]);
+    if (gone.length) await g.raw(['--literal-pathspecs', 'rm', '-q', '--cached', '--ignore-unmatch', '--', ...gone]);
   }
   const { touched, removed } = writeMirror(store.fd, changes);
-  // Literal: a file named "a*.toml" removes itself, not every match of a glob.
+  // Literal pathspecs: a file named "a*.toml" stages or removes itself, never every match of
+  // a glob (the work tree holds only what this commit touches, so a glob would stage the
+  // other matches as deleted).
   if (removed.length) await g.raw(['--literal-pathspecs', 'rm', '-q', '--cached', '--ignore-unmatch', '--', ...removed]);
-  if (touched.length) await g.add(['-A', '--', ...touched]);
+  if (touched.length) await g.raw(['--literal-pathspecs', 'add', '-A', '--', ...touched]);
   const paths = changes.map((c) => c.path).join(', ');
   const modes = changes.filter((c) => c.mode !== undefined && c.beforeMode !== undefined).map((c) => `mode: ${c.path} ${oct(c.beforeMode as number)} → ${oct(c.mode as number)}\n`).join('');
   const r = await g.commit(`${command.split(' ')[0] ?? command}: ${paths}\n\ncommand: warden ${command}\nuser: ${user}\npaths: ${paths}\n${modes}`, undefined, { '--allow-empty': null });

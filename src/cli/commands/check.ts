@@ -2,6 +2,7 @@
  * `warden check`: validate every policy file of the root, in the manner of `visudo -c`
  * or `nginx -t`. Read-only. Exit 0 when clean, 1 on any error (each with file:line:column).
  */
+import { escapeText } from '../../common/escape.js';
 import { EXIT, formatLocated } from '../../common/errors.js';
 import { loadPolicyFromRoot } from '../../policy/index.js';
 import { errorVerdicts } from '../../policy/verdict.js';
@@ -31,7 +32,7 @@ export const checkCommand: CommandSpec = {
     for (const f of r.files) {
       const state = f.errors.length ? red(`${f.errors.length} error${f.errors.length === 1 ? '' : 's'}`) : f.status === 'ok' ? green('ok') : yellow(f.status);
       const note = f.grantsNothing ? yellow(` — grants nothing${f.reason ? ` (${f.reason})` : ''}`) : f.reason ? dim(` — ${f.reason}`) : '';
-      ctx.out.line(`${f.path.padEnd(width)}  ${state}${note}`);
+      ctx.out.line(`${escapeText(f.path).padEnd(width)}  ${state}${note}`);
     }
     if (r.errors.length) ctx.out.line();
     for (const e of r.errors) ctx.out.line(`${red('error')} ${formatLocated(e)}`);

@@ -1,5 +1,6 @@
 import type { CommandSpec, CommandContext } from '../types.js';
 import { WardenError } from '../../common/errors.js';
+import { escapeText } from '../../common/escape.js';
 import { initRoot } from '../../changes/init.js';
 import { keyPath } from '../../store/keys.js';
 import { credentialModeReport } from '../changes/cred-mode.js';
@@ -11,7 +12,7 @@ async function firstInit(ctx: CommandContext, force: boolean): Promise<number> {
   if (ctx.json) ctx.out.json({ root: ctx.root, files: paths, dirs: Object.keys(r.state.index.dirs), key: keyPath(ctx.root), store: r.storeDir, credential_modes: modes });
   else {
     ctx.out.line(`Baseline recorded: ${r.files} file(s), ${r.dirs} protected director${r.dirs === 1 ? 'y' : 'ies'} in ${r.storeDir}`);
-    for (const p of paths) ctx.out.line(`  ${p}`);
+    for (const p of paths) ctx.out.line(`  ${escapeText(p)}`);
     ctx.out.line(`HMAC key: ${keyPath(ctx.root)} (keep it; it authenticates the baseline)`);
     for (const f of modes) ctx.out.err(`warning: ${f.message}`);
   }

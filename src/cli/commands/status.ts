@@ -1,3 +1,4 @@
+import { escapeText } from '../../common/escape.js';
 import type { CommandSpec } from '../types.js';
 import { inspectAll } from '../../guard/inspect.js';
 import { loadBaseline, octal } from '../../store/load-baseline.js';
@@ -53,9 +54,9 @@ export const statusCommand: CommandSpec = {
         ctx.out.line(daemon.running ? c.green(`daemon: running (pid ${String(daemon.pid)})${daemon.polling ? ' — polling (inotify unavailable)' : ''}`) : c.yellow('daemon: not running — direct edits are not being reverted'));
         for (const w of warnings) ctx.out.line(c.yellow(`warning: ${w}`));
         for (const p of storeProblems) ctx.out.line(c.red(`store damaged: ${p}`));
-        for (const f of files) ctx.out.line(`  ${f.state === 'ok' ? c.green('ok   ') : c.red('DRIFT')} ${f.path}${f.reason ? ` (${f.reason})` : ''}`);
-        for (const u of [...unexpected, ...dirs]) ctx.out.line(`  ${c.red('DRIFT')} ${u.path || "."} (${u.reason})`);
-        for (const p of policy.filter((x) => x.grantsNothing)) ctx.out.line(c.yellow(`  grants nothing: ${p.path} — ${p.reason ?? p.status}`));
+        for (const f of files) ctx.out.line(`  ${f.state === 'ok' ? c.green('ok   ') : c.red('DRIFT')} ${escapeText(f.path)}${f.reason ? ` (${f.reason})` : ''}`);
+        for (const u of [...unexpected, ...dirs]) ctx.out.line(`  ${c.red('DRIFT')} ${u.path ? escapeText(u.path) : '.'} (${u.reason})`);
+        for (const p of policy.filter((x) => x.grantsNothing)) ctx.out.line(c.yellow(`  grants nothing: ${escapeText(p.path)} — ${p.reason ?? p.status}`));
         if (delivery) {
           const off = channelsOff(report);
           ctx.out.line(`notifications: ${delivery.outbox_depth ? `${delivery.outbox_depth} not delivered yet on some channel` : 'all delivered'}`);

@@ -1,3 +1,4 @@
+import { escapeText } from '../../common/escape.js';
 import type { CommandSpec } from '../types.js';
 import { verifyAll } from '../../guard/verify-pass.js';
 import type { ProtectedSet } from '../../config/protected-set.js';
@@ -44,7 +45,7 @@ export const verifyCommand: CommandSpec = {
         for (const r of rows) {
           const what = [r.reason, ...r.also].join(', ');
           const detail = r.found?.type && r.found.type !== 'file' && r.found.type !== 'dir' ? ` (now a ${r.found.type})` : '';
-          ctx.out.line(`${ctx.out.color.red('DRIFT')} ${r.path || "."}: ${what}${detail}`);
+          ctx.out.line(`${ctx.out.color.red('DRIFT')} ${r.path ? escapeText(r.path) : '.'}: ${what}${detail}`);
         }
         ctx.out.line(`${rows.length} path(s) differ from the baseline`);
       }
