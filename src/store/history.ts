@@ -205,10 +205,13 @@ export async function commitHistory(store: Store, changes: HistoryChange[], comm
 
 export interface HistoryEntry { commit: string; date: string; message: string }
 
+/** A pathspec that names exactly this path: "a*.toml" is that file, not a glob. */
+const literal = (p: string): string => `:(literal)${p}`;
+
 export async function readHistory(store: Store, path?: string, kind?: FileKind): Promise<HistoryEntry[]> {
   const g = await git(store);
   const opts: Record<string, string | null> = {};
-  const log = path ? await g.log({ file: mirrorName(path, kind ?? 'text'), ...opts }) : await g.log(opts);
+  const log = path ? await g.log({ file: literal(mirrorName(path, kind ?? 'text')), ...opts }) : await g.log(opts);
   return log.all.map((e) => ({ commit: e.hash, date: e.date, message: `${e.message}${e.body ? '\n' + e.body : ''}`.trim() }));
 }
 
@@ -216,7 +219,7 @@ export async function readHistory(store: Store, path?: string, kind?: FileKind):
 export async function readPatch(store: Store, commit: string, path?: string, kind?: FileKind): Promise<string> {
   if (!/^[0-9a-f]{7,64}$/.test(commit)) throw new Error(`not a commit id: ${commit}`);
   const g = await git(store);
-  return g.show(['--format=', '--patch', '--no-color', '--no-ext-diff', commit, ...(path ? ['--', mirrorName(path, kind ?? 'text')] : [])]);
+  return g.show(['--format=', '--patch', '--no-color', '--no-ext-diff', commit, ...(path ? ['--', literal(mirrorName(path, kind ?? 'text'))] : [])]);
 }
 
 /** The latest commit's mirror: mirror path → content, and the commit id; null without history. */

@@ -33,3 +33,23 @@ test('a change to a file named with a glob character keeps the other approved fi
   assert.ok(tree.includes('notes/*.txt'), 'the applied file is in history');
   assert.ok(tree.includes('notes/a.txt') && tree.includes('notes/b.txt'), `approved files vanished from the history tree:\n${tree.join('\n')}`);
 });
+
+test('the history of a file named with * is that file\'s alone', async () => {
+  const { readHistory } = await import('../../src/store/history.js');
+  const { Store } = await import('../../src/store/store.js');
+  const t = world.root({ wardenToml: `${TEST_WARDEN_TOML}\n[[protect]]\npath = "notes/*.txt"\n` });
+  mkdirSync(t.p('notes'));
+  writeFileSync(t.p('notes/a.txt'), 'a\n');
+  writeFileSync(t.p('notes/*.txt'), 'star\n');
+  assert.equal(cli(t, ['init']).code, 0);
+  writeFileSync(join(t.base, 'a2'), 'a2\n');
+  const r = cli(t, ['apply', 'notes/a.txt', '--from', join(t.base, 'a2')]);
+  assert.equal(r.code, 0, r.stderr);
+  const store = Store.open(t.root, { create: false });
+  try {
+    const star = await readHistory(store, 'notes/*.txt');
+    const a = await readHistory(store, 'notes/a.txt');
+    assert.equal(a.length, 2, 'notes/a.txt: init and the apply');
+    assert.equal(star.length, 1, `notes/*.txt has only its init commit, not a.txt's apply: ${JSON.stringify(star.map((e) => e.message.split('\n')[0]))}`);
+  } finally { store.close(); }
+});
