@@ -194,6 +194,36 @@ export interface ReadResult {
 }
 
 /**
+ * Read an open regular file whose fstat size is `size`, at most maxBytes. One spare byte
+ * notices growth since the fstat; the buffer grows (up to maxBytes + 1) while it fills.
+ * `scratch`: a buffer to read into when it is large enough (verify reuses one for 10,000
+ * files); else one sized to the file. bytes: a view of `buffer`, or null when over maxBytes.
+ */
+export function readBounded(fd: number, size: number, maxBytes: number, scratch?: Buffer): { bytes: Buffer | null; buffer: Buffer } {
+  const cap = Math.min(maxBytes + 1, size + 1);
+  let buf = scratch && scratch.length >= cap ? scratch : Buffer.allocUnsafeSlow(cap);
+  let n = 0;
+  for (;;) {
+    const room = Math.min(buf.length, maxBytes + 1);
+    if (n === room) {
+      if (room > maxBytes) break;
+      const bigger = Buffer.allocUnsafeSlow(Math.min(maxBytes + 1, buf.length * 2));
+      buf.copy(bigger, 0, 0, n);
+      buf = bigger;
+      continue;
+    }
+    const want = room - n;
+    const r = readSync(fd, buf, n, want, null);
+    if (r === 0) break;
+    n += r;
+    // A short read that ends exactly at the fstat size is the end of the file: skip the
+    // read that would return 0 (one syscall per file; verify reads 10,000 of them).
+    if (r < want && n === size) break;
+  }
+  return { bytes: n > maxBytes ? null : buf.subarray(0, n), buffer: buf };
+}
+
+/**
  * Read a regular file without following a link and without blocking on a FIFO. The
  * caller lstat()s first and never calls this for non-regular files; O_NONBLOCK and the
  * fstat() check close the race where the path is swapped in between.
@@ -215,27 +245,9 @@ export function readRegularAt(dirFd: number, name: string, maxBytes: number): Re
     const stats = fstatSync(fd);
     if (!stats.isFile()) return null;
     if (stats.size > maxBytes) return { stats, bytes: null };
-    // Sized to the file (one spare byte to notice growth): a held Buffer pins its whole
-    // allocation. If it grew meanwhile, grow the buffer, up to maxBytes + 1.
-    let buf = Buffer.allocUnsafeSlow(Math.min(maxBytes + 1, stats.size + 1));
-    let n = 0;
-    for (;;) {
-      if (n === buf.length) {
-        if (buf.length > maxBytes) break;
-        const bigger = Buffer.allocUnsafeSlow(Math.min(maxBytes + 1, buf.length * 2));
-        buf.copy(bigger, 0, 0, n);
-        buf = bigger;
-      }
-      const want = buf.length - n;
-      const r = readSync(fd, buf, n, want, null);
-      if (r === 0) break;
-      n += r;
-      // A short read that ends exactly at the fstat size is the end of the file: skip the
-      // read that would return 0 (one syscall per file; verify reads 10,000 of them).
-      if (r < want && n === stats.size) break;
-    }
-    if (n > maxBytes) return { stats, bytes: null };
-    return { stats, bytes: buf.subarray(0, n) };
+    // Sized to the file: a held Buffer pins its whole allocation.
+    const { bytes } = readBounded(fd, stats.size, maxBytes);
+    return { stats, bytes };
   } finally {
     closeSync(fd);
   }

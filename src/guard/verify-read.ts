@@ -3,7 +3,8 @@
  * (O_NOFOLLOW|O_NONBLOCK, so a link is never followed and a FIFO swapped in never blocks),
  * fstat, read, close, into one reused buffer (nothing is kept).
  */
-import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync } from 'node:fs';
+import { readBounded } from '../fsx/beneath.js';
 import { hash } from 'node:crypto';
 
 const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK } = constants;
@@ -11,7 +12,7 @@ const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK } = constants;
 /** A regular file as read (no bytes kept); sha256 null when it is over maxBytes. */
 export interface Seen { size: number; mode: number; uid: number; gid: number; ino: number; sha256: string | null }
 
-let buf = Buffer.allocUnsafeSlow(64 * 1024);
+let buf: Buffer = Buffer.allocUnsafeSlow(64 * 1024);
 
 /**
  * `path` names the entry without following anything but itself being refused if a link:
@@ -27,28 +28,11 @@ export function readListed(path: string, maxBytes: number): Seen | null {
     if (!st.isFile()) return null; // swapped after the listing
     const seen: Seen = { size: st.size, mode: st.mode & 0o7777, uid: st.uid, gid: st.gid, ino: st.ino, sha256: null };
     if (st.size > maxBytes) return seen;
-    // One spare byte notices growth; grow the buffer (up to maxBytes + 1) while it fills.
-    const cap = Math.min(maxBytes + 1, st.size + 1);
-    if (buf.length < cap) buf = Buffer.allocUnsafeSlow(cap);
-    let n = 0;
-    for (;;) {
-      const room = Math.min(buf.length, maxBytes + 1);
-      if (n === room) {
-        if (room > maxBytes) break; // maxBytes + 1 bytes read: too large
-        const bigger = Buffer.allocUnsafeSlow(Math.min(maxBytes + 1, buf.length * 2));
-        buf.copy(bigger, 0, 0, n);
-        buf = bigger;
-        continue;
-      }
-      const want = room - n;
-      const r = readSync(fd, buf, n, want, null);
-      if (r === 0) break;
-      n += r;
-      if (r < want && n === st.size) break; // the end as fstat saw it: skip the read that returns 0
-    }
-    if (n > maxBytes) return seen;
-    seen.size = n;
-    seen.sha256 = hash('sha256', buf.subarray(0, n), 'hex');
+    const { bytes, buffer } = readBounded(fd, st.size, maxBytes, buf);
+    buf = buffer;
+    if (!bytes) return seen;
+    seen.size = bytes.length;
+    seen.sha256 = hash('sha256', bytes, 'hex');
     return seen;
   } finally {
     closeSync(fd);
