@@ -87,8 +87,8 @@ export function testWorld() {
       roots.push(t);
       return t;
     },
-    async daemon(t: TestRoot, args?: string[], env?: NodeJS.ProcessEnv): Promise<Daemon> {
-      const d = await startDaemon(t, args, env);
+    async daemon(t: TestRoot, args?: string[], env?: NodeJS.ProcessEnv, readyMs?: number): Promise<Daemon> {
+      const d = await startDaemon(t, args, env, readyMs);
       daemons.push(d);
       return d;
     },
