@@ -18,6 +18,7 @@ import {
   type Daemon, type TestRoot,
 } from '../helpers/root.js';
 import { cleanupAll, killOwned, own } from '../helpers/children.js';
+import { readableCli } from '../helpers/readable-copy.js';
 
 const ORG = 'orgs/bookclub.toml';
 const roots: TestRoot[] = [];
@@ -276,7 +277,7 @@ function asUser(t: TestRoot): { uid: number; gid: number; cli(args: string[]): {
   return {
     uid, gid,
     cli(args) {
-      const r = spawnSync(process.execPath, [CLI, ...args, '--root', t.root], { env, uid, gid, encoding: 'utf8', timeout: 60_000 });
+      const r = spawnSync(process.execPath, [readableCli(), ...args, '--root', t.root], { env, uid, gid, encoding: 'utf8', timeout: 60_000 });
       return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
     },
     async daemon() {

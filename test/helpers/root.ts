@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { waitFor } from './wait-for.js';
 import { cleanupAll, killOwned, own } from './children.js';
+import { readableCli } from './readable-copy.js';
 import type { Alert } from '../../src/store/alert-types.js';
 
 export const REPO = resolve(import.meta.dirname, '..', '..', '..');
@@ -124,7 +125,8 @@ export interface Daemon {
  * it is killed before the error is thrown, so a failed start leaves nothing running.
  */
 export async function startDaemon(t: TestRoot, args: string[] = ['--guard'], env: NodeJS.ProcessEnv = {}, readyMs = 20_000, as?: { uid: number; gid: number }): Promise<Daemon> {
-  const proc = own(spawn(process.execPath, [CLI, 'run', ...args, '--root', t.root], { env: { ...t.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], ...as }), `warden run ${args.join(' ')} --root ${t.root}`);
+  // As another user: the CLI from a readable copy (the checkout may be private).
+  const proc = own(spawn(process.execPath, [as ? readableCli() : CLI, 'run', ...args, '--root', t.root], { env: { ...t.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], ...as }), `warden run ${args.join(' ')} --root ${t.root}`);
   let out = '';
   let err = '';
   proc.stdout!.on('data', (d) => { out += String(d); });

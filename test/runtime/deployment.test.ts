@@ -7,10 +7,11 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, unlinkSync } from 'node:fs';
+import { chmodSync, chownSync, copyFileSync, mkdirSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { cli, makeRoot, REPO, type TestRoot } from '../helpers/root.js';
+import { cli, makeRoot, type TestRoot } from '../helpers/root.js';
 import { cleanupAll } from '../helpers/children.js';
+import { readableDistSrc } from '../helpers/readable-copy.js';
 
 const USER = `wi15rt${process.pid % 100000}`;
 let uid = -1;
@@ -28,30 +29,6 @@ import(process.argv[1]).then(({ openApprovedView }) => {
 });
 `;
 
-/**
- * The checkout may be private (a clone in a 0700 directory, as \`mktemp -d\` makes): the
- * second user could not load the runtime from it. Copy what the runtime loads (the compiled
- * src/, package.json for "type": "module", and the production dependencies with theirs)
- * beside the root, where that user can read it.
- */
-function copyRuntime(to: string): string {
-  mkdirSync(to, { recursive: true });
-  copyFileSync(join(REPO, 'package.json'), join(to, 'package.json'));
-  cpSync(join(REPO, 'dist', 'src'), join(to, 'dist', 'src'), { recursive: true });
-  const seen = new Set<string>();
-  const copyDep = (name: string): void => {
-    if (seen.has(name)) return;
-    seen.add(name);
-    const from = join(REPO, 'node_modules', name);
-    if (!existsSync(from)) return; // an optional dependency that is not installed
-    cpSync(from, join(to, 'node_modules', name), { recursive: true });
-    const pkg = JSON.parse(readFileSync(join(from, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
-    for (const d of Object.keys(pkg.dependencies ?? {})) copyDep(d);
-  };
-  const top = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
-  for (const d of Object.keys(top.dependencies ?? {})) copyDep(d);
-  return join(to, 'dist', 'src', 'runtime', 'index.js');
-}
 let runtimeEntry = '';
 
 function runAs(dep: { runtimeDir: string; stateDir: string }): { ok: boolean; reason: string | null; generation: number | null; path: string } {
@@ -70,7 +47,8 @@ describe('the deployment: the runtime trusts only a manifest it cannot write', {
     assert.equal(cli(t, ['init']).code, 0);
     // The runtime's user must be able to read the root (as the agent's user can).
     for (const d of [t.base, t.root]) chmodSync(d, 0o755);
-    runtimeEntry = copyRuntime(join(t.base, 'app'));
+    // The checkout may be private (0700): the runtime's user loads it from a readable copy.
+    runtimeEntry = join(readableDistSrc(), 'runtime', 'index.js');
   });
   after(() => cleanupAll([
     () => { const r = spawnSync('userdel', [USER], { encoding: 'utf8' }); if (r.status !== 0 && !/does not exist/.test(r.stderr)) throw new Error(`userdel ${USER}: ${r.stderr}`); },
