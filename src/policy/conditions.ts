@@ -3,7 +3,8 @@ import type { Located } from '../common/errors.js';
 import { isBlankToml, parseToml, locateKey } from '../toml/index.js';
 import { validateToml } from '../toml/schema.js';
 import { ensureLocated, errAt } from './locate.js';
-import { isCanonicalRelative, keyMatches, keySpecificity, splitTarget, SNOWFLAKE_RE } from './paths.js';
+import { rulesMatching } from './decide.js';
+import { isCanonicalRelative, keySpecificity, splitTarget, SNOWFLAKE_RE } from './paths.js';
 import type { Action, Condition, ConditionsPolicy, FileStatus, Rule, Section, SessionContext } from './types.js';
 
 export const CONDITIONS_TOML = 'config/conditions.toml';
@@ -163,7 +164,7 @@ export function evaluatePath(conditions: ConditionsPolicy | null, target: string
   const split = splitTarget(target);
   if (!split) return { decision: 'deny', step: 0, rule: null, matched: [], reason: 'not a canonical path under /memories/ or /workspace/' };
   if (!conditions) return { decision: 'deny', step: 0, rule: null, matched: [], reason: 'conditions.toml is missing, empty or invalid: it grants nothing' };
-  const matched = conditions.rules.filter((r) => r.section === split.section && keyMatches(r.key, split.rel));
+  const matched = rulesMatching(conditions.rules, split.section, split.rel);
   const holding = matched.filter((r) => ruleHolds(r, facts));
   const deny = mostSpecific(holding.filter((r) => r.action === 'deny'));
   if (deny) return { decision: 'deny', step: 1, rule: deny, matched, reason: 'a deny rule matches the path and the context' };

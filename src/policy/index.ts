@@ -15,8 +15,8 @@
  * in its scope. See docs/POLICY.md for the rules and every decision made where SPEC §9 is silent.
  */
 import { contextFacts } from './conditions.js';
-import { explainTarget } from './explain.js';
-import { accessFor, resolveTier } from './tiers.js';
+import { evaluatePath } from './conditions.js';
+import { folderContaining, resolveTier, tierFolders } from './tiers.js';
 import type { PolicySet, SessionContext } from './types.js';
 
 export type {
@@ -42,6 +42,10 @@ export { loadPolicyFromRoot, readPolicyFiles, policyFileHealth, MAX_POLICY_BYTES
  * session? True only when the tier grants it AND conditions.toml allows it.
  */
 export function canRead(policy: PolicySet, user: string, ctx: SessionContext, path: string, opts: { write?: boolean } = {}): boolean {
-  const access = accessFor(policy, resolveTier(policy, user, ctx));
-  return explainTarget(policy, access, contextFacts(ctx), path, opts.write === true).decision === 'allow';
+  // The same decision as explainTarget (tier grants it AND conditions.toml allows it),
+  // without building the explanation: the runtime asks this on every file access.
+  const r = resolveTier(policy, user, ctx);
+  if (opts.write === true && r.tier !== 'owner') return false; // only the owner writes (accessFor)
+  if (folderContaining(tierFolders(policy, r), path) === null) return false;
+  return evaluatePath(policy.conditions, path, contextFacts(ctx)).decision === 'allow';
 }

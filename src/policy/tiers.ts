@@ -1,5 +1,6 @@
 import { WARDEN_TOML } from '../config/warden-config.js';
 import { GUESTS_TOML } from './manifests.js';
+import { firstFolderContaining } from './decide.js';
 import { keyMatches, splitTarget } from './paths.js';
 import type { Org, PolicySet, SessionContext, SourceRef, Tier } from './types.js';
 
@@ -97,6 +98,26 @@ export interface Access {
   hourlyCap: number | null;
 }
 
+const OWNER_FOLDERS: readonly string[] = Object.freeze(['/memories/', '/workspace/']);
+const NO_FOLDERS: readonly string[] = Object.freeze([]);
+
+/** The folder list a tier grants, as the policy holds it (not a copy: for lookups only). */
+export function tierFolders(policy: PolicySet, r: Pick<Resolution, 'tier' | 'org'>): readonly string[] {
+  switch (r.tier) {
+    case 'owner': return OWNER_FOLDERS;
+    case 'member': return policy.orgs.find((x) => x.name === r.org)?.folders ?? NO_FOLDERS;
+    case 'guest': return policy.guests?.folders ?? NO_FOLDERS;
+    default: return NO_FOLDERS;
+  }
+}
+
+/** The first of `folders` that contains the runtime path, or null (the decision index does the looking). */
+export function folderContaining(folders: readonly string[], target: string): string | null {
+  const t = splitTarget(target);
+  if (!t) return null;
+  return firstFolderContaining(folders, t.section, t.rel, (x) => { const s = splitTarget(x); return s !== null && s.section === t.section && keyMatches(s.rel, t.rel); });
+}
+
 export function accessFor(policy: PolicySet, r: Pick<Resolution, 'tier' | 'org'>): Access {
   const nothing: Access = { tier: r.tier, org: r.org, folders: [], foldersSource: null, commands: [], shell: false, skills: false, subtasks: false, write: false, hourlyCap: null };
   switch (r.tier) {
@@ -125,12 +146,8 @@ export function tierGrantsPath(access: Access, target: string, write: boolean): 
   const t = splitTarget(target);
   if (!t) return { granted: false, folder: null, reason: 'not a canonical path under /memories/ or /workspace/' };
   if (write && !access.write) return { granted: false, folder: null, reason: `tier ${access.tier} is read-only: only the owner may write` };
-  for (const f of access.folders) {
-    const s = splitTarget(f);
-    if (s && s.section === t.section && keyMatches(s.rel, t.rel)) {
-      return { granted: true, folder: f, reason: access.tier === 'owner' ? 'the owner may read and write everything' : `tier ${access.tier} grants folder ${f}` };
-    }
-  }
+  const f = folderContaining(access.folders, target);
+  if (f !== null) return { granted: true, folder: f, reason: access.tier === 'owner' ? 'the owner may read and write everything' : `tier ${access.tier} grants folder ${f}` };
   return { granted: false, folder: null, reason: access.tier === 'none' ? 'tier none grants nothing' : `tier ${access.tier} grants no folder containing this path` };
 }
 
