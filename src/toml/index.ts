@@ -46,24 +46,25 @@ export interface KeyLocator {
   locate(path: readonly (string | number)[]): Position | undefined;
 }
 
-const SEP = '\u0000';
+/** One key of the trie: where it is first defined, and where a key below it first is. */
+interface KeyNode { at?: Position; below?: Position; kids?: Map<string, KeyNode> }
 
 /** Scan a TOML text once: track the current [table] / [[array]] header and dotted keys. */
 export function keyLocator(source: string): KeyLocator {
   const lines = source.split(/\r?\n/);
   const arrayCounts = new Map<string, number>();
-  /** First definition of exactly this path. */
-  const exact = new Map<string, Position>();
-  /** First definition of a path that strictly extends this one. */
-  const extension = new Map<string, Position>();
+  const top: KeyNode = {};
   let table: string[] = [];
   const define = (full: string[], line: number, column: number) => {
     if (full.length === 0) return;
     const at = { line, column };
-    let k = '';
+    let node = top;
     for (let d = 0; d < full.length; d++) {
-      k = d === 0 ? (full[0] as string) : k + SEP + (full[d] as string);
-      if (d < full.length - 1) { if (!extension.has(k)) extension.set(k, at); } else if (!exact.has(k)) exact.set(k, at);
+      const kids = node.kids ?? (node.kids = new Map());
+      let next = kids.get(full[d] as string);
+      if (!next) { next = {}; kids.set(full[d] as string, next); }
+      node = next;
+      if (d < full.length - 1) node.below ??= at; else node.at ??= at;
     }
   };
   for (let i = 0; i < lines.length; i++) {
@@ -93,16 +94,17 @@ export function keyLocator(source: string): KeyLocator {
   return {
     lines,
     locate(path) {
-      if (path.length === 0) return undefined;
-      const keys: string[] = [];
-      let k = '';
-      for (let d = 0; d < path.length; d++) { k = d === 0 ? String(path[0]) : k + SEP + String(path[d]); keys.push(k); }
-      const full = exact.get(k);
-      if (full) return { ...full };
-      const ext = extension.get(k);
-      if (ext) return { ...ext };
-      for (let d = keys.length - 2; d >= 0; d--) { const p = exact.get(keys[d] as string); if (p) return { ...p }; }
-      return undefined;
+      // The deepest defined prefix of the path (the first definition of it), unless the
+      // whole path is defined only through deeper keys: then the first of those.
+      let node: KeyNode | undefined = top;
+      let deepest: Position | undefined;
+      for (const k of path) {
+        node = node.kids?.get(String(k));
+        if (!node) break;
+        if (node.at) deepest = node.at;
+      }
+      const hit = node && path.length > 0 ? (node.at ?? node.below ?? deepest) : deepest;
+      return hit ? { line: hit.line, column: hit.column } : undefined;
     },
   };
 }
