@@ -3,6 +3,7 @@ import type { Located } from '../common/errors.js';
 import { isBlankToml, parseToml, locateKey } from '../toml/index.js';
 import { validateToml } from '../toml/schema.js';
 import { ensureLocated, errAt } from './locate.js';
+import { checkContext } from './context.js';
 import { rulesMatching } from './decide.js';
 import { isCanonicalRelative, keySpecificity, splitTarget, SNOWFLAKE_RE } from './paths.js';
 import type { Action, Condition, ConditionsPolicy, FileStatus, Rule, Section, SessionContext } from './types.js';
@@ -126,15 +127,21 @@ export function parseConditions(text: string | null, file = CONDITIONS_TOML): Co
   return { conditions: { rules }, status: 'ok', errors, warnings };
 }
 
-/** The facts of a session context (SPEC §9.1). `tui` is never a fact in this runtime. */
+/**
+ * The facts of a session context (SPEC §9.1). `tui` is never a fact in this runtime, and a
+ * context the library does not know (tui, a future kind, a malformed object) has none.
+ */
 export function contextFacts(ctx: SessionContext): Set<string> {
-  switch (ctx.kind) {
+  const k = checkContext(ctx);
+  if (!k.ok) return new Set();
+  const c = k.ctx;
+  switch (c.kind) {
     case 'dm':
-      return new Set(['discord:dm', `discord:dm:${ctx.channel}`]);
+      return new Set(['discord:dm', `discord:dm:${c.channel}`]);
     case 'guild': {
-      const facts = new Set([`discord:guild:${ctx.guild}`, `discord:channel:${ctx.channel}`]);
-      if (ctx.nsfw) facts.add('discord:nsfw');
-      if (ctx.forum !== undefined) facts.add(`discord:forum:${ctx.forum}`);
+      const facts = new Set([`discord:guild:${c.guild}`, `discord:channel:${c.channel}`]);
+      if (c.nsfw) facts.add('discord:nsfw');
+      if (c.forum !== undefined) facts.add(`discord:forum:${c.forum}`);
       return facts;
     }
     case 'internal':

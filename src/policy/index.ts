@@ -44,8 +44,10 @@ export { loadPolicyFromRoot, readPolicyFiles, policyFileHealth, MAX_POLICY_BYTES
 export function canRead(policy: PolicySet, user: string, ctx: SessionContext, path: string, opts: { write?: boolean } = {}): boolean {
   // The same decision as explainTarget (tier grants it AND conditions.toml allows it),
   // without building the explanation: the runtime asks this on every file access.
+  if (typeof path !== 'string') return false;
   const r = resolveTier(policy, user, ctx);
-  if (opts.write === true && r.tier !== 'owner') return false; // only the owner writes (accessFor)
+  if (r.tier === 'none') return false;
+  if (opts?.write === true && r.tier !== 'owner') return false; // only the owner writes (accessFor)
   if (folderContaining(tierFolders(policy, r), path) === null) return false;
   return evaluatePath(policy.conditions, path, contextFacts(ctx)).decision === 'allow';
 }

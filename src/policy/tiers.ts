@@ -1,10 +1,11 @@
 import { WARDEN_TOML } from '../config/warden-config.js';
+import { checkContext, describeValue } from './context.js';
 import { GUESTS_TOML } from './manifests.js';
 import { firstFolderContaining } from './decide.js';
 import { keyMatches, splitTarget } from './paths.js';
 import type { Org, PolicySet, SessionContext, SourceRef, Tier } from './types.js';
 
-export type ResolvedBy = 'internal-session' | 'owner' | 'membership' | 'channel-binding' | 'guest-channel' | 'none';
+export type ResolvedBy = 'internal-session' | 'owner' | 'membership' | 'channel-binding' | 'guest-channel' | 'none' | 'unknown-context';
 
 export interface Resolution {
   tier: Tier;
@@ -22,7 +23,10 @@ export interface Resolution {
  * The channel ids a session sits in, most specific first: the channel itself, then the
  * forum it is a thread of. A thread of a bound (or invited) forum is in that forum.
  */
-export function sessionChannels(ctx: SessionContext): string[] {
+export function sessionChannels(context: SessionContext): string[] {
+  const k = checkContext(context);
+  if (!k.ok) return [];
+  const ctx = k.ctx;
   if (ctx.kind === 'dm') return [ctx.channel];
   if (ctx.kind === 'guild') return ctx.forum !== undefined && ctx.forum !== ctx.channel ? [ctx.channel, ctx.forum] : [ctx.channel];
   return [];
@@ -43,8 +47,13 @@ function lineOf(org: Org, key: keyof Org['keyLines']): SourceRef {
  * (1) owner; (2) member of X in a DM or a channel bound to X; (3) channel bound to Y;
  * (4) guest channel; else none. An internal session is the owner's. Pure and deterministic.
  */
-export function resolveTier(policy: PolicySet, user: string, ctx: SessionContext): Resolution {
+export function resolveTier(policy: PolicySet, user: string, context: SessionContext): Resolution {
   const notes: string[] = [];
+  // A context the library does not know grants nothing, to anyone (the owner included).
+  const k = checkContext(context);
+  if (!k.ok) return { tier: 'none', org: null, resolvedBy: 'unknown-context', step: null, reason: `${k.why}: nothing is granted`, source: null, notes };
+  if (typeof user !== 'string') return { tier: 'none', org: null, resolvedBy: 'none', step: null, reason: `the user is ${describeValue(user)}, not a string id: nothing is granted`, source: null, notes };
+  const ctx = k.ctx;
   if (ctx.kind === 'internal') {
     if (policy.owner !== null && user !== policy.owner) notes.push(`user ${user} is not the owner, but an internal session is always the owner's`);
     return { tier: 'owner', org: null, resolvedBy: 'internal-session', step: null, reason: 'an internal session (heartbeat, cron) is the owner\'s', source: null, notes };
