@@ -33,6 +33,9 @@ export { GUESTS_TOML, ORGS_DIR, parseOrg, parseGuests, orgNameOf, type OrgResult
 export { SNOWFLAKE_RE, isSnowflake, splitTarget, keyMatches, isCanonicalRelative } from './paths.js';
 export { buildPolicy, parseOwner, policyKindOf } from './load.js';
 export { resolveTier, accessFor, tierGrantsPath, commandPermitted, sessionChannels, type Access, type Resolution, type ResolvedBy } from './tiers.js';
+export { commandArgv, argvPermitted, shellSyntax, type CommandDecision } from './commands.js';
+export { sandboxPlan, type SandboxPlan, type SandboxOptions, type PathProbe } from './sandbox.js';
+export { checkContext } from './context.js';
 export { explain, explainTarget, formatSource, type Explanation, type TargetExplanation } from './explain.js';
 export { validatePolicyFile, validatePolicyChange, validatePolicyState } from './validate.js';
 export { loadPolicyFromRoot, readPolicyFiles, policyFileHealth, MAX_POLICY_BYTES } from './fs.js';

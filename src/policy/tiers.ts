@@ -1,4 +1,5 @@
 import { WARDEN_TOML } from '../config/warden-config.js';
+import { commandArgv } from './commands.js';
 import { checkContext, describeValue } from './context.js';
 import { GUESTS_TOML } from './manifests.js';
 import { firstFolderContaining } from './decide.js';
@@ -162,14 +163,9 @@ export function tierGrantsPath(access: Access, target: string, write: boolean): 
 
 /**
  * Is a command line permitted? Prefixes match on whole words: "git log" permits
- * "git log -3" but not "git logx" nor "git push".
+ * "git log -3" but not "git logx" nor "git push"; a line with shell syntax is refused
+ * (commandArgv gives the reason and the argv to run without a shell).
  */
 export function commandPermitted(access: Access, commandLine: string): boolean {
-  if (access.commands.includes('*') && access.shell) return true;
-  const words = commandLine.trim().split(/\s+/).filter(Boolean);
-  if (words.length === 0) return false;
-  return access.commands.some((p) => {
-    const pw = p.trim().split(/\s+/).filter(Boolean);
-    return pw.length > 0 && pw.length <= words.length && pw.every((w, i) => words[i] === w);
-  });
+  return commandArgv(access, commandLine).permitted;
 }
