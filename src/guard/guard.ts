@@ -7,10 +7,11 @@
  * Everything on that path is synchronous: a check never interleaves with another check
  * or with a sanctioned change, so "one writer" holds inside the process by construction.
  */
-import { fstatSync } from 'node:fs';
+import { constants, fstatSync, lstatSync, openSync, readlinkSync } from 'node:fs';
+import { basename, dirname } from 'node:path';
 import { errnoCode } from '../common/errors.js';
 import type { WardenConfig } from '../config/warden-config.js';
-import { AT_FDCWD, fixDirAt, fixRoot, lstatAt, makeDirAt, replaceFileAt, withCwdAt, withDir } from '../fsx/beneath.js';
+import { AT_FDCWD, at, fixDirAt, fixRoot, lstatAt, makeDirAt, openRoot, readRegularAt, replaceFileAt, safeClose, typeOf, withCwdAt, withDir } from '../fsx/beneath.js';
 import type { Alert, AlertReason, FileFacts } from '../store/alert-types.js';
 import { newAlertId } from '../store/alerts.js';
 import type { BaselineState } from '../store/baseline-state.js';
@@ -48,6 +49,11 @@ export interface GuardOptions {
   defer?: (rel: string) => void;
   /** After a protected directory was recreated: the watcher re-arms it. */
   onDirRepaired?: () => void;
+  /**
+   * After the root path was found naming something else and put right (SPEC §4): the guard
+   * now holds the directory at the path (`fd`); the old descriptor is closed already.
+   */
+  onRootReplaced?: (fd: number) => void;
 }
 
 /** What one alert says (Guard.raise): named, since most fields are optional and alike in type. */
@@ -67,13 +73,17 @@ interface Raise {
 
 export class Guard {
   readonly root: string;
-  readonly rootFd: number;
+  /** The directory at the root path. Replaced (never silently) when the path is made to name another (SPEC §4). */
+  rootFd: number;
+  /** Device and inode of the directory rootFd holds. */
+  private rootId: { dev: number; ino: number };
   readonly storeHandle: Store;
   config: WardenConfig;
   pset: ProtectedSet;
   readonly state: BaselineState;
   private readonly log: (line: string) => void;
   private readonly onDirRepaired: () => void;
+  private readonly onRootReplaced: (fd: number) => void;
   private readonly alerts: AlertSink;
   private readonly quarantine: Quarantine;
   private readonly quota = new QuarantineQuota();
@@ -91,12 +101,15 @@ export class Guard {
   constructor(opts: GuardOptions) {
     this.root = opts.root;
     this.rootFd = opts.rootFd;
+    const rs = fstatSync(opts.rootFd);
+    this.rootId = { dev: rs.dev, ino: rs.ino };
     this.storeHandle = opts.store;
     this.config = opts.config;
     this.pset = protectedSet(opts.config);
     this.state = opts.state;
     this.log = opts.log ?? ((l) => process.stderr.write(l + '\n'));
     this.onDirRepaired = opts.onDirRepaired ?? (() => {});
+    this.onRootReplaced = opts.onRootReplaced ?? (() => {});
     // A layout entry found damaged on the way (quarantine/ planted as a link, a directory at
     // alerts.jsonl) is repaired at once, then the operation is tried again.
     const repair = (name: string) => this.store.verifyLayout(name).length > 0;
@@ -126,6 +139,7 @@ export class Guard {
   /** The backstop rescan: directories, every candidate path, and the store. */
   rescan(): number {
     this.safely('flushing alerts', () => this.alerts.flush());
+    if (this.safely('checking the root path', () => this.checkRootPath()) === true) { this.lastRescanAt = Date.now(); return 1; }
     this.safely('sweeping temp files', () => this.sweepTemps());
     const n = this.sweep('rescan', false);
     this.safely('verifying the store', () => this.store.verify(false));
@@ -133,7 +147,7 @@ export class Guard {
     return n;
   }
 
-  private sweep(cause: 'startup' | 'rescan', full: boolean): number {
+  private sweep(cause: 'startup' | 'rescan' | 'root', full: boolean): number {
     let n = this.safely('repairing directories', () => this.fixDirs(cause === 'startup')) ?? 0;
     const dirs = new DirCache(this.rootFd);
     try {
@@ -157,7 +171,7 @@ export class Guard {
    * per lstat/open instead of a walk through /proc/self/fd for each), read-only; what needs
    * putting right is acted on afterwards, through the descriptor as always.
    */
-  private sweepGroup(group: readonly string[], dir: string, cause: 'startup' | 'rescan', full: boolean, dirs: DirCache): number {
+  private sweepGroup(group: readonly string[], dir: string, cause: 'startup' | 'rescan' | 'root', full: boolean, dirs: DirCache): number {
     const whileStopped = cause === 'startup';
     let n = 0;
     const todo: string[] = [];
@@ -243,6 +257,8 @@ export class Guard {
   }
 
   private onPathEventUnsafe(rel: string, isDirEvent: boolean): void {
+    // The root itself (or its name in its parent): first, is the path still the directory we hold?
+    if (rel === '' && this.checkRootPath()) return;
     if (rel === EMBEDDED_STORE || rel.startsWith(`${EMBEDDED_STORE}/`)) {
       // The embedded store's path, seen from the root: a store event (or a swap of the path).
       if (this.storeHandle.mode === 'embedded') this.store.onEvent(rel === EMBEDDED_STORE ? '' : rel.slice(EMBEDDED_STORE.length + 1));
@@ -279,6 +295,96 @@ export class Guard {
     } finally {
       if (!dirs) own.close();
     }
+  }
+
+  /** The stamp recorded when `rel` was last verified clean by hash (the stamp poll compares with it). */
+  cleanStamp(rel: string): string | undefined {
+    return this.cleanStamps.get(rel);
+  }
+
+  /** Does the root path still resolve to the directory we hold (same device and inode, a real directory)? */
+  rootPathHolds(): boolean {
+    const st = lstatSync(this.root, { throwIfNoEntry: false });
+    return st !== undefined && st.isDirectory() && st.dev === this.rootId.dev && st.ino === this.rootId.ino;
+  }
+
+  /**
+   * SPEC §4, "the promise is about paths": when the root path (or anything above it) was
+   * renamed and something else now sits at the path, that thing is put right — a directory
+   * is adopted (its protected files reverted, unexpected ones quarantined), a link, file or
+   * nothing is replaced by a new directory holding the approved tree. Returns true when the
+   * path had changed (the sweep of the new root has run).
+   */
+  checkRootPath(): boolean {
+    if (this.stopped || this.rootPathHolds()) return false;
+    for (let attempt = 0; attempt < 3; attempt++) {
+      this.putRootRight();
+      if (this.rootPathHolds()) break;
+    }
+    return true;
+  }
+
+  private putRootRight(): void {
+    const id = newAlertId();
+    const want = this.state.index.dirs[''];
+    const verdict: Verdict = { reason: 'root-replaced', also: [], action: 'reverted' };
+    let parentFd: number;
+    try { parentFd = openRoot(dirname(this.root)); }
+    catch (err) { this.failed('', id, verdict, err, false); return; }
+    try {
+      const name = basename(this.root);
+      const st = lstatAt(parentFd, name);
+      const type = st ? typeOf(st) : 'absent';
+      let quarantine: string | null = null;
+      let what: string;
+      if (type === 'dir') {
+        what = 'another directory';
+      } else {
+        what = type === 'absent' ? 'nothing (the root was moved away)' : type === 'symlink' ? 'a symlink' : type === 'file' ? 'a file' : `a ${type}`;
+        if (type !== 'absent') quarantine = this.quarantineAtParent(id, parentFd, name, type);
+        const opts = want ? { mode: want.mode, uid: want.uid, gid: want.gid } : { mode: 0o755 };
+        makeDirAt(parentFd, name, opts);
+      }
+      // The directory now at the path, opened without following a link swapped in meanwhile.
+      const fd = openSync(at(parentFd, name), constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+      const old = this.rootFd;
+      const ns = fstatSync(fd);
+      this.rootFd = fd;
+      this.rootId = { dev: ns.dev, ino: ns.ino };
+      this.store.rootFd = fd;
+      this.state.publishFor(fd);
+      this.cleanStamps.clear();
+      safeClose(old);
+      this.raise({ id, path: '', whileStopped: false, verdict, action: 'reverted', quarantine,
+        detail: `${this.root} named ${what} instead of the directory warden guards (renamed away); the approved tree was put back at the path` });
+      // The embedded store follows into the new root; then every protected path is put right.
+      this.safely('verifying the store', () => this.store.verify(false));
+      this.sweep('root', true);
+      this.onRootReplaced(fd);
+      this.onDirRepaired();
+    } catch (err) {
+      this.failed('', id, verdict, err, false);
+    } finally {
+      safeClose(parentFd);
+    }
+  }
+
+  /** Keep what sat at the root path: moved into quarantine, or (another file system) a copy and the link's target. */
+  private quarantineAtParent(id: string, parentFd: number, name: string, type: string): string | null {
+    try {
+      return this.quarantine.move(id, parentFd, name, this.maxBytes);
+    } catch (err) {
+      if (errnoCode(err) !== 'EXDEV') throw err;
+    }
+    let kept: string | null = null;
+    if (type === 'file') {
+      const r = readRegularAt(parentFd, name, this.maxBytes);
+      if (r?.bytes) kept = this.quarantine.write(id, name, r.bytes);
+    } else if (type === 'symlink') {
+      kept = this.quarantine.write(id, `${name}.symlink-target`, Buffer.from(readlinkSync(at(parentFd, name))));
+    }
+    unlinkAt(parentFd, name);
+    return kept;
   }
 
   private markClean(rel: string, dirFd?: number, stamp?: string): void {
@@ -417,7 +523,11 @@ export class Guard {
     const code = errnoCode(err) ?? 'EIO';
     this.retries.failed(path,
       () => this.raise({ id, path, whileStopped, verdict: { reason: 'revert-failed', also: [verdict.reason], action: 'reverted' }, action: 'revert-failed', quarantine, detail: `restore failed: ${code}; retrying with backoff` }),
-      () => this.safely(`retrying ${path}`, () => { if (Object.hasOwn(this.state.index.dirs, path)) this.fixDirs(false); else this.check(path, false); }));
+      () => this.safely(`retrying ${path}`, () => {
+        if (verdict.reason === 'root-replaced') this.checkRootPath();
+        else if (Object.hasOwn(this.state.index.dirs, path)) this.fixDirs(false);
+        else this.check(path, false);
+      }));
   }
 
   private raise(r: Raise): Alert {
