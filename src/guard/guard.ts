@@ -11,7 +11,7 @@ import { constants, fstatSync, lstatSync, openSync, readlinkSync } from 'node:fs
 import { basename, dirname } from 'node:path';
 import { errnoCode } from '../common/errors.js';
 import type { WardenConfig } from '../config/warden-config.js';
-import { AT_FDCWD, at, fixDirAt, fixRoot, lstatAt, makeDirAt, openRoot, readRegularAt, replaceFileAt, safeClose, typeOf, withCwdAt, withDir } from '../fsx/beneath.js';
+import { AT_FDCWD, at, fixDirAt, fixRoot, lstatAt, makeDirAt, openRoot, readRegularAt, replaceFileAt, rewriteInPlaceAt, safeClose, typeOf, withCwdAt, withDir } from '../fsx/beneath.js';
 import type { Alert, AlertReason, FileFacts } from '../store/alert-types.js';
 import { newAlertId } from '../store/alerts.js';
 import type { BaselineState } from '../store/baseline-state.js';
@@ -297,6 +297,22 @@ export class Guard {
     }
   }
 
+  /** Rejected bytes not yet in quarantine (a full disk): written as soon as there is room. */
+  private readonly owed: { id: string; name: string; bytes: Buffer }[] = [];
+  private owedTriedAt = 0;
+
+  /** Write what a full disk kept out of quarantine; at most one try a second. */
+  keepOwed(now = Date.now()): void {
+    if (this.owed.length === 0 || now - this.owedTriedAt < 1000) return;
+    this.owedTriedAt = now;
+    while (this.owed.length) {
+      const o = this.owed[0] as { id: string; name: string; bytes: Buffer };
+      if (this.quarantine.write(o.id, o.name, o.bytes) === null) return;
+      this.owed.shift();
+      this.log(`<5>warden: there is room again: the rejected content of alert ${o.id} is now in quarantine`);
+    }
+  }
+
   /** The stamp recorded when `rel` was last verified clean by hash (the stamp poll compares with it). */
   cleanStamp(rel: string): string | undefined {
     return this.cleanStamps.get(rel);
@@ -488,16 +504,31 @@ export class Guard {
         // Not linked and never read whole: it can only be kept by moving it aside.
         if (!linked && obs.bytes === null) { quarantine = this.quarantine.move(id, w.fd, name, this.maxBytes); movedAside = true; }
       }
+      let fullDisk: string | null = null;
       try {
         replaceFileAt(w.fd, name, approved, { mode: entry.mode, uid: entry.uid, gid: entry.gid });
       } catch (err) {
         // SPEC §5: never move a file aside and then leave its path missing.
         if (movedAside && this.quarantine.putBack(id, w.fd, name)) quarantine = null;
-        throw err;
+        // A full file system (the agent can fill it first): the approved bytes go over the
+        // rejected file's own blocks. Its bytes were read whole, so they are kept from memory.
+        const code = errnoCode(err);
+        if ((code !== 'ENOSPC' && code !== 'EDQUOT') || movedAside || obs.type !== 'file' || obs.bytes === null) throw err;
+        if (linked) { this.quarantine.discard(id, name); linked = false; }
+        if (!rewriteInPlaceAt(w.fd, name, approved, obs.ino, { mode: entry.mode, uid: entry.uid, gid: entry.gid })) throw err;
+        fullDisk = code;
       }
       this.tally.reverts++;
       // Securing the quarantined inode (or copying bytes we hold) comes after the restore, to keep the revert short.
       if (obs.type === 'file' && !quarantine && keep) quarantine = this.quarantine.settle(id, name, linked, obs.bytes, this.maxBytes);
+      let fullNote: string | undefined;
+      if (fullDisk) {
+        // No room for the copy either (quarantine on the same full file system): held in
+        // memory and written as soon as there is room (keepOwed, every second).
+        if (!quarantine && keep && obs.bytes) { this.owed.push({ id, name, bytes: obs.bytes }); quarantine = this.quarantine.label(id, name); }
+        fullNote = `the file system is full (${fullDisk}): no temp file could be written, so the approved bytes were written over the rejected file in place`
+          + (this.owed.some((o) => o.id === id) ? '; the rejected bytes are held in memory and written to quarantine as soon as there is room' : '');
+      }
       let v = verdict;
       let changes;
       if (f.kind === 'credentials' && obs.bytes && (verdict.reason === 'content' || verdict.reason === 'emptied')) {
@@ -509,7 +540,7 @@ export class Guard {
       this.raise({
         id, path: f.path, whileStopped, verdict: v, action: 'reverted', quarantine,
         before: { sha256: entry.sha256, size: entry.size, mode: entry.mode }, after: facts(obs), credentialChanges: changes,
-        detail: obs.type === 'file' && !keep ? this.quota.note : undefined,
+        detail: [fullNote, obs.type === 'file' && !keep ? this.quota.note : undefined].filter(Boolean).join('; ') || undefined,
       });
       this.markClean(f.path);
     } catch (err) {
