@@ -128,7 +128,15 @@ export class Guard {
   /** Verify everything; what changed while warden was not running is reverted with that reason. */
   startupVerify(): number {
     this.sweepTemps();
-    return this.sweep('startup', true);
+    const n = this.sweep('startup', true);
+    // The root swapped while warden was stopped: its files were just put right; say so once
+    // and record the directory now guarded (verify and status compare with the record).
+    const replaced = this.safely('checking the root record', () => this.storeHandle.rootReplaced(this.rootFd));
+    if (replaced) {
+      this.raise({ id: newAlertId(), path: '', whileStopped: true, verdict: { reason: 'root-replaced', also: [], action: 'reverted' }, action: 'reverted', detail: replaced });
+      this.safely('recording the root', () => this.storeHandle.recordRoot(this.rootFd));
+    }
+    return n;
   }
 
   /** Remove our own temp files that a failed restore left behind. */

@@ -7,10 +7,11 @@
  */
 import { after, afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, lstatSync, readFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { cli, readAlertsOf, testWorld, waitFor, type TestRoot } from '../helpers/root.js';
 import { giveToAgent, makeAgent, type Agent } from '../helpers/agent.js';
+import type { Alert } from '../../src/store/alert-types.js';
 
 const ORG = 'orgs/bookclub.toml';
 const world = testWorld();
@@ -77,5 +78,30 @@ describe('the root path is what is guarded', () => {
     a.sh(`printf 'hourly_cap = 9\\n' >> ${t.base}/root.old/${ORG}`);
     await waitFor(() => readFileSync(t.p(ORG), 'utf8') === approved, 500, 'still approved');
     assert.ok(readFileSync(join(t.base, 'root.old', ORG), 'utf8').includes('hourly_cap = 9'), 'the old tree is no longer ours');
+  });
+
+  it('swapped while the guard is stopped (deployment store): verify and status say root-replaced; the guard puts it right at start', async () => {
+    const t = world.root();
+    const a = makeAgent('wtrs');
+    agents.push(a);
+    giveToAgent(t, a);
+    const state = join(t.base, 'guard-state');
+    mkdirSync(state, { mode: 0o700 });
+    const env = { WARDEN_GUARD_STATE_DIR: state };
+    assert.equal(cli(t, ['init'], { env }).code, 0);
+    const approved = readFileSync(t.p(ORG), 'utf8');
+    assert.equal(a.sh(`cd ${t.base} && mkdir evil && cp -a root/config root/orgs root/blocks evil/ && printf 'hourly_cap = 777\\n' >> evil/${ORG} && ${EXCHANGE('evil', 'root')}`).code, 0);
+    const v = cli(t, ['verify'], { env });
+    assert.equal(v.code, 1, v.stdout + v.stderr);
+    assert.match(v.stdout, /DRIFT \.: root-replaced/);
+    const st = cli(t, ['status'], { env });
+    assert.match(st.stdout, /DRIFT \. \(root-replaced\)/);
+    await world.daemon(t, ['--guard'], env);
+    assert.equal(readFileSync(t.p(ORG), 'utf8'), approved, 'reverted before ready');
+    const stores = join(state, 'stores');
+    const alerts = readFileSync(join(stores, readdirSync(stores)[0] ?? '', 'alerts.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Alert);
+    assert.ok(alerts.some((x) => x.reason === 'changed-while-stopped' && x.also?.includes('root-replaced') && x.path === '.'), JSON.stringify(alerts.map((x) => [x.reason, x.also])));
+    const v2 = cli(t, ['verify'], { env });
+    assert.equal(v2.code, 0, v2.stdout);
   });
 });
