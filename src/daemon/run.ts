@@ -240,9 +240,10 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
       // Shared mappings raise no event (SPEC §4): the approved files' stamps, a slice per tick;
       // and the root path itself (a rename anywhere above it raises no event we watch).
       const poll = new StampPoll({ rootFd: () => g.rootFd, paths: () => g.state.paths(), cleanStamp: (rel) => g.cleanStamp(rel), hint: (rel) => q.hint(rel, false) });
+      const pollOff = process.env.WARDEN_STAMP_POLL === 'off'; // bench seam: the poll's cost alone (bench/poll-cost.ts)
       const pollTimer = setInterval(() => {
         if (g.safely('checking the root path', () => g.checkRootPath())) return;
-        g.safely('polling stamps', () => poll.tick());
+        if (!pollOff) g.safely('polling stamps', () => poll.tick());
         g.safely('keeping rejected content', () => g.keepOwed());
       }, STAMP_TICK_MS);
       cleanups.push(() => clearInterval(pollTimer));
