@@ -239,7 +239,11 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
       cleanups.push(() => clearInterval(rescanTimer));
       // Shared mappings raise no event (SPEC §4): the approved files' stamps, a slice per tick;
       // and the root path itself (a rename anywhere above it raises no event we watch).
-      const poll = new StampPoll({ rootFd: () => g.rootFd, paths: () => g.state.paths(), cleanStamp: (rel) => g.cleanStamp(rel), hint: (rel) => q.hint(rel, false) });
+      let pollFiles: object | null = null;
+      let pollPaths: readonly string[] = [];
+      // The same array while the baseline is unchanged: the poll sorts only a new one.
+      const approvedPaths = () => { if (g.state.index.files !== pollFiles) { pollFiles = g.state.index.files; pollPaths = g.state.paths(); } return pollPaths; };
+      const poll = new StampPoll({ rootFd: () => g.rootFd, paths: approvedPaths, cleanStamp: (rel) => g.cleanStamp(rel), hint: (rel) => q.hint(rel, false) });
       const pollOff = process.env.WARDEN_STAMP_POLL === 'off'; // bench seam: the poll's cost alone (bench/poll-cost.ts)
       const pollTimer = setInterval(() => {
         if (g.safely('checking the root path', () => g.checkRootPath())) return;
