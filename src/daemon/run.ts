@@ -19,7 +19,8 @@ import { HintQueue } from '../guard/hints.js';
 import { appendAlert, newAlertId } from '../store/alerts.js';
 import { publishManifest } from '../store/manifest.js';
 import { readSeal, sealPath } from '../store/keys.js';
-import { loadKeyOrExplainMove } from '../store/rehome.js';
+import { loadKeyOrExplainMove, recordKeyOwner } from '../store/rehome.js';
+import { StampPoll, TICK_MS as STAMP_TICK_MS } from '../guard/stamp-poll.js';
 import type { ApplyContext } from '../changes/apply.js';
 import { attachChangeService, handleChangeRequest } from './change-service.js';
 import { listenControl } from './control.js';
@@ -174,6 +175,13 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
         for (const d of watcher?.rearmChanged() ?? []) log(`<6>warden: re-armed the watch on ${d}`);
         // chokidar re-adds a directory asynchronously; the per-file inode watches re-arm now.
         watcher?.syncFiles(guard?.state.paths() ?? []);
+      }, onRootReplaced: (fd) => {
+        // SPEC §4: the guard now holds the directory at the root path; what it publishes and
+        // records names that one (the runtime's view fails closed until this manifest lands).
+        rootFd = fd;
+        try { store.recordRoot(fd); recordKeyOwner(opts.root, fd); } catch { /* only a later move is harder to name */ }
+        publishManifest(fd, g.state.index, process.env, log);
+        log(`<2>warden: the root path ${opts.root} named something else; put the approved tree back there and guard it`);
       } });
       guard = g;
       const q = new HintQueue((rel, isDir) => { g.onPathEvent(rel, isDir); if (g.state.entry(rel)) watcher?.refreshFile(rel); }, {
@@ -207,7 +215,7 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
       g.lastRescanAt = Date.now();
       watcher.syncFiles(g.state.paths());
 
-      const ctx = (): ApplyContext => ({ root: opts.root, rootFd, store, state: g.state, config: g.config, pset: g.pset });
+      const ctx = (): ApplyContext => ({ root: opts.root, rootFd: g.rootFd, store, state: g.state, config: g.config, pset: g.pset });
       const reload = async (next: WardenConfig) => {
         config = next;
         g.setConfig(next);
@@ -229,6 +237,20 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
         watcher?.tick();
       }, Math.max(100, config.rescan_seconds * 1000));
       cleanups.push(() => clearInterval(rescanTimer));
+      // Shared mappings raise no event (SPEC §4): the approved files' stamps, a slice per tick;
+      // and the root path itself (a rename anywhere above it raises no event we watch).
+      let pollFiles: object | null = null;
+      let pollPaths: readonly string[] = [];
+      // The same array while the baseline is unchanged: the poll sorts only a new one.
+      const approvedPaths = () => { if (g.state.index.files !== pollFiles) { pollFiles = g.state.index.files; pollPaths = g.state.paths(); } return pollPaths; };
+      const poll = new StampPoll({ rootFd: () => g.rootFd, paths: approvedPaths, cleanStamp: (rel) => g.cleanStamp(rel), hint: (rel) => q.hint(rel, false) });
+      const pollOff = process.env.WARDEN_STAMP_POLL === 'off'; // bench seam: the poll's cost alone (bench/poll-cost.ts)
+      const pollTimer = setInterval(() => {
+        if (g.safely('checking the root path', () => g.checkRootPath())) return;
+        if (!pollOff) g.safely('polling stamps', () => poll.tick());
+        g.safely('keeping rejected content', () => g.keepOwed());
+      }, STAMP_TICK_MS);
+      cleanups.push(() => clearInterval(pollTimer));
       if (sd.watchdogIntervalMs) {
         const wd = setInterval(() => {
           const healthy = watcher?.alive() && Date.now() - g.lastRescanAt < g.config.rescan_seconds * 1000 + (sd.watchdogIntervalMs ?? 0) * 2;

@@ -46,6 +46,9 @@ export class Quarantine {
   }
 
   /** How alerts name a quarantined entry (root-relative for the embedded store, else absolute). */
+  /** How an entry is named in alerts (snapshots/quarantine/ID/NAME, or the store's label). */
+  label(id: string, name: string): string { return this.rel(id, name); }
+
   private rel(id: string, name: string): string {
     return this.store.label(`${QUARANTINE_DIR}/${id}/${name}`);
   }

@@ -36,6 +36,7 @@ const REASON: Record<string, string> = {
   'baseline-tampered': "warden's own baseline was tampered with",
   'revert-failed': 'warden could not put the approved content back',
   'approval-expired': 'an approval request expired unanswered',
+  'root-replaced': 'the root path was made to name another directory (or a link, a file, nothing); what is there now was put back to the approved tree',
   'watch-degraded': 'file watching degraded to polling',
   'approval-refused': 'a wrong owner code was given three times',
 };

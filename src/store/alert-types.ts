@@ -7,6 +7,8 @@ export type AlertReason =
   | 'content' | 'emptied' | 'deleted' | 'mode' | 'owner' | 'symlink' | 'not-regular'
   | 'too-large' | 'unexpected-file' | 'half-applied' | 'changed-while-stopped'
   | 'baseline-tampered' | 'revert-failed' | 'approval-expired'
+  // SPEC §4 (issue 21): the root path named something other than the directory the guard holds.
+  | 'root-replaced'
   // Not in SPEC §6's list: the watcher fell back to polling (inotify limit), see ARCHITECTURE.md.
   | 'watch-degraded'
   // Not in SPEC §6's list: a wrong owner-code was given three times and the change was cancelled.

@@ -29,7 +29,9 @@ export const statusCommand: CommandSpec = {
         return { path: p, kind: e?.kind, state: f ? 'drift' : 'ok', reason: f?.verdict.reason ?? null, mode: e ? octal(e.mode) : null, size: e?.size ?? null };
       });
       const unexpected = findings.filter((f) => !l.state.entry(f.path) && !f.isDir).map((f) => ({ path: f.path, state: 'unexpected', reason: f.verdict.reason }));
-      const dirs = findings.filter((f) => f.isDir).map((f) => ({ path: f.path, state: 'drift', reason: f.verdict.reason }));
+      const dirs: { path: string; state: string; reason: string; detail?: string }[] = findings.filter((f) => f.isDir).map((f) => ({ path: f.path, state: 'drift', reason: f.verdict.reason }));
+      const replaced = l.store.rootReplaced(l.rootFd);
+      if (replaced) dirs.unshift({ path: '', state: 'drift', reason: 'root-replaced', detail: replaced });
       // A damaged store (say a directory where alerts.jsonl belongs) is reported, never a crash.
       const storeProblems: string[] = [];
       const pathProblem = l.store.pathProblem();
@@ -55,7 +57,7 @@ export const statusCommand: CommandSpec = {
         for (const w of warnings) ctx.out.line(c.yellow(`warning: ${w}`));
         for (const p of storeProblems) ctx.out.line(c.red(`store damaged: ${p}`));
         for (const f of files) ctx.out.line(`  ${f.state === 'ok' ? c.green('ok   ') : c.red('DRIFT')} ${escapeText(f.path)}${f.reason ? ` (${f.reason})` : ''}`);
-        for (const u of [...unexpected, ...dirs]) ctx.out.line(`  ${c.red('DRIFT')} ${u.path ? escapeText(u.path) : '.'} (${u.reason})`);
+        for (const u of [...unexpected, ...dirs]) ctx.out.line(`  ${c.red('DRIFT')} ${u.path ? escapeText(u.path) : '.'} (${u.reason})${'detail' in u && u.detail ? `: ${u.detail}` : ''}`);
         for (const p of policy.filter((x) => x.grantsNothing)) ctx.out.line(c.yellow(`  grants nothing: ${escapeText(p.path)} — ${p.reason ?? p.status}`));
         if (delivery) {
           const off = channelsOff(report);
