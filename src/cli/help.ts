@@ -59,19 +59,27 @@ export const HELP: Record<string, HelpText> = {
   },
   alerts: {
     options: [
-      ['--since WHEN', 'only alerts at or after WHEN: an ISO time (2026-12-01T09:00Z) or an age (30s, 10m, 2h, 7d)'],
+      ['--since WHEN', 'only alerts at or after WHEN: an ISO time (2026-12-01T09:00Z), an age (30s, 10m, 2h, 7d), today or yesterday (midnight, local time)'],
+      ['--until WHEN', 'only alerts before WHEN (same forms)'],
       ['--path PATH', 'only alerts for PATH (a file, or a directory and everything under it)'],
       ['-f, --follow', 'keep running and print each new alert as it is recorded (with --json: one object per line)'],
     ],
-    examples: ['warden alerts --since 1h --path orgs/', 'warden alerts --follow'],
+    examples: ['warden alerts --since 1h --path orgs/', 'warden alerts --since yesterday --until today', 'warden alerts --follow'],
   },
   why: {
     examples: ['warden why orgs/bookclub.toml', 'cd orgs && warden why bookclub.toml'],
     notes: ['Exit code 1 when PATH is not protected by warden.'],
   },
   history: {
-    options: [['-p, --patch', "show each accepted change's diff (credential values appear as fingerprints only)"]],
-    examples: ['warden history orgs/bookclub.toml', 'warden history -p config/credentials.toml'],
+    options: [
+      ['-p, --patch', "show each accepted change's diff (credential values appear as fingerprints only)"],
+      ['--since WHEN', 'only changes at or after WHEN: an ISO time, an age (30m, 2h, 7d), today or yesterday'],
+      ['--until WHEN', 'only changes before WHEN (same forms)'],
+      ['-n, --max-count N', 'only the N newest changes'],
+      ['--no-pager', 'print straight to the terminal (on a terminal the output goes through $WARDEN_PAGER, $PAGER or less, as git does)'],
+    ],
+    examples: ['warden history orgs/bookclub.toml', 'warden history -p config/credentials.toml', 'warden history --since yesterday -n 5'],
+    notes: ['One path\'s history includes the changes of its approved mode alone (shown as "mode: PATH 0644 → 0600").'],
   },
   diff: {
     examples: ['warden diff                    # the latest alert', 'warden diff mx4gos3d01-0539'],
@@ -79,6 +87,7 @@ export const HELP: Record<string, HelpText> = {
   },
   edit: {
     examples: ['warden edit orgs/bookclub.toml', 'EDITOR=nano warden edit config/conditions.toml'],
+    notes: ['Without a terminal (a script, an agent\'s shell) an interactive editor (vi, nano, emacs …) is refused at once, exit 2: use \'warden apply PATH --from FILE\' there.'],
   },
   apply: {
     options: [

@@ -11,6 +11,7 @@ import { rootRelative } from '../root.js';
 import { clean } from '../../notifier/format.js';
 import type { Alert } from '../../store/alert-types.js';
 import { escapeText } from '../../common/escape.js';
+import { windowOf } from '../when.js';
 
 /** One line per alert; every field comes from alerts.jsonl, which names attacker-chosen paths: escaped. */
 function describe(a: Alert): string {
@@ -23,23 +24,12 @@ function describe(a: Alert): string {
   return `${clean(a.time, 40)}  ${clean(a.id, 80)}  ${clean(a.action, 20)} ${clean(a.path, 300)}: ${why}${count}${keys}${a.quarantine ? `  kept: ${clean(a.quarantine, 300)}` : ''}${a.detail && a.count ? `  ${clean(a.detail, 300)}` : ''}`;
 }
 
-const UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 7 * 86_400_000 };
-
-/** `--since`: an ISO time, or an age such as 30s, 10m, 2h, 7d. */
-export function parseSince(v: string, now = Date.now()): number {
-  const age = /^(\d+)\s*([smhdw])$/.exec(v.trim());
-  if (age) return now - Number(age[1]) * UNITS[age[2]!]!;
-  const t = /^\d{4}-\d\d-\d\d/.test(v.trim()) ? Date.parse(v) : Number.NaN;
-  if (Number.isNaN(t)) throw new WardenError(`--since ${JSON.stringify(v)}: give an ISO time (2026-12-01T09:00Z, 2026-12-01) or an age (30s, 10m, 2h, 7d)`, EXIT.usage);
-  return t;
-}
-
 const under = (p: string) => (a: Alert) => a.path === p || a.path.startsWith(p + '/');
 
 function filterOf(ctx: CommandContext): (a: Alert) => boolean {
-  const since = typeof ctx.values.since === 'string' ? parseSince(ctx.values.since) : null;
+  const inWindow = windowOf(ctx.values);
   const path = typeof ctx.values.path === 'string' ? rootRelative(ctx.root, ctx.values.path.replace(/\/+$/, '')) : null;
-  return (a) => (since === null || Date.parse(a.time) >= since) && (path === null || under(path)(a));
+  return (a) => inWindow(a.time) && (path === null || under(path)(a));
 }
 
 /** Print each new alert as it is appended; runs until SIGINT/SIGTERM. */
@@ -66,8 +56,8 @@ async function follow(ctx: CommandContext, keep: (a: Alert) => boolean, seen: Se
 export const alertsCommand: CommandSpec = {
   name: 'alerts',
   summary: 'Every alert, oldest first, with its delivery state per channel.',
-  usage: 'alerts [--since WHEN] [--path PATH] [--follow] [--root DIR] [--json]',
-  options: { since: { type: 'string' }, path: { type: 'string' }, follow: { type: 'boolean', short: 'f', default: false } },
+  usage: 'alerts [--since WHEN] [--until WHEN] [--path PATH] [--follow] [--root DIR] [--json]',
+  options: { since: { type: 'string' }, until: { type: 'string' }, path: { type: 'string' }, follow: { type: 'boolean', short: 'f', default: false } },
   async run(ctx) {
     const keep = filterOf(ctx);
     const { alerts: all, skipped } = readAlerts(ctx.root);

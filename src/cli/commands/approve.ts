@@ -28,10 +28,10 @@ export const approveCommand: CommandSpec = {
       // Decided before asking: a stale request was replaced by a fresh one (new id, new code).
       if (r.stale && r.pending) {
         if (!ctx.json) ctx.out.err(`warden: ${String(r.error)}`);
-        return approveLoop(ctx, r.pending as PendingView);
+        return approveLoop(ctx, r.pending as PendingView, undefined, true);
       }
       if (!r.ok) throw new WardenError(String(r.error), Number(r.exitCode ?? 1));
-      return approveLoop(ctx, r.pending as PendingView, ctx.values.code as string | undefined);
+      return approveLoop(ctx, r.pending as PendingView, ctx.values.code as string | undefined, true);
     });
   },
 };

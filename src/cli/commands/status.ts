@@ -12,6 +12,9 @@ import { EXIT } from '../../common/errors.js';
 import { clean } from '../../notifier/format.js';
 import { credentialModeReport } from '../changes/cred-mode.js';
 
+/** What approval = "tty" is worth where the agent runs as the owner's own user (docs/CHANGES.md, "tty"). */
+export const TTY_NOTE = 'approval = "tty": a y/N on a terminal. It stops scripts and piped input from approving, and an agent that cannot reach the guard (the deployment: another user); it does not stop a program running as you with its own pseudo-terminal (script -c "warden approve ID"). Where the agent runs as you (npm start, warden run in your session), use approval = "owner-code".';
+
 export const statusCommand: CommandSpec = {
   name: 'status',
   summary: "Is the daemon running, each protected file's state, policy files that grant nothing, the last alert.",
@@ -40,6 +43,8 @@ export const statusCommand: CommandSpec = {
       const policy = policyFileHealth(ctx.root);
       const warnings: string[] = [];
       if (l.config.approval === 'none') warnings.push('approval = "none": changes are applied without confirmation (tests and development only)');
+      const notes: string[] = [];
+      if (l.config.approval === 'tty') notes.push(TTY_NOTE);
       warnings.push(...credentialModeReport(ctx.root).map((f) => f.message));
       const report = deliveryReport(ctx.root);
       const delivery = report ? { outbox_depth: report.outboxDepth, last_error: report.lastDeliveryError ?? null, state_dir: report.stateDir, log_lines_ignored: report.logLinesIgnored } : null;
@@ -48,11 +53,12 @@ export const statusCommand: CommandSpec = {
       const runtimeManifest = { path: m.path, setup: m.setup, present: m.present, generation: m.generation, current: m.generation === l.state.index.generation, problem: m.problem };
       const daemon = ping?.ok ? { running: true, pid: ping.pid, polling: ping.polling, watcher_alive: ping.watcherAlive, failing: ping.failing, notifier: ping.notifier ?? null } : { running: false };
       if (ctx.json) {
-        ctx.out.json({ root: ctx.root, store: { dir: l.store.dir, mode: l.store.mode, problems: storeProblems }, daemon, generation: l.state.index.generation, approval: l.config.approval, warnings, files: [...files, ...unexpected], dirs, policy, last_alert: last, delivery, runtime_manifest: runtimeManifest });
+        ctx.out.json({ root: ctx.root, store: { dir: l.store.dir, mode: l.store.mode, problems: storeProblems }, daemon, generation: l.state.index.generation, approval: l.config.approval, warnings, notes, files: [...files, ...unexpected], dirs, policy, last_alert: last, delivery, runtime_manifest: runtimeManifest });
       } else {
         const c = ctx.out.color;
         ctx.out.line(daemon.running ? c.green(`daemon: running (pid ${String(daemon.pid)})${daemon.polling ? ' — polling (inotify unavailable)' : ''}`) : c.yellow('daemon: not running — direct edits are not being reverted'));
         for (const w of warnings) ctx.out.line(c.yellow(`warning: ${w}`));
+        for (const n of notes) ctx.out.line(`note: ${n}`);
         for (const p of storeProblems) ctx.out.line(c.red(`store damaged: ${p}`));
         for (const f of files) ctx.out.line(`  ${f.state === 'ok' ? c.green('ok   ') : c.red('DRIFT')} ${escapeText(f.path)}${f.reason ? ` (${f.reason})` : ''}`);
         for (const u of [...unexpected, ...dirs]) ctx.out.line(`  ${c.red('DRIFT')} ${u.path ? escapeText(u.path) : '.'} (${u.reason})`);

@@ -1,0 +1,181 @@
+/**
+ * Issue 24: the owner's everyday use, as a visudo, git and journalctl user expects it.
+ * Each test is the user's step through the real CLI (a terminal where one matters, a
+ * second non-root account for the permission error).
+ */
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { appendFileSync, chmodSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { CLI, TEST_WARDEN_TOML, cli, testWorld, type TestRoot } from '../helpers/root.js';
+import { ptyCli } from '../helpers/pty.js';
+
+const world = testWorld();
+after(() => world.cleanup());
+const inited = (toml?: string): TestRoot => world.root({ ...(toml ? { wardenToml: toml } : {}), init: true });
+const ORG = 'orgs/bookclub.toml';
+const CRED = 'config/credentials.toml';
+const isRoot = process.getuid?.() === 0;
+
+describe('item 2: a permission error is a permission error', { skip: !isRoot && 'needs root to create a second user' }, () => {
+  const USER = `wi24p${process.pid % 100000}`;
+  let uid = -1;
+  let gid = -1;
+  let t: TestRoot;
+  before(() => {
+    const add = spawnSync('useradd', ['--system', '--no-create-home', '--shell', '/usr/sbin/nologin', USER], { encoding: 'utf8' });
+    assert.equal(add.status, 0, add.stderr);
+    uid = Number(spawnSync('id', ['-u', USER], { encoding: 'utf8' }).stdout.trim());
+    gid = Number(spawnSync('id', ['-g', USER], { encoding: 'utf8' }).stdout.trim());
+    t = inited();
+    // The second account may read the root (as the agent can), not the store (0700, root's).
+    for (const d of [t.base, t.root]) chmodSync(d, 0o755);
+  });
+  after(() => { spawnSync('userdel', [USER]); });
+
+  for (const args of [['status'], ['apply', ORG, '--from', '-'], ['history']]) {
+    it(`'warden ${args[0]}' as another user says it cannot read the store and names the account`, () => {
+      const r = spawnSync(process.execPath, [CLI, ...args, '--root', t.root], { uid, gid, cwd: '/', input: 'x = 1\n', encoding: 'utf8', env: { PATH: process.env.PATH, NO_COLOR: '1', XDG_STATE_HOME: join(t.base, 'nostate') }, timeout: 30_000 });
+      assert.equal(r.status, 2, r.stderr);
+      assert.match(r.stderr, /cannot read the store .*snapshots: permission denied \(EACCES\)/);
+      assert.match(r.stderr, new RegExp(`This is ${USER} \\(uid ${uid}\\); it belongs to root: run warden as root`));
+      assert.doesNotMatch(r.stderr, /replaced by a link|init --force|Move it aside/);
+    });
+  }
+});
+
+describe('item 3: one path\'s history includes its mode changes', () => {
+  it("history PATH and -p show 'mode: config/credentials.toml 0644 → 0600'", () => {
+    const t = inited();
+    const m = cli(t, ['apply', CRED, '--mode', '0600']);
+    assert.equal(m.code, 0, m.stderr);
+    const full = cli(t, ['history']);
+    assert.match(full.stdout, /mode: config\/credentials\.toml 0644 → 0600/);
+    const one = cli(t, ['history', CRED]);
+    assert.equal(one.code, 0, one.stderr);
+    assert.match(one.stdout, /mode: config\/credentials\.toml 0644 → 0600/);
+    assert.match(one.stdout, /init: baseline/);
+    const p = cli(t, ['history', '-p', CRED]);
+    assert.match(p.stdout, /mode: config\/credentials\.toml 0644 → 0600/);
+    assert.match(p.stdout, /mode only: config\/credentials\.toml 0644 → 0600 \(the content did not change\)/);
+    // Another path's history does not take it.
+    assert.doesNotMatch(cli(t, ['history', ORG]).stdout, /mode: /);
+    const j = JSON.parse(cli(t, ['history', CRED, '--json']).stdout) as { message: string }[];
+    assert.equal(j.length, 2);
+  });
+});
+
+describe('item 4: edit without a terminal', () => {
+  it('refuses at once (exit 2) instead of starting vi, and says what works', () => {
+    const t = inited();
+    // stdin a pipe that stays open: vi would wait for it forever (spawnSync's timeout would fire).
+    const r = spawnSync(process.execPath, [CLI, 'edit', ORG, '--root', t.root], { env: { ...t.env, EDITOR: '', VISUAL: '' }, stdio: ['pipe', 'pipe', 'pipe'], encoding: 'utf8', timeout: 15_000 });
+    assert.equal(r.error, undefined, 'edit did not wait');
+    assert.equal(r.status, 2, r.stderr);
+    assert.match(r.stderr, /no terminal for the editor \(vi\)/);
+    assert.match(r.stderr, /warden apply orgs\/bookclub\.toml --from FILE/);
+    const nano = cli(t, ['edit', ORG], { env: { EDITOR: '/usr/bin/nano -w', VISUAL: '' } });
+    assert.equal(nano.code, 2, nano.stderr);
+    // A command that needs no terminal still works from a script.
+    assert.equal(cli(t, ['edit', ORG], { env: { EDITOR: 'true', VISUAL: '' } }).code, 0);
+  });
+});
+
+describe('item 5: approve without a terminal', () => {
+  const TTY_TOML = TEST_WARDEN_TOML.replace('approval = "none"', 'approval = "tty"');
+  it('exits non-zero and says what would work; on a terminal it still approves', () => {
+    const t = inited(TTY_TOML);
+    const next = readFileSync(t.p(ORG), 'utf8').replace('hourly_cap = 20', 'hourly_cap = 21');
+    const ap = cli(t, ['apply', ORG, '--from', '-'], { input: next });
+    assert.equal(ap.code, 0, ap.stderr);
+    const id = /request (\S+) awaits approval/.exec(ap.stdout)?.[1];
+    assert.ok(id, ap.stdout);
+    const r = cli(t, ['approve', id]);
+    assert.equal(r.code, 2, r.stdout);
+    assert.match(r.stderr, /no terminal to confirm request/);
+    assert.match(r.stderr, /approval = "owner-code"/);
+    assert.match(r.stderr, /--code CODE/);
+    assert.doesNotMatch(r.stdout, /confirm it on a terminal/);
+    const y = ptyCli(t, [['\\[y/N\\]', 'y\r']], ['approve', id]);
+    assert.equal(y.code, 0, y.out);
+    assert.match(y.out, /applied orgs\/bookclub\.toml/);
+  });
+
+  it('status says what approval = "tty" protects against, and what not', () => {
+    const t = inited(TTY_TOML);
+    const s = cli(t, ['status']);
+    assert.match(s.stdout, /approval = "tty": .*stops scripts and piped input/);
+    assert.match(s.stdout, /does not stop a program running as you with its own pseudo-terminal/);
+    assert.match(s.stdout, /approval = "owner-code"/);
+  });
+});
+
+describe('item 6: time windows and warden\'s own argument errors', () => {
+  it("history --since/--until/-n; a bad value or unknown option is one line in warden's words", () => {
+    const t = inited();
+    for (const n of [21, 22, 23]) {
+      const next = readFileSync(t.p(ORG), 'utf8').replace(/hourly_cap = \d+/, `hourly_cap = ${n}`);
+      assert.equal(cli(t, ['apply', ORG, '--from', '-'], { input: next }).code, 0);
+    }
+    const all = JSON.parse(cli(t, ['history', '--json']).stdout) as unknown[];
+    assert.equal(all.length, 4);
+    assert.equal((JSON.parse(cli(t, ['history', '-n', '2', '--json']).stdout) as unknown[]).length, 2);
+    assert.equal((JSON.parse(cli(t, ['history', ORG, '--since', '1d', '--json']).stdout) as unknown[]).length, 4);
+    assert.equal((JSON.parse(cli(t, ['history', '--since', 'today', '--json']).stdout) as unknown[]).length, 4);
+    assert.equal((JSON.parse(cli(t, ['history', '--until', 'yesterday', '--json']).stdout) as unknown[]).length, 0);
+    assert.equal((JSON.parse(cli(t, ['history', '--since', 'tomorrow', '--json']).stdout) as unknown[]).length, 0);
+    const bad = cli(t, ['history', '--since', 'soon']);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /^warden history: --since "soon": give an ISO time/);
+    assert.equal(bad.stderr.trim().split('\n').length, 1);
+    const n0 = cli(t, ['history', '-n', 'x']);
+    assert.equal(n0.code, 2);
+    assert.match(n0.stderr, /^warden history: -n "x": give a whole number/);
+    const unk = cli(t, ['history', '--bogus']);
+    assert.equal(unk.code, 2);
+    assert.equal(unk.stderr.trim().split('\n').length, 1, unk.stderr);
+    assert.match(unk.stderr, /^warden history: unknown option --bogus \(warden history takes .*--since X.*; see 'warden history --help'\)$/m);
+    assert.doesNotMatch(unk.stderr, /Unknown option|positional argument|'--bogus'/);
+    const missing = cli(t, ['alerts', '--since']);
+    assert.equal(missing.code, 2);
+    assert.match(missing.stderr, /^warden alerts: option --since needs a value/);
+  });
+
+  it('alerts --until, --since today|yesterday', () => {
+    const t = inited();
+    const day = 86_400_000;
+    const iso = (ms: number) => new Date(ms).toISOString();
+    const now = Date.now();
+    const mk = (id: string, ms: number) => JSON.stringify({ id, time: iso(ms), action: 'reverted', path: ORG, reason: 'content', advice: 'x', before: null, after: null, quarantine: null }) + '\n';
+    // Alerts as the guard records them, at chosen times: two days ago, yesterday noon, now.
+    const midnight = new Date(now); midnight.setHours(0, 0, 0, 0);
+    const yNoon = midnight.getTime() - day / 2;
+    appendFileSync(t.p('snapshots/alerts.jsonl'), mk('a-old', now - 3 * day) + mk('a-yest', yNoon) + mk('a-now', now));
+    const ids = (args: string[]) => (JSON.parse(cli(t, ['alerts', ...args, '--json']).stdout) as { id: string }[]).map((a) => a.id);
+    assert.deepEqual(ids([]), ['a-old', 'a-yest', 'a-now']);
+    assert.deepEqual(ids(['--since', 'today']), ['a-now']);
+    assert.deepEqual(ids(['--since', 'yesterday', '--until', 'today']), ['a-yest']);
+    assert.deepEqual(ids(['--until', 'yesterday']), ['a-old']);
+    assert.deepEqual(ids(['--until', '2d']), ['a-old']);
+    const bad = cli(t, ['alerts', '--until', 'later']);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /^warden alerts: --until "later"/);
+  });
+
+  it('history pages on a terminal (PAGER), never off a terminal, with --json or --no-pager', () => {
+    const t = inited();
+    const pager = { PAGER: 'sed "s/^/PAGED: /"' };
+    const tty = ptyCli(t, [], ['history'], pager);
+    assert.equal(tty.code, 0, tty.out);
+    assert.match(tty.out, /PAGED: .*init: baseline/);
+    assert.doesNotMatch(ptyCli(t, [], ['history', '--no-pager'], pager).out, /PAGED/);
+    assert.doesNotMatch(ptyCli(t, [], ['history', '--json'], pager).out, /PAGED/);
+    const piped = cli(t, ['history'], { env: pager });
+    assert.match(piped.stdout, /init: baseline/);
+    assert.doesNotMatch(piped.stdout, /PAGED/);
+    // WARDEN_PAGER wins, as GIT_PAGER does; "cat" means no pager.
+    assert.doesNotMatch(ptyCli(t, [], ['history'], { ...pager, WARDEN_PAGER: 'cat' }).out, /PAGED/);
+    void writeFileSync;
+  });
+});
