@@ -119,14 +119,16 @@ export const HELP: Record<string, HelpText> = {
     examples: ['warden approve                 # list pending requests', 'warden approve mx4h0k2a01-1f3e   # confirm one, at a terminal'],
   },
   deny: {
-    examples: ['warden deny mx4h0k2a01-1f3e'],
+    options: [['--all', 'deny every pending request']],
+    examples: ['warden deny mx4h0k2a01-1f3e', 'warden deny --all'],
   },
   accept: {
     examples: ['warden accept mx4gos3d01-0539 # propose the rejected content again, through approval'],
   },
   check: {
-    examples: ['warden check', 'warden check --json'],
-    notes: ['Exit codes: 0 every policy file is valid, 1 an error (each with file:line:column).'],
+    options: [['--from FILE|-', 'with PATH: check FILE (or stdin) as the candidate content of PATH, as visudo -c -f does; nothing is installed']],
+    examples: ['warden check', 'warden check --from /tmp/new.toml orgs/bookclub.toml', 'warden check orgs/bookclub.toml'],
+    notes: ['Exit codes: 0 every policy file is valid, 1 an error (each with file:line:column).', 'With a candidate the other policy files are read as they are, so errors across files (a channel bound to two orgs) are found too.'],
   },
   explain: {
     options: [

@@ -6,9 +6,9 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, chmodSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, closeSync, fstatSync, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { CLI, TEST_WARDEN_TOML, cli, testWorld, type TestRoot } from '../helpers/root.js';
+import { CLI, TEST_WARDEN_TOML, cli, readAlertsOf, testWorld, waitFor, type TestRoot } from '../helpers/root.js';
 import { ptyCli } from '../helpers/pty.js';
 
 const world = testWorld();
@@ -176,6 +176,126 @@ describe('item 6: time windows and warden\'s own argument errors', () => {
     assert.doesNotMatch(piped.stdout, /PAGED/);
     // WARDEN_PAGER wins, as GIT_PAGER does; "cat" means no pager.
     assert.doesNotMatch(ptyCli(t, [], ['history'], { ...pager, WARDEN_PAGER: 'cat' }).out, /PAGED/);
-    void writeFileSync;
+  });
+});
+
+describe('item 7: check a candidate without installing it (visudo -c -f)', () => {
+  it('check --from FILE PATH finds the typo the guard reverts before a plain check sees it', async () => {
+    const t = inited();
+    await world.daemon(t);
+    const typo = join(t.outside, 'bookclub.toml');
+    writeFileSync(typo, readFileSync(t.p(ORG), 'utf8').replace('hourly_cap = 20', 'hourly_cap = "twenty"'));
+    const r = cli(t, ['check', '--from', typo, ORG]);
+    assert.equal(r.code, 1, r.stdout);
+    assert.match(r.stdout, /checking .*bookclub\.toml as orgs\/bookclub\.toml \(nothing is installed\)/);
+    assert.match(r.stdout, /error orgs\/bookclub\.toml:\d+:\d+: /);
+    // Nothing was installed or proposed; the root's own file is as approved.
+    assert.doesNotMatch(readFileSync(t.p(ORG), 'utf8'), /twenty/);
+    assert.equal(cli(t, ['check', '--from', '-', ORG], { input: readFileSync(t.p(ORG)) }).code, 0);
+    const own = cli(t, ['check', ORG]);
+    assert.equal(own.code, 0, own.stdout);
+    assert.match(own.stdout, /checking .*orgs\/bookclub\.toml as orgs\/bookclub\.toml/);
+    const notPolicy = cli(t, ['check', '--from', typo, CRED]);
+    assert.equal(notPolicy.code, 2);
+    assert.match(notPolicy.stderr, /is not a policy file/);
+    assert.equal(cli(t, ['check', '--from', typo]).code, 2);
+  });
+});
+
+describe('item 9: wording tells the truth', () => {
+  it("a file seen empty and then written is not just 'emptied': the alert says what the rejected file held", async () => {
+    const t = inited();
+    await world.daemon(t);
+    // The shell's `>`: truncate (the guard sees it empty and reverts), then write into the same inode.
+    const fd = openSync(t.p(ORG), 'w');
+    try {
+      await waitFor(() => readAlertsOf(t).some((a) => a.path === ORG), 15_000, 'the revert of the emptied file');
+      writeSync(fd, 'members = ["666666666666666666"]\n');
+    } finally { closeSync(fd); }
+    const a = readAlertsOf(t).find((x) => x.path === ORG)!;
+    assert.equal(a.reason, 'emptied');
+    const out = cli(t, ['alerts']).stdout;
+    assert.match(out, /emptied \(then written: the rejected file holds 33 byte\(s\); 'warden diff /);
+    assert.match(cli(t, ['why', ORG]).stdout, /then written: the rejected file holds 33 byte/);
+  });
+
+  it("why does not advise running why", async () => {
+    const t = inited();
+    await world.daemon(t);
+    writeFileSync(t.p(ORG), 'members = ["666"]\n');
+    await waitFor(() => readAlertsOf(t).some((a) => a.path === ORG), 15_000, 'an alert');
+    const w = cli(t, ['why', ORG]);
+    assert.match(w.stdout, /recent alert/);
+    assert.doesNotMatch(w.stdout, /warden why/);
+    assert.match(w.stdout, /warden accept/);
+  });
+
+  it('status does not count a desktop channel that is off as "not delivered yet"', async () => {
+    const t = world.root({ wardenToml: `${TEST_WARDEN_TOML}\n[notify.desktop]\nenabled = true\n` });
+    assert.equal(cli(t, ['init']).code, 0);
+    writeFileSync(t.p(ORG), 'members = ["666"]\n');
+    await world.daemon(t, [], { PATH: t.outside });
+    await waitFor(() => /desktop: off/.test(cli(t, ['status']).stdout), 15_000, 'desktop shown as off');
+    const s = cli(t, ['status']).stdout;
+    assert.doesNotMatch(s, /not delivered yet/);
+    assert.match(s, /notifications: all delivered on the channels that are on/);
+  });
+
+  it("notify test says where the journal line went", () => {
+    const t = world.root({ wardenToml: `${TEST_WARDEN_TOML}\n[notify.journal]\nenabled = true\n`, init: true });
+    const r = cli(t, ['notify', 'test']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /ok {4}journal: the line went to this command's stderr, not the journal/);
+    assert.match(r.stderr, /<5>warden: warden test message/);
+    // Under systemd stderr is the journal's stream ($JOURNAL_STREAM names its device:inode).
+    const errFile = join(t.outside, 'stderr');
+    const fd = openSync(errFile, 'w');
+    try {
+      const st = fstatSync(fd);
+      const j = spawnSync(process.execPath, [CLI, 'notify', 'test', '--root', t.root], { env: { ...t.env, JOURNAL_STREAM: `${st.dev}:${st.ino}` }, stdio: ['ignore', 'pipe', fd], encoding: 'utf8' });
+      assert.match(j.stdout, /ok {4}journal: the line went to the journal/);
+    } finally { closeSync(fd); }
+  });
+
+  it('a binary or non-UTF-8 TOML file is refused as not text, not as "illegal character in key"', () => {
+    const t = inited();
+    const bin = Buffer.concat([Buffer.from('\x7fELF'), Buffer.from([0, 1, 2, 0]), Buffer.from('members = []\n')]);
+    const r = cli(t, ['apply', ORG, '--from', '-'], { input: bin });
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /orgs\/bookclub\.toml: the proposed content is not text: it holds a NUL byte at byte 4/);
+    assert.doesNotMatch(r.stderr, /illegal character/i);
+    const latin1 = Buffer.from('members = ["caf\xe9"]\n', 'latin1');
+    const u = cli(t, ['apply', ORG, '--from', '-'], { input: latin1 });
+    assert.equal(u.code, 1);
+    assert.match(u.stderr, /is not text: it is not valid UTF-8 \(at byte 15\)/);
+    const c = cli(t, ['apply', CRED, '--from', '-'], { input: bin });
+    assert.match(c.stderr, /config\/credentials\.toml: the proposed content is not text/);
+  });
+
+  it('a change of line endings alone is said as such', () => {
+    const t = inited(TEST_WARDEN_TOML.replace('approval = "none"', 'approval = "tty"'));
+    const crlf = readFileSync(t.p(ORG), 'utf8').replace(/\n/g, '\r\n');
+    const r = cli(t, ['apply', ORG, '--from', '-'], { input: crlf });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /line endings only: LF → CRLF, \d+ line\(s\); the text is the same/);
+    assert.doesNotMatch(r.stdout, /^ {2}- /m);
+  });
+
+  it('a second proposal for a path supersedes the pending one, and deny --all drops the rest', () => {
+    const t = inited(TEST_WARDEN_TOML.replace('approval = "none"', 'approval = "tty"'));
+    const v = (n: number) => readFileSync(t.p(ORG), 'utf8').replace('hourly_cap = 20', `hourly_cap = ${n}`);
+    const first = cli(t, ['apply', ORG, '--from', '-'], { input: v(21) });
+    const id1 = /request (\S+) awaits/.exec(first.stdout)![1]!;
+    const second = cli(t, ['apply', ORG, '--from', '-'], { input: v(22) });
+    assert.match(second.stderr, new RegExp(`supersedes the pending request ${id1} for the same file`));
+    const list = JSON.parse(cli(t, ['approve', '--json']).stdout) as { id: string; supersedes: string | null }[];
+    assert.equal(list.length, 1);
+    assert.equal(list[0]!.supersedes, id1);
+    cli(t, ['apply', 'config/guests.toml', '--from', '-'], { input: readFileSync(t.p('config/guests.toml'), 'utf8') + '\n' });
+    assert.equal((JSON.parse(cli(t, ['approve', '--json']).stdout) as unknown[]).length, 2);
+    const d = cli(t, ['deny', '--all']);
+    assert.equal(d.code, 0, d.stderr);
+    assert.match(d.stdout, /2 request\(s\) denied; nothing was changed/);
+    assert.match(cli(t, ['approve']).stdout, /no pending approvals/);
   });
 });

@@ -57,6 +57,8 @@ export async function handleProposal(ctx: CommandContext, r: Reply, code?: strin
     if (!ctx.json && r.summary) ctx.out.line(String(r.summary));
     return reportApplied(ctx, r);
   }
+  const older = r.superseded_requests ?? [];
+  if (older.length && !ctx.json) ctx.out.err(`warden: this proposal supersedes the pending request${older.length > 1 ? 's' : ''} ${older.join(', ')} for the same file (withdrawn; nothing of ${older.length > 1 ? 'them' : 'it'} was applied)`);
   return approveLoop(ctx, r.pending as PendingView, code);
 }
 

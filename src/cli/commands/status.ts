@@ -6,7 +6,7 @@ import { pingDaemon } from '../daemon-client.js';
 import { lastAlerts } from '../../store/alerts.js';
 import { WardenError } from '../../common/errors.js';
 import { policyFileHealth } from '../../policy/index.js';
-import { channelsOff, deliveryReport } from '../delivery.js';
+import { channelsOff, deliveryReport, undeliveredOn } from '../delivery.js';
 import { manifestStatus } from '../../store/manifest.js';
 import { EXIT } from '../../common/errors.js';
 import { clean } from '../../notifier/format.js';
@@ -65,7 +65,8 @@ export const statusCommand: CommandSpec = {
         for (const p of policy.filter((x) => x.grantsNothing)) ctx.out.line(c.yellow(`  grants nothing: ${escapeText(p.path)} — ${p.reason ?? p.status}`));
         if (delivery) {
           const off = channelsOff(report);
-          ctx.out.line(`notifications: ${delivery.outbox_depth ? `${delivery.outbox_depth} not delivered yet on some channel` : 'all delivered'}`);
+          const owed = [...undeliveredOn(report, off)].map(([ch, n]) => `${n} on ${ch}`);
+          ctx.out.line(`notifications: ${owed.length ? `not delivered yet: ${owed.join(', ')}` : off.size ? 'all delivered on the channels that are on' : 'all delivered'}`);
           for (const [ch, why] of off) ctx.out.line(`  ${ch}: off — ${clean(why, 200)}`);
           const e = report?.lastDeliveryError;
           if (e && !off.has(e.channel)) ctx.out.line(c.yellow(`  last delivery error: ${clean(e.channel, 20)} at ${clean(e.time, 40)}: ${clean(e.message, 300)}`));
