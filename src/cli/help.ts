@@ -36,9 +36,12 @@ export const GROUPS: Record<string, { summary: string; subcommands: [string, str
 
 export const HELP: Record<string, HelpText> = {
   init: {
-    options: [['--force', 'replace an existing baseline (a sanctioned change: shows what differs and asks approval)']],
+    options: [
+      ['--force', 'replace an existing baseline (a sanctioned change: shows what differs and asks approval)'],
+      ['-v, --list', 'list every file recorded (by default a root of more than 50 files gets a count per directory)'],
+    ],
     examples: ['warden init                    # in a directory holding config/warden.toml', 'warden init --root /home/agent/agent-root'],
-    notes: ['Refuses a directory without config/warden.toml: that file is warden\'s settings and names what to protect.'],
+    notes: ['Refuses a directory without config/warden.toml: that file is warden\'s settings and names what to protect.', 'On a terminal it shows its progress on stderr (reading N of M files, writing, recording the history).'],
   },
   run: {
     options: [
@@ -50,7 +53,8 @@ export const HELP: Record<string, HelpText> = {
     notes: ['Prints "ready" on stdout once every file is verified and watched. Only one guard per root: a second one is refused.'],
   },
   status: {
-    examples: ['warden status', 'warden status --json | jq .daemon.running'],
+    options: [['-v, --list', 'list every protected file (by default a root of more than 50 files shows the summary and the files that drifted)']],
+    examples: ['warden status', 'warden status --list', 'warden status --json | jq .daemon.running'],
     notes: ['Exit codes: 0 the daemon runs and every file is as approved; 1 a file differs from its baseline (daemon or not);', '3 no daemon runs (nothing reverts direct edits).'],
   },
   verify: {

@@ -6,7 +6,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, chmodSync, closeSync, fstatSync, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
+import { appendFileSync, chmodSync, closeSync, fstatSync, mkdirSync, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { CLI, TEST_WARDEN_TOML, cli, readAlertsOf, testWorld, waitFor, type TestRoot } from '../helpers/root.js';
 import { ptyCli } from '../helpers/pty.js';
@@ -297,5 +297,48 @@ describe('item 9: wording tells the truth', () => {
     assert.equal(d.code, 0, d.stderr);
     assert.match(d.stdout, /2 request\(s\) denied; nothing was changed/);
     assert.match(cli(t, ['approve']).stdout, /no pending approvals/);
+  });
+});
+
+describe('item 8: a 10,000-file root', () => {
+  const N = 10_000;
+  const bigToml = `${TEST_WARDEN_TOML}\n[[protect]]\npath = "data/*.txt"\nkind = "text"\n`;
+  const fill = (t: TestRoot) => {
+    mkdirSync(t.p('data'));
+    for (let i = 0; i < N; i++) writeFileSync(t.p(`data/f${String(i).padStart(5, '0')}.txt`), `file ${i}\n`);
+  };
+
+  it('init shows progress on a terminal and a summary first; the list on request; status summarises', () => {
+    const t = world.root({ wardenToml: bigToml });
+    fill(t);
+    const r = ptyCli(t, [], ['init'], {}, { deadlineS: 240 });
+    assert.equal(r.code, 0, r.out.slice(-2000));
+    assert.match(r.out, /reading \d{1,3}(,\d{3})* of 10,00\d files…/);
+    assert.match(r.out, /recording the history \(git\) of 10,00\d files…/);
+    const lines = r.out.split(/\r?\n/).filter((l) => l.trim());
+    assert.ok(lines.length < 30, `init printed ${lines.length} lines`);
+    assert.match(r.out, /Baseline recorded: 10,?00\d file\(s\)/);
+    assert.match(r.out, /data\/ {2}10000 file\(s\)/);
+    assert.doesNotMatch(r.out, /f00042\.txt/);
+    // Off a terminal: no progress line at all.
+    const st = cli(t, ['status']);
+    assert.ok(st.stdout.split('\n').includes(`files: ${N + 6} protected, ${N + 6} ok`), st.stdout.slice(0, 800));
+    assert.ok(st.stdout.split('\n').length < 30, st.stdout.slice(0, 500));
+    writeFileSync(t.p('data/f00042.txt'), 'changed\n');
+    const drift = cli(t, ['status']);
+    assert.match(drift.stdout, /files: 10006 protected, 10005 ok, 1 drift/);
+    assert.match(drift.stdout, /DRIFT data\/f00042\.txt/);
+    assert.doesNotMatch(drift.stdout, /ok {4}data\/f00041\.txt/);
+    const all = cli(t, ['status', '--list']);
+    assert.match(all.stdout, /ok {4}data\/f00041\.txt/);
+  });
+
+  it('init --list prints each file; off a terminal init prints no progress', () => {
+    const t = world.root({ wardenToml: bigToml });
+    fill(t);
+    const r = cli(t, ['init', '--list']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, / {2}data\/f09999\.txt/);
+    assert.doesNotMatch(r.stderr, /reading|…/);
   });
 });

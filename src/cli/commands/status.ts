@@ -12,13 +12,17 @@ import { EXIT } from '../../common/errors.js';
 import { clean } from '../../notifier/format.js';
 import { credentialModeReport } from '../changes/cred-mode.js';
 
+/** Up to this many files, status lists each one; beyond it the summary and the drifted ones (each with --list). */
+const LIST_AT_MOST = 50;
+
 /** What approval = "tty" is worth where the agent runs as the owner's own user (docs/CHANGES.md, "tty"). */
 export const TTY_NOTE = 'approval = "tty": a y/N on a terminal. It stops scripts and piped input from approving, and an agent that cannot reach the guard (the deployment: another user); it does not stop a program running as you with its own pseudo-terminal (script -c "warden approve ID"). Where the agent runs as you (npm start, warden run in your session), use approval = "owner-code".';
 
 export const statusCommand: CommandSpec = {
   name: 'status',
   summary: "Is the daemon running, each protected file's state, policy files that grant nothing, the last alert.",
-  usage: 'status [--root DIR] [--json]',
+  usage: 'status [--list] [--root DIR] [--json]',
+  options: { list: { type: 'boolean', short: 'v', default: false } },
   // Exit 1 on drift, else 3 when no daemon runs (nothing reverts direct edits), else 0.
   async run(ctx) {
     const ping = await pingDaemon(ctx.root, 5000);
@@ -60,7 +64,12 @@ export const statusCommand: CommandSpec = {
         for (const w of warnings) ctx.out.line(c.yellow(`warning: ${w}`));
         for (const n of notes) ctx.out.line(`note: ${n}`);
         for (const p of storeProblems) ctx.out.line(c.red(`store damaged: ${p}`));
-        for (const f of files) ctx.out.line(`  ${f.state === 'ok' ? c.green('ok   ') : c.red('DRIFT')} ${escapeText(f.path)}${f.reason ? ` (${f.reason})` : ''}`);
+        // The summary first; each file only for a small root or on request (--list): 10,000 ok lines bury the one that drifted.
+        const drifted = files.filter((f) => f.state !== 'ok').length + unexpected.length + dirs.length;
+        ctx.out.line(`files: ${files.length} protected, ${files.length - files.filter((f) => f.state !== 'ok').length} ok${drifted ? c.red(`, ${drifted} drift`) : ''}`);
+        const listAll = Boolean(ctx.values.list) || files.length <= LIST_AT_MOST;
+        for (const f of files) if (listAll || f.state !== 'ok') ctx.out.line(`  ${f.state === 'ok' ? c.green('ok   ') : c.red('DRIFT')} ${escapeText(f.path)}${f.reason ? ` (${f.reason})` : ''}`);
+        if (!listAll) ctx.out.line(c.dim(`  (each file: 'warden status --list')`));
         for (const u of [...unexpected, ...dirs]) ctx.out.line(`  ${c.red('DRIFT')} ${u.path ? escapeText(u.path) : '.'} (${u.reason})`);
         for (const p of policy.filter((x) => x.grantsNothing)) ctx.out.line(c.yellow(`  grants nothing: ${escapeText(p.path)} — ${p.reason ?? p.status}`));
         if (delivery) {
