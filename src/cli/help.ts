@@ -159,6 +159,10 @@ export const HELP: Record<string, HelpText> = {
     examples: ['warden rehome --from /home/agent/old-root'],
     notes: ["Moves the root's HMAC key, seal and store (the state directory's, in the deployment) to its new identity; run it with the guard stopped."],
   },
+  completion: {
+    examples: ['source <(warden completion bash)      # in ~/.bashrc', 'warden completion fish > ~/.config/fish/completions/warden.fish', 'warden completion man > warden.1'],
+    notes: ['Completion and the man page are generated from the same table as --help; the package installs man/warden.1.'],
+  },
   'install-units': {
     options: [
       ['--user NAME', 'the account the units run as (default warden)'],

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
-import { readFileSync } from 'node:fs';
+import { version } from './version.js';
 import { EXIT, WardenError, formatLocated } from '../common/errors.js';
 import { makeOutput } from './output.js';
 import { commands } from './commands/index.js';
@@ -20,13 +20,8 @@ const GLOBAL_OPTIONS = {
 /** Commands whose first positional is a PATH in the root (relative to the cwd, or absolute inside the root). */
 const PATH_FIRST = new Set(['why', 'history', 'edit', 'apply', 'rm']);
 /** Commands that read files only and need no baseline. */
-const NO_BASELINE = new Set(['init', 'check', 'explain', 'install-units', 'rehome']);
-
-export function version(): string {
-  // dist/src/cli/main.js → the package's own package.json.
-  const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version?: string };
-  return String(pkg.version ?? 'unknown');
-}
+const NO_BASELINE = new Set(['init', 'check', 'explain', 'install-units', 'rehome', 'completion']);
+export { version };
 
 function topHelp(): string {
   const width = Math.max(...commands.map((c) => c.name.length));

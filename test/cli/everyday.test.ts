@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { appendFileSync, chmodSync, closeSync, fstatSync, mkdirSync, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { CLI, TEST_WARDEN_TOML, cli, readAlertsOf, testWorld, waitFor, type TestRoot } from '../helpers/root.js';
+import { CLI, REPO, TEST_WARDEN_TOML, cli, readAlertsOf, testWorld, waitFor, type TestRoot } from '../helpers/root.js';
 import { ptyCli } from '../helpers/pty.js';
 
 const world = testWorld();
@@ -340,5 +340,41 @@ describe('item 8: a 10,000-file root', () => {
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, / {2}data\/f09999\.txt/);
     assert.doesNotMatch(r.stderr, /reading|…/);
+  });
+});
+
+describe('item 10: completion and the man page come from the --help table', () => {
+  const run = (args: string[]) => spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', cwd: '/', timeout: 30_000 });
+  it('the installed man page is the one the table generates; package.json installs it', () => {
+    const gen = run(['completion', 'man']);
+    assert.equal(gen.status, 0, gen.stderr);
+    assert.equal(readFileSync(join(REPO, 'man', 'warden.1'), 'utf8'), gen.stdout, "man/warden.1 is stale: regenerate it with 'node dist/src/cli/main.js completion man > man/warden.1'");
+    const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { files: string[]; man: string[] };
+    assert.ok(pkg.files.includes('man'));
+    assert.deepEqual(pkg.man, ['./man/warden.1']);
+  });
+
+  it('every option each command accepts is completed, in bash, zsh and fish; bash completes for real', async () => {
+    const { commands } = await import('../../src/cli/commands/index.js');
+    const bash = run(['completion', 'bash']).stdout;
+    const zsh = run(['completion', 'zsh']).stdout;
+    const fish = run(['completion', 'fish']).stdout;
+    const man = run(['completion', 'man']).stdout;
+    for (const c of commands) {
+      const spec = await c.load();
+      for (const [name, o] of Object.entries(spec.options ?? {})) {
+        for (const text of [bash, zsh]) assert.ok(text.includes(`--${name}`), `${c.name} --${name} missing`);
+        assert.ok(fish.includes(`-l ${name}`), `fish: ${c.name} --${name}`);
+        assert.ok(man.includes(`\\-\\-${name.replace(/-/g, '\\-')}`), `man: ${c.name} --${name}`);
+        if ('short' in o && o.short) assert.ok(bash.includes(`-${o.short}`));
+      }
+      assert.ok(bash.includes(c.name.split(' ')[0]!), c.name);
+    }
+    const complete = (line: string) => spawnSync('bash', ['-c', `source /dev/stdin <<<"$W"; COMP_WORDS=(${line}); COMP_CWORD=$(( \${#COMP_WORDS[@]} - 1 )); _warden; printf '%s\\n' "\${COMPREPLY[@]}"`], { env: { W: bash, PATH: process.env.PATH }, encoding: 'utf8' }).stdout.split('\n').filter(Boolean);
+    assert.deepEqual(complete("warden hist"), ['history']);
+    assert.ok(complete("warden history --s").includes('--since'));
+    assert.deepEqual(complete("warden notify t"), ['test']);
+    assert.ok(complete("warden deny --a").includes('--all'));
+    assert.equal(run(['completion', 'tcsh']).status, 2);
   });
 });
