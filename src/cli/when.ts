@@ -25,7 +25,7 @@ export function parseWhen(v: string, flag: string, now = Date.now()): number {
   if (word === 'yesterday') return midnight(now, -1);
   if (word === 'tomorrow') return midnight(now, 1);
   const t = /^\d{4}-\d\d-\d\d/.test(s) ? Date.parse(s) : Number.NaN;
-  if (Number.isNaN(t)) throw new WardenError(`${flag} ${JSON.stringify(v)}: give an ISO time (2026-12-01T09:00Z, 2026-12-01), an age (30s, 10m, 2h, 7d) or today, yesterday, now`, EXIT.usage);
+  if (Number.isNaN(t)) throw new WardenError(`${flag} ${JSON.stringify(v)}: give an ISO time (2026-12-01T09:00Z, 2026-12-01), today, yesterday, now or an age (30s, 10m, 2h, 7d)`, EXIT.usage);
   return t;
 }
 

@@ -281,21 +281,19 @@ describe('item 9: wording tells the truth', () => {
     assert.doesNotMatch(r.stdout, /^ {2}- /m);
   });
 
-  it('a second proposal for a path supersedes the pending one, and deny --all drops the rest', () => {
+  it('a second proposal for a path with one pending says so, and deny --all drops them all', () => {
     const t = inited(TEST_WARDEN_TOML.replace('approval = "none"', 'approval = "tty"'));
     const v = (n: number) => readFileSync(t.p(ORG), 'utf8').replace('hourly_cap = 20', `hourly_cap = ${n}`);
     const first = cli(t, ['apply', ORG, '--from', '-'], { input: v(21) });
     const id1 = /request (\S+) awaits/.exec(first.stdout)![1]!;
     const second = cli(t, ['apply', ORG, '--from', '-'], { input: v(22) });
-    assert.match(second.stderr, new RegExp(`supersedes the pending request ${id1} for the same file`));
-    const list = JSON.parse(cli(t, ['approve', '--json']).stdout) as { id: string; supersedes: string | null }[];
-    assert.equal(list.length, 1);
-    assert.equal(list[0]!.supersedes, id1);
-    cli(t, ['apply', 'config/guests.toml', '--from', '-'], { input: readFileSync(t.p('config/guests.toml'), 'utf8') + '\n' });
+    assert.match(second.stderr, new RegExp(`request ${id1} is also pending for the same file: approving one makes the other stale .* 'warden deny ${id1}' or 'warden deny --all'`));
     assert.equal((JSON.parse(cli(t, ['approve', '--json']).stdout) as unknown[]).length, 2);
+    cli(t, ['apply', 'config/guests.toml', '--from', '-'], { input: readFileSync(t.p('config/guests.toml'), 'utf8') + '\n' });
+    assert.equal((JSON.parse(cli(t, ['approve', '--json']).stdout) as unknown[]).length, 3);
     const d = cli(t, ['deny', '--all']);
     assert.equal(d.code, 0, d.stderr);
-    assert.match(d.stdout, /2 request\(s\) denied; nothing was changed/);
+    assert.match(d.stdout, /3 request\(s\) denied; nothing was changed/);
     assert.match(cli(t, ['approve']).stdout, /no pending approvals/);
   });
 });

@@ -7,7 +7,7 @@ import { version } from '../version.js';
 export const completionCommand: CommandSpec = {
   name: 'completion',
   summary: 'Print shell completion for bash, zsh or fish (or the man page: man), generated from the --help table.',
-  usage: 'completion bash|zsh|fish|man',
+  usage: 'completion bash|zsh|fish|man [--root DIR] [--json]',
   allowPositionals: true,
   rootOptional: true,
   async run(ctx) {
