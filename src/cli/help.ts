@@ -160,7 +160,7 @@ export const HELP: Record<string, HelpText> = {
     notes: ["Moves the root's HMAC key, seal and store (the state directory's, in the deployment) to its new identity; run it with the guard stopped."],
   },
   completion: {
-    examples: ['source <(warden completion bash)      # in ~/.bashrc', 'warden completion fish > ~/.config/fish/completions/warden.fish', 'warden completion man > warden.1'],
+    examples: ['warden completion bash > ~/.local/share/bash-completion/completions/warden', 'warden completion fish > ~/.config/fish/completions/warden.fish', 'warden completion man > warden.1'],
     notes: ['Completion and the man page are generated from the same table as --help; the package installs man/warden.1.'],
   },
   'install-units': {
