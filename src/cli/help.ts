@@ -36,9 +36,12 @@ export const GROUPS: Record<string, { summary: string; subcommands: [string, str
 
 export const HELP: Record<string, HelpText> = {
   init: {
-    options: [['--force', 'replace an existing baseline (a sanctioned change: shows what differs and asks approval)']],
+    options: [
+      ['--force', 'replace an existing baseline (a sanctioned change: shows what differs and asks approval)'],
+      ['-v, --list', 'list every file recorded (by default a root of more than 50 files gets a count per directory)'],
+    ],
     examples: ['warden init                    # in a directory holding config/warden.toml', 'warden init --root /home/agent/agent-root'],
-    notes: ['Refuses a directory without config/warden.toml: that file is warden\'s settings and names what to protect.'],
+    notes: ['Refuses a directory without config/warden.toml: that file is warden\'s settings and names what to protect.', 'On a terminal it shows its progress on stderr (reading N of M files, writing, recording the history).'],
   },
   run: {
     options: [
@@ -50,7 +53,8 @@ export const HELP: Record<string, HelpText> = {
     notes: ['Prints "ready" on stdout once every file is verified and watched. Only one guard per root: a second one is refused.'],
   },
   status: {
-    examples: ['warden status', 'warden status --json | jq .daemon.running'],
+    options: [['-v, --list', 'list every protected file (by default a root of more than 50 files shows the summary and the files that drifted)']],
+    examples: ['warden status', 'warden status --list', 'warden status --json | jq .daemon.running'],
     notes: ['Exit codes: 0 the daemon runs and every file is as approved; 1 a file differs from its baseline (daemon or not);', '3 no daemon runs (nothing reverts direct edits).'],
   },
   verify: {
@@ -59,19 +63,27 @@ export const HELP: Record<string, HelpText> = {
   },
   alerts: {
     options: [
-      ['--since WHEN', 'only alerts at or after WHEN: an ISO time (2026-12-01T09:00Z) or an age (30s, 10m, 2h, 7d)'],
+      ['--since WHEN', 'only alerts at or after WHEN: an ISO time (2026-12-01T09:00Z), an age (30s, 10m, 2h, 7d), today or yesterday (midnight, local time)'],
+      ['--until WHEN', 'only alerts before WHEN (same forms)'],
       ['--path PATH', 'only alerts for PATH (a file, or a directory and everything under it)'],
       ['-f, --follow', 'keep running and print each new alert as it is recorded (with --json: one object per line)'],
     ],
-    examples: ['warden alerts --since 1h --path orgs/', 'warden alerts --follow'],
+    examples: ['warden alerts --since 1h --path orgs/', 'warden alerts --since yesterday --until today', 'warden alerts --follow'],
   },
   why: {
     examples: ['warden why orgs/bookclub.toml', 'cd orgs && warden why bookclub.toml'],
     notes: ['Exit code 1 when PATH is not protected by warden.'],
   },
   history: {
-    options: [['-p, --patch', "show each accepted change's diff (credential values appear as fingerprints only)"]],
-    examples: ['warden history orgs/bookclub.toml', 'warden history -p config/credentials.toml'],
+    options: [
+      ['-p, --patch', "show each accepted change's diff (credential values appear as fingerprints only)"],
+      ['--since WHEN', 'only changes at or after WHEN: an ISO time, an age (30m, 2h, 7d), today or yesterday'],
+      ['--until WHEN', 'only changes before WHEN (same forms)'],
+      ['-n, --max-count N', 'only the N newest changes'],
+      ['--no-pager', 'print straight to the terminal (on a terminal the output goes through $WARDEN_PAGER, $PAGER or less, as git does)'],
+    ],
+    examples: ['warden history orgs/bookclub.toml', 'warden history -p config/credentials.toml', 'warden history --since yesterday -n 5'],
+    notes: ['One path\'s history includes the changes of its approved mode alone (shown as "mode: PATH 0644 → 0600").'],
   },
   diff: {
     examples: ['warden diff                    # the latest alert', 'warden diff mx4gos3d01-0539'],
@@ -79,6 +91,7 @@ export const HELP: Record<string, HelpText> = {
   },
   edit: {
     examples: ['warden edit orgs/bookclub.toml', 'EDITOR=nano warden edit config/conditions.toml'],
+    notes: ['Without a terminal (a script, an agent\'s shell) an interactive editor (vi, nano, emacs …) is refused at once, exit 2: use \'warden apply PATH --from FILE\' there.'],
   },
   apply: {
     options: [
@@ -110,14 +123,16 @@ export const HELP: Record<string, HelpText> = {
     examples: ['warden approve                 # list pending requests', 'warden approve mx4h0k2a01-1f3e   # confirm one, at a terminal'],
   },
   deny: {
-    examples: ['warden deny mx4h0k2a01-1f3e'],
+    options: [['--all', 'deny every pending request']],
+    examples: ['warden deny mx4h0k2a01-1f3e', 'warden deny --all'],
   },
   accept: {
     examples: ['warden accept mx4gos3d01-0539 # propose the rejected content again, through approval'],
   },
   check: {
-    examples: ['warden check', 'warden check --json'],
-    notes: ['Exit codes: 0 every policy file is valid, 1 an error (each with file:line:column).'],
+    options: [['--from FILE|-', 'with PATH: check FILE (or stdin) as the candidate content of PATH, as visudo -c -f does; nothing is installed']],
+    examples: ['warden check', 'warden check --from /tmp/new.toml orgs/bookclub.toml', 'warden check orgs/bookclub.toml'],
+    notes: ['Exit codes: 0 every policy file is valid, 1 an error (each with file:line:column).', 'With a candidate the other policy files are read as they are, so errors across files (a channel bound to two orgs) are found too.'],
   },
   explain: {
     options: [
@@ -143,6 +158,10 @@ export const HELP: Record<string, HelpText> = {
     ],
     examples: ['warden rehome --from /home/agent/old-root'],
     notes: ["Moves the root's HMAC key, seal and store (the state directory's, in the deployment) to its new identity; run it with the guard stopped."],
+  },
+  completion: {
+    examples: ['warden completion bash > ~/.local/share/bash-completion/completions/warden', 'warden completion fish > ~/.config/fish/completions/warden.fish', 'warden completion man > warden.1'],
+    notes: ['Completion and the man page are generated from the same table as --help; the package installs man/warden.1.'],
   },
   'install-units': {
     options: [

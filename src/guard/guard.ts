@@ -539,6 +539,13 @@ export class Guard {
       }
       let v = verdict;
       let changes;
+      let held: string | undefined;
+      // `echo … > file` truncates, then writes: seen empty, the hard-linked quarantine copy
+      // holds what was written after. The alert tells what the rejected file held.
+      if (verdict.reason === 'emptied' && linked && quarantine) {
+        const size = this.quarantine.sizeOf(id, name);
+        if (size) { v = { ...verdict, reason: 'content' }; held = `seen empty, then written: the rejected file held ${size} byte(s), kept in quarantine`; }
+      }
       if (f.kind === 'credentials' && obs.bytes && (verdict.reason === 'content' || verdict.reason === 'emptied')) {
         const d = diffCredentials(approved.toString('utf8'), obs.bytes.toString('utf8'), this.config, f.path);
         changes = d.changes;
@@ -548,7 +555,7 @@ export class Guard {
       this.raise({
         id, path: f.path, whileStopped, verdict: v, action: 'reverted', quarantine,
         before: { sha256: entry.sha256, size: entry.size, mode: entry.mode }, after: facts(obs), credentialChanges: changes,
-        detail: [fullNote, obs.type === 'file' && !keep ? this.quota.note : undefined].filter(Boolean).join('; ') || undefined,
+        detail: [fullNote, obs.type === 'file' && !keep ? this.quota.note : held].filter(Boolean).join('; ') || undefined,
       });
       this.markClean(f.path);
     } catch (err) {

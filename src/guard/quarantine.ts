@@ -97,6 +97,14 @@ export class Quarantine {
     }
   }
 
+  /** The size of a quarantined regular file (null when it is not one, or not there). */
+  sizeOf(id: string, name: string): number | null {
+    try {
+      const q = this.dir(id);
+      try { const st = lstatAt(q, name); return st && st.isFile() ? st.size : null; } finally { safeClose(q); }
+    } catch { return null; }
+  }
+
   /**
    * A restore failed after the rejected entry was moved into quarantine: move it back, so
    * the path is never left missing (nothing else took its place). True when it was put back.

@@ -11,6 +11,7 @@ import { at, ensureDirBeneath, lstatAt, openRoot, readSmallAt, replaceFileAt, sa
 import { CONTROL_DIR, LAYOUT_DIRS, ROOT_RECORD } from './layout.js';
 import { EMBEDDED_STORE, locateStore, systemStateDir, type StoreLocation, type StoreMode } from './location.js';
 import { movedError, movedFrom } from './rehome.js';
+import { permissionMessage } from './account.js';
 
 /** A descriptor of a store directory (never a root's): the compiler keeps the two apart. */
 export type StoreFd = number & { readonly __store: true };
@@ -45,7 +46,9 @@ export class Store {
         const w = tryOpenDir(rootFd, EMBEDDED_STORE);
         if (w.ok) fd = w.fd;
         else {
-          if (w.code !== 'ENOENT') throw new WardenError(`the store ${loc.dir} is not a directory (${w.code}): it was replaced by a link or a file; warden will not use it. Move it aside and restart the guard, or run 'warden init --force' after checking the files.`);
+          if (w.code === 'EACCES' || w.code === 'EPERM') throw new WardenError(permissionMessage('the store', loc.dir, w.code));
+          if (w.code === 'ENOTDIR' || w.code === 'ELOOP') throw new WardenError(`the store ${loc.dir} is not a directory (${w.code}): it was replaced by a link or a file; warden will not use it. Move it aside and restart the guard, or run 'warden init --force' after checking the files.`);
+          if (w.code !== 'ENOENT') throw new WardenError(`cannot open the store ${loc.dir}: ${w.code}`);
           if (!opts.create) throw notInitialised(loc, opts.env);
           fd = ensureDirBeneath(rootFd, EMBEDDED_STORE, 0o700);
         }
@@ -54,6 +57,7 @@ export class Store {
       try { fd = openSync(loc.dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW); }
       catch (err) {
         const code = errnoCode(err);
+        if (code === 'EACCES' || code === 'EPERM') throw new WardenError(permissionMessage('the store', loc.dir, code));
         if (code !== 'ENOENT') throw new WardenError(`cannot open the store ${loc.dir}: ${code ?? String(err)}`);
         if (!opts.create) throw notInitialised(loc, opts.env);
         mkdirSync(dirname(loc.dir), { recursive: true, mode: 0o700 });

@@ -28,4 +28,5 @@ export const commands: CommandEntry[] = [
   { name: 'notify test', summary: 'Send a test message on every configured notification channel and report each result.', load: async () => (await import('./notify-test.js')).notifyTestCommand },
   { name: 'install-units', summary: 'Print the hardened systemd units for this installation, or write them (--write).', load: async () => (await import('./install-units.js')).installUnitsCommand },
   { name: 'rehome', summary: "After moving a root: move its HMAC key, seal and store to the root's new path (--from OLD-PATH).", load: async () => (await import('./rehome.js')).rehomeCommand },
+  { name: 'completion', summary: 'Print shell completion for bash, zsh or fish (or the man page: man), generated from the --help table.', load: async () => (await import('./completion.js')).completionCommand },
 ];
