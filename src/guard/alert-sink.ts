@@ -72,7 +72,7 @@ export class AlertSink {
       const kept = f.notKept ? `; ${f.notKept} of them not kept in quarantine (quarantine quota reached)` : '';
       this.write({
         ...f.first, id: newAlertId(), time: new Date().toISOString(), count: f.count,
-        path: commonDir(paths), before: null, after: null, quarantine: null, credential_changes: undefined,
+        path: commonDir(paths), before: null, after: null, quarantine: null, credential_changes: undefined, by: undefined,
         detail: `${f.count} more ${f.first.reason} alert(s) folded into this one (storm; more than ${FULL_PER_WINDOW} in ${FOLD_WINDOW_MS / 1000} s): ${paths.join(', ')}${more > 0 ? ` and ${more} more` : ''}${kept}`,
       });
     }

@@ -38,6 +38,7 @@ const REASON: Record<string, string> = {
   'approval-expired': 'an approval request expired unanswered',
   'watch-degraded': 'file watching degraded to polling',
   'approval-refused': 'a wrong owner code was given three times',
+  refused: 'an open for writing was refused (enforce = true): nothing was written',
 };
 
 const HOWTO = 'To change a protected file, use `warden edit <path>` (validated, approved, recorded); to keep a change that was reverted, `warden accept <alert id>`; details: `warden why <path>`.';

@@ -10,7 +10,9 @@ export type AlertReason =
   // Not in SPEC §6's list: the watcher fell back to polling (inotify limit), see ARCHITECTURE.md.
   | 'watch-degraded'
   // Not in SPEC §6's list: a wrong owner-code was given three times and the change was cancelled.
-  | 'approval-refused';
+  | 'approval-refused'
+  // Not in SPEC §6's list: the witness (enforce = true) refused an open for writing (SPEC §6.1).
+  | 'refused';
 
 /** sha256 is null when the content was not read (too large, not a regular file). */
 export interface FileFacts { sha256: string | null; size: number; mode: number }

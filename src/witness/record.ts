@@ -52,6 +52,11 @@ export function openRecordForAppend(dir: string, groupRead = false): number {
   return fd;
 }
 
+/** A heartbeat line: the witness is alive (a reader older than BEAT_STALE_MS without one says the witness is not running). */
+export const BEAT_MS = 5000;
+export const BEAT_STALE_MS = 15_000;
+export function beatLine(now = Date.now()): string { return JSON.stringify({ t: now, hb: 1, pid: process.pid }) + '\n'; }
+
 export interface Joined { writer: Writer; others: number }
 
 /** Reads the record from where it last stopped; holds the lines of the join window, by device and inode. */
@@ -64,7 +69,12 @@ export class RecordReader {
   /** Why lookups cannot answer (set when the record is missing or not trustworthy). */
   problem: string | null = null;
 
-  constructor(private readonly dir: string, private readonly now: () => number = Date.now) {}
+  /** When the witness last wrote a heartbeat line (epoch ms), 0 if never. */
+  lastBeat = 0;
+
+  constructor(private readonly dir: string, private readonly now: () => number = Date.now,
+    /** Called for each refused open appended at or after `since` (the reader's start). */
+    private readonly onRefused: ((r: RecordLine) => void) | null = null, private readonly since = Date.now()) {}
 
   private open(): boolean {
     if (this.fd >= 0) return true;
@@ -100,12 +110,14 @@ export class RecordReader {
   }
 
   private add(line: string): void {
-    let r: RecordLine;
+    let r: RecordLine & { hb?: number };
     try { r = JSON.parse(line) as RecordLine; } catch { return; }
+    if (r?.hb === 1 && typeof r.t === 'number') { this.lastBeat = Math.max(this.lastBeat, r.t); return; }
     if (typeof r?.t !== 'number' || typeof r.dev !== 'number' || typeof r.ino !== 'number' || typeof r.pid !== 'number') return;
     const k = `${r.dev}:${r.ino}`;
     const list = this.byInode.get(k);
     if (list) list.push(r); else this.byInode.set(k, [r]);
+    if (r.refused === true && r.t >= this.since && this.onRefused) this.onRefused(r);
   }
 
   private prune(): void {

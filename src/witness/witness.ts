@@ -17,7 +17,8 @@ import {
   FAN_CLASS_CONTENT, FAN_CLOEXEC, FAN_EVENT_ON_CHILD, FAN_MARK_ADD, FAN_NONBLOCK, FAN_OPEN_PERM, FAN_REPORT_TID,
   FAN_UNLIMITED_MARKS, FAN_UNLIMITED_QUEUE, O_LARGEFILE, O_RDONLY, loadError, loadFanotify, type Fanotify,
 } from './fanotify.js';
-import { openRecordForAppend } from './record.js';
+import { BEAT_MS, beatLine, openRecordForAppend } from './record.js';
+import { writeSync } from 'node:fs';
 import type { WitnessTargets, WorkerInit } from './types.js';
 
 const FAN_MARK_DONT_FOLLOW = 0x4;
@@ -107,6 +108,7 @@ export class Witness {
     this.remark();
     this.startThreads();
     this.why = null;
+    this.beat();
   }
 
   private startThreads(): void {
@@ -154,8 +156,11 @@ export class Witness {
     this.totals.overflows += Atomics.exchange(this.hb, 4, 0);
   }
 
+  private lastBeat = 0;
+
   private tick(): void {
     if (this.stopped) return;
+    if (this.fanFd >= 0 && Date.now() - this.lastBeat >= BEAT_MS) this.beat();
     if (this.fanFd < 0) { if (this.fan && !this.worker) this.open(); return; }
     this.remark();
   }
@@ -176,6 +181,12 @@ export class Witness {
       nf += withDir(this.opts.rootFd, dirOf(f), (fd) => (fan.mark(this.fanFd, FAN_MARK_ADD | FAN_MARK_DONT_FOLLOW, BigInt(FAN_OPEN_PERM), fd, baseOf(f)) === 0 ? 1 : 0), () => 0);
     }
     this.marked = { dirs: nd, files: nf };
+  }
+
+  /** A heartbeat line in the record: a reader in another process knows the witness is alive. */
+  private beat(): void {
+    this.lastBeat = Date.now();
+    try { writeSync(this.recordFd, beatLine(this.lastBeat)); } catch { this.totals.lost++; }
   }
 
   status(): WitnessStatus {
