@@ -15,6 +15,7 @@ import { appendAlert, newAlertId } from '../store/alerts.js';
 import { ALERTS_FILE } from '../store/layout.js';
 import type { Store } from '../store/store.js';
 import { adviceFor } from './classify.js';
+import { describeBy, isWriter } from '../store/writer-words.js';
 
 export const FOLD_WINDOW_MS = 10_000;
 export const FULL_PER_WINDOW = 100;
@@ -152,5 +153,6 @@ function rawJournalLine(a: Alert): string {
   const extra = a.also?.length ? ` (+${a.also.join(', ')})` : '';
   const count = a.count && a.count > 1 ? ` (${a.count} alerts folded)` : '';
   const detail = a.detail ? ` ${a.detail}.` : '';
-  return `<${PRIORITY[a.action] ?? 4}>warden: ${a.action} ${a.path}: ${a.reason}${extra}${count};${keys} alert ${a.id}.${detail} ${a.advice}`;
+  const by = isWriter(a.by) ? ` ${describeBy(a.by)}.` : '';
+  return `<${PRIORITY[a.action] ?? 4}>warden: ${a.action} ${a.path}: ${a.reason}${extra}${count};${keys} alert ${a.id}.${by}${detail} ${a.advice}`;
 }

@@ -11,6 +11,7 @@ import { rootRelative } from '../root.js';
 import { clean } from '../../notifier/format.js';
 import type { Alert } from '../../store/alert-types.js';
 import { escapeText } from '../../common/escape.js';
+import { describeBy } from '../../store/writer-words.js';
 
 /** One line per alert; every field comes from alerts.jsonl, which names attacker-chosen paths: escaped. */
 function describe(a: Alert): string {
@@ -20,7 +21,7 @@ function describe(a: Alert): string {
   const reasons = stopped ? a.also! : [a.reason, ...(a.also ?? [])];
   const why = `${reasons.map((x) => clean(x, 40)).join(', ')}${stopped ? ', while warden was stopped' : ''}`;
   const count = a.count && a.count > 1 ? ` (${a.count} alerts folded)` : '';
-  return `${clean(a.time, 40)}  ${clean(a.id, 80)}  ${clean(a.action, 20)} ${clean(a.path, 300)}: ${why}${count}${keys}${a.quarantine ? `  kept: ${clean(a.quarantine, 300)}` : ''}${a.detail && a.count ? `  ${clean(a.detail, 300)}` : ''}`;
+  return `${clean(a.time, 40)}  ${clean(a.id, 80)}  ${clean(a.action, 20)} ${clean(a.path, 300)}: ${why}${count}${keys}${a.quarantine ? `  kept: ${clean(a.quarantine, 300)}` : ''}${a.detail && a.count ? `  ${clean(a.detail, 300)}` : ''}${a.by ? `  ${describeBy(a.by)}` : ''}`;
 }
 
 const UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 7 * 86_400_000 };
