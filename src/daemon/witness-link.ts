@@ -74,7 +74,7 @@ export async function linkWitness(o: LinkOptions): Promise<WitnessLink> {
     if (!enabled) return why;
     if (witness) return witness.running ? null : `no witness running (${witness.status().why ?? 'stopped'})`;
     reader.catchUp();
-    if (reader.problem) return `no witness running (${reader.problem})`;
+    if (reader.problem) return why ?? `no witness running (${reader.problem})`;
     if (Date.now() - reader.lastBeat > BEAT_STALE_MS) return `no witness running (last heartbeat ${reader.lastBeat ? new Date(reader.lastBeat).toISOString() : 'never'})`;
     return null;
   };

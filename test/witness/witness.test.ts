@@ -54,6 +54,7 @@ describe('the witness', { skip: ROOT_ONLY }, () => {
       assert.equal(byA.user, 'root');
       assert.match(byA.exe ?? '', /\/(dash|bash|sh)$/);
     }
+    assert.match(cli(t, ['status']).stdout, /witness: running in the daemon, recording who opens protected files for writing; \d+ director\(ies\) and \d+ file\(s\) marked, (1[2-9]|[2-9]\d) write\(s\) seen/);
     // In plain words, in `warden why` and the journal line.
     const why = cli(t, ['why', B]);
     assert.match(why.stdout, /by sh, user root, (no login session|[^,]+\.(service|scope)|in .* login session)/);
@@ -120,6 +121,7 @@ describe('without a witness', () => {
       assert.ok(a.by && !isWriter(a.by), JSON.stringify(a.by));
       assert.match((a.by as { unknown: string }).unknown, /no witness running/);
       assert.match(cli(t, ['why', B]).stdout, /who: not known \(no witness running/);
+      assert.match(cli(t, ['status']).stdout, /witness: not running — alerts will not say who wrote \(no witness running \(this process lacks CAP_SYS_ADMIN/);
     } finally {
       p.kill('SIGTERM');
       await new Promise((r) => (p.exitCode !== null ? r(null) : p.once('exit', r)));
