@@ -48,9 +48,11 @@ export const HELP: Record<string, HelpText> = {
       ['--guard', 'run only the guard (detect, revert, record alerts; no network)'],
       ['--notifier', 'run only the notifier (deliver alerts to Discord and the desktop)'],
       ['--init-if-needed', 'record the first baseline when the root has none (never over a sealed one)'],
+      ['--witness', 'run only the witness: who opens a protected file for writing (needs CAP_SYS_ADMIN); refuses with [witness] enforce = true'],
+      ['--writer-pid PID', 'with --witness: a process of warden\'s own writer (a guard started by hand), never refused'],
     ],
-    examples: ['warden run                     # guard and notifier, in the foreground; Ctrl-C stops', 'warden run --guard --root /home/agent/agent-root'],
-    notes: ['Prints "ready" on stdout once every file is verified and watched. Only one guard per root: a second one is refused.'],
+    examples: ['warden run                     # guard and notifier, in the foreground; Ctrl-C stops', 'warden run --guard --root /home/agent/agent-root', 'sudo warden run --witness --root /home/agent/agent-root'],
+    notes: ['Prints "ready" on stdout once every file is verified and watched. Only one guard per root: a second one is refused.', 'As root, warden run (guard and notifier) also runs the witness, so alerts say who wrote; without CAP_SYS_ADMIN they say why not.'],
   },
   status: {
     options: [['-v, --list', 'list every protected file (by default a root of more than 50 files shows the summary and the files that drifted)']],

@@ -29,6 +29,9 @@ import { acquireLock, type Lock } from '../store/lock.js';
 import { createSdNotifier } from './sd-notify.js';
 import { adviceFor } from '../guard/classify.js';
 import { muteStreamErrors, rateLimitedWriter, writeLineSync } from '../common/diagnostics.js';
+import { linkWitness, type WitnessLink, type WitnessReport } from './witness-link.js';
+import type { Writer } from '../store/alert-types.js';
+import type { RecordLine } from '../witness/record.js';
 
 /** EX_CONFIG: the guard exits with it when the root has no baseline (see the guard unit). */
 export const EXIT_NOT_INITIALISED = 78;
@@ -69,6 +72,8 @@ export interface RunOptions {
   guard: boolean;
   notifier: boolean;
   initIfNeeded: boolean;
+  /** Run the witness in this process when it has CAP_SYS_ADMIN (default: true for the all-in-one, false for --guard). */
+  witness?: boolean;
   /** Where "ready" and other stdout lines go. */
   stdout?: (line: string) => void;
   log?: (line: string) => void;
@@ -120,6 +125,7 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
   let notifier: { stop(): Promise<void>; reload(c: WardenConfig): void; status(): unknown; healthy(maxAgeMs: number): boolean } | null = null;
   let stopSelf: (() => Promise<void>) | null = null;
   let lockLost = false;
+  let witnessReport: (() => WitnessReport) | null = null;
   let resolveDone!: () => void;
   const done = new Promise<void>((r) => { resolveDone = r; });
 
@@ -171,7 +177,9 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
       // Alert journal lines get a bucket of their own: diagnostics cannot crowd them out.
       const journal = opts.log ?? ttyless(rateLimitedWriter(2, { burst: 2000, perSecond: 500 }));
       let hints: HintQueue | null = null;
-      const g = new Guard({ root: opts.root, rootFd, store, config, state, log, journal, defer: (rel) => hints?.later(rel), onDirRepaired: () => {
+      let link: WitnessLink | null = null;
+      const writers = { lookup: (dev: number, ino: number) => link?.source.lookup(dev, ino) ?? null, unavailable: () => (link ? link.source.unavailable() : 'the witness is starting') };
+      const g = new Guard({ root: opts.root, rootFd, store, config, state, log, journal, writers, defer: (rel) => hints?.later(rel), onDirRepaired: () => {
         for (const d of watcher?.rearmChanged() ?? []) log(`<6>warden: re-armed the watch on ${d}`);
         // chokidar re-adds a directory asynchronously; the per-file inode watches re-arm now.
         watcher?.syncFiles(guard?.state.paths() ?? []);
@@ -197,6 +205,15 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
       watcher = w;
       await w.start();
       cleanups.push(async () => { await w.close(); });
+      // The witness (SPEC §6.1): here when this process may run it, else the record of the one in its own unit.
+      link = await linkWitness({
+        root: opts.root, rootFd, config: () => g.config, log, inProcess: opts.witness ?? opts.notifier,
+        targets: () => ({ files: g.state.paths() as string[], dirs: g.pset.dirs.filter((d) => d !== '') }),
+        onRefused: (r) => g.record(refusalAlert(r)),
+      });
+      const l = link;
+      witnessReport = () => l.report();
+      cleanups.push(() => l.stop());
       // Sanctioned changes: finish or undo an interrupted transaction, report expired approvals (before verifying).
       const changeService = await attachChangeService(g, log);
       cleanups.push(() => changeService.stop());
@@ -228,7 +245,7 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
         notifier?.reload(next);
         g.rescan();
       };
-      const control = await listenControl(store, (req) => handleRequest(req, g, ctx, reload, () => watcher, () => notifier?.status() ?? null), { log });
+      const control = await listenControl(store, (req) => handleRequest(req, g, ctx, reload, () => watcher, () => notifier?.status() ?? null, () => witnessReport?.() ?? null), { log });
       cleanups.push(() => control.close());
 
       const rescanTimer = setInterval(() => {
@@ -314,16 +331,27 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
 }
 
 async function handleRequest(req: ControlRequest, g: Guard, ctx: () => ApplyContext, reload: (c: WardenConfig) => Promise<void>,
-  watcher: () => WatchSupervisor | null, notifierStatus: () => unknown): Promise<AnyReply> {
+  watcher: () => WatchSupervisor | null, notifierStatus: () => unknown, witness: () => WitnessReport | null): Promise<AnyReply> {
   switch (req.op) {
     case 'ping':
       return {
         ok: true, pid: process.pid, generation: g.state.index.generation, files: g.state.paths().length,
         polling: watcher()?.polling ?? false, watcherAlive: watcher()?.alive() ?? false,
-        failing: g.failingPaths(), counters: g.counters, notifier: notifierStatus(),
+        failing: g.failingPaths(), counters: g.counters, notifier: notifierStatus(), witness: witness(),
       };
     case 'change':
       // Sanctioned changes and approvals (src/changes/approvals.ts).
       return handleChangeRequest(req.change, g, ctx(), reload);
   }
+}
+
+/** A refused open (enforce = true) as an alert: nothing was written, and who tried. */
+function refusalAlert(r: RecordLine): import('../store/alert-types.js').Alert {
+  const { t, dev: _d, ino: _i, path, ...w } = r;
+  const by: Writer = { ...w, time: new Date(t).toISOString() };
+  const rel = typeof path === 'string' ? path : '?';
+  return {
+    id: newAlertId(), time: new Date().toISOString(), path: rel, action: 'flagged', reason: 'refused', before: null, after: null, quarantine: null,
+    by, detail: 'the witness refused an open for writing (EPERM); the file was not changed', advice: adviceFor(rel, 'refused', '', null),
+  };
 }

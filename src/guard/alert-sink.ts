@@ -15,6 +15,7 @@ import { appendAlert, newAlertId } from '../store/alerts.js';
 import { ALERTS_FILE } from '../store/layout.js';
 import type { Store } from '../store/store.js';
 import { adviceFor } from './classify.js';
+import { describeBy, isWriter } from '../store/writer-words.js';
 
 export const FOLD_WINDOW_MS = 10_000;
 export const FULL_PER_WINDOW = 100;
@@ -72,7 +73,7 @@ export class AlertSink {
       const kept = f.notKept ? `; ${f.notKept} of them not kept in quarantine (quarantine quota reached)` : '';
       this.write({
         ...f.first, id: newAlertId(), time: new Date().toISOString(), count: f.count,
-        path: commonDir(paths), before: null, after: null, quarantine: null, credential_changes: undefined,
+        path: commonDir(paths), before: null, after: null, quarantine: null, credential_changes: undefined, by: undefined,
         detail: `${f.count} more ${f.first.reason} alert(s) folded into this one (storm; more than ${FULL_PER_WINDOW} in ${FOLD_WINDOW_MS / 1000} s): ${paths.join(', ')}${more > 0 ? ` and ${more} more` : ''}${kept}`,
       });
     }
@@ -152,5 +153,6 @@ function rawJournalLine(a: Alert): string {
   const extra = a.also?.length ? ` (+${a.also.join(', ')})` : '';
   const count = a.count && a.count > 1 ? ` (${a.count} alerts folded)` : '';
   const detail = a.detail ? ` ${a.detail}.` : '';
-  return `<${PRIORITY[a.action] ?? 4}>warden: ${a.action} ${a.path}: ${a.reason}${extra}${count};${keys} alert ${a.id}.${detail} ${a.advice}`;
+  const by = isWriter(a.by) ? ` ${describeBy(a.by)}.` : '';
+  return `<${PRIORITY[a.action] ?? 4}>warden: ${a.action} ${a.path}: ${a.reason}${extra}${count};${keys} alert ${a.id}.${by}${detail} ${a.advice}`;
 }

@@ -12,7 +12,7 @@ import { basename, dirname } from 'node:path';
 import { errnoCode } from '../common/errors.js';
 import type { WardenConfig } from '../config/warden-config.js';
 import { AT_FDCWD, at, fixDirAt, fixRoot, lstatAt, makeDirAt, openRoot, readRegularAt, replaceFileAt, rewriteInPlaceAt, safeClose, typeOf, withCwdAt, withDir } from '../fsx/beneath.js';
-import type { Alert, AlertReason, FileFacts } from '../store/alert-types.js';
+import type { Alert, AlertReason, FileFacts, Writer, WriterUnknown } from '../store/alert-types.js';
 import { newAlertId } from '../store/alerts.js';
 import type { BaselineState } from '../store/baseline-state.js';
 import type { Store } from '../store/store.js';
@@ -54,7 +54,21 @@ export interface GuardOptions {
    * now holds the directory at the path (`fd`); the old descriptor is closed already.
    */
   onRootReplaced?: (fd: number) => void;
+  /** The witness's record (SPEC §6.1): who opened a file for writing; absent = no witness. */
+  writers?: WriterSource;
 }
+
+/** Who wrote an inode, joined exactly (device + inode, within the record's window). */
+export interface WriterSource {
+  lookup(dev: number, ino: number): { writer: Writer; others: number } | null;
+  /** Why the witness cannot answer now (not running, record missing), or null when it can. */
+  unavailable(): string | null;
+}
+
+/** The reasons a witness cannot see: it sees opens, and these are not (or not only) opens. */
+const NOT_AN_OPEN: Partial<Record<AlertReason, string>> = {
+  deleted: 'a deletion', symlink: 'a symlink put in its place', 'not-regular': 'a non-file put in its place', mode: 'a chmod', owner: 'a chown',
+};
 
 /** What one alert says (Guard.raise): named, since most fields are optional and alike in type. */
 interface Raise {
@@ -69,6 +83,8 @@ interface Raise {
   after?: FileFacts | null;
   credentialChanges?: Alert['credential_changes'] | undefined;
   detail?: string | undefined;
+  /** The rejected file as seen (device + inode): what the witness's record is joined on. */
+  seen?: Observation | undefined;
 }
 
 export class Guard {
@@ -84,6 +100,7 @@ export class Guard {
   private readonly log: (line: string) => void;
   private readonly onDirRepaired: () => void;
   private readonly onRootReplaced: (fd: number) => void;
+  private readonly writers: WriterSource | null;
   private readonly alerts: AlertSink;
   private readonly quarantine: Quarantine;
   private readonly quota = new QuarantineQuota();
@@ -110,6 +127,7 @@ export class Guard {
     this.log = opts.log ?? ((l) => process.stderr.write(l + '\n'));
     this.onDirRepaired = opts.onDirRepaired ?? (() => {});
     this.onRootReplaced = opts.onRootReplaced ?? (() => {});
+    this.writers = opts.writers ?? null;
     // A layout entry found damaged on the way (quarantine/ planted as a link, a directory at
     // alerts.jsonl) is repaired at once, then the operation is tried again.
     const repair = (name: string) => this.store.verifyLayout(name).length > 0;
@@ -487,7 +505,7 @@ export class Guard {
         // startup check removes it again (a storm of them must not cost two fsyncs each).
         if (keep) quarantine = this.quarantine.move(id, w.fd, name, this.maxBytes, false);
         else unlinkAt(w.fd, name);
-        this.raise({ id, path: f.path, whileStopped, verdict, action: 'removed', quarantine, after: facts(obs), detail: keep ? undefined : this.quota.note });
+        this.raise({ id, path: f.path, whileStopped, verdict, action: 'removed', quarantine, after: facts(obs), detail: keep ? undefined : this.quota.note, seen: obs });
         return;
       }
       const keep = this.quota.take();
@@ -555,7 +573,7 @@ export class Guard {
       this.raise({
         id, path: f.path, whileStopped, verdict: v, action: 'reverted', quarantine,
         before: { sha256: entry.sha256, size: entry.size, mode: entry.mode }, after: facts(obs), credentialChanges: changes,
-        detail: [fullNote, obs.type === 'file' && !keep ? this.quota.note : held].filter(Boolean).join('; ') || undefined,
+        detail: [fullNote, obs.type === 'file' && !keep ? this.quota.note : held].filter(Boolean).join('; ') || undefined, seen: obs,
       });
       this.markClean(f.path);
     } catch (err) {
@@ -577,7 +595,7 @@ export class Guard {
   }
 
   private raise(r: Raise): Alert {
-    const { id, path, whileStopped, verdict, action, quarantine = null, before = null, after = null, credentialChanges, detail } = r;
+    const { id, path, whileStopped, verdict, action, quarantine = null, before = null, after = null, credentialChanges, detail, seen } = r;
     const reason: AlertReason = whileStopped && verdict.reason !== 'revert-failed' ? 'changed-while-stopped' : verdict.reason;
     const also = whileStopped && verdict.reason !== 'revert-failed' ? [verdict.reason, ...verdict.also] : verdict.also;
     const kind = this.state.entry(path)?.kind ?? this.pset.kindOf(path);
@@ -586,10 +604,27 @@ export class Guard {
       ...(also.length ? { also } : {}),
       ...(detail ? { detail } : {}),
       ...(credentialChanges ? { credential_changes: credentialChanges } : {}),
+      ...(action === 'revert-failed' ? {} : { by: this.writerOf(verdict.reason, whileStopped, seen) }),
       advice: adviceFor(path, reason === 'changed-while-stopped' ? (also[0] ?? reason) : reason, id, kind),
     };
     this.alerts.record(alert, detail === this.quota.note);
     return alert;
+  }
+
+  /** Who made this direct edit, joined exactly from the witness's record, or why that is not known. */
+  private writerOf(reason: AlertReason, whileStopped: boolean, seen: Observation | undefined): Writer | WriterUnknown {
+    const src = this.writers;
+    if (!src) return { unknown: 'no witness running' };
+    if (seen && seen.type === 'file' && seen.dev !== undefined) {
+      const j = src.lookup(seen.dev, seen.ino);
+      if (j) return j.others ? { ...j.writer, others: j.others } : j.writer;
+    }
+    const down = src.unavailable();
+    if (down) return { unknown: down };
+    if (whileStopped) return { unknown: 'changed while warden was not running' };
+    const what = NOT_AN_OPEN[reason];
+    if (what) return { unknown: `the witness sees opens for writing, and ${what} is not one` };
+    return { unknown: 'the witness saw no open for writing of this file' };
   }
 
   /** Durable first (SPEC §6), then the journal line and the callback. */

@@ -10,6 +10,7 @@ import { channelsOff, deliveryReport, undeliveredOn } from '../delivery.js';
 import { manifestStatus } from '../../store/manifest.js';
 import { EXIT } from '../../common/errors.js';
 import { clean } from '../../notifier/format.js';
+import type { WitnessReport } from '../../daemon/witness-link.js';
 import { credentialModeReport } from '../changes/cred-mode.js';
 
 /** Up to this many files, status lists each one; beyond it the summary and the drifted ones (each with --list). */
@@ -57,12 +58,13 @@ export const statusCommand: CommandSpec = {
       const m = manifestStatus(ctx.root);
       // Behind the baseline: the runtime's view keeps an older approved state until the guard publishes.
       const runtimeManifest = { path: m.path, setup: m.setup, present: m.present, generation: m.generation, current: m.generation === l.state.index.generation, problem: m.problem };
-      const daemon = ping?.ok ? { running: true, pid: ping.pid, polling: ping.polling, watcher_alive: ping.watcherAlive, failing: ping.failing, notifier: ping.notifier ?? null } : { running: false };
+      const daemon = ping?.ok ? { running: true, pid: ping.pid, polling: ping.polling, watcher_alive: ping.watcherAlive, failing: ping.failing, notifier: ping.notifier ?? null, witness: ping.witness ?? null } : { running: false };
       if (ctx.json) {
         ctx.out.json({ root: ctx.root, store: { dir: l.store.dir, mode: l.store.mode, problems: storeProblems }, daemon, generation: l.state.index.generation, approval: l.config.approval, warnings, notes, files: [...files, ...unexpected], dirs, policy, last_alert: last, delivery, runtime_manifest: runtimeManifest });
       } else {
         const c = ctx.out.color;
         ctx.out.line(daemon.running ? c.green(`daemon: running (pid ${String(daemon.pid)})${daemon.polling ? ' — polling (inotify unavailable)' : ''}`) : c.yellow('daemon: not running — direct edits are not being reverted'));
+        if (daemon.running) ctx.out.line(witnessLine(daemon.witness as WitnessReport | null));
         for (const w of warnings) ctx.out.line(c.yellow(`warning: ${w}`));
         for (const n of notes) ctx.out.line(`note: ${n}`);
         for (const p of storeProblems) ctx.out.line(c.red(`store damaged: ${p}`));
@@ -95,3 +97,13 @@ export const statusCommand: CommandSpec = {
     }
   },
 };
+
+/** Whether a witness runs (SPEC §6.1), where, and what it can see. */
+function witnessLine(w: WitnessReport | null): string {
+  if (!w) return 'witness: unknown (the daemon did not say)';
+  if (!w.running) return `witness: not running — alerts will not say who wrote (${clean(w.why ?? 'unknown', 200)})`;
+  const mode = w.enforce ? 'refusing opens for writing (enforce = true)' : 'recording who opens protected files for writing';
+  const s = w.status;
+  const seen = s ? `; ${s.dirs} director(ies) and ${s.files} file(s) marked, ${s.writesSeen} write(s) seen${s.overflows ? `, ${s.overflows} queue overflow(s)` : ''}${s.recordsLost ? `, ${s.recordsLost} record(s) lost` : ''}` : `; last heartbeat ${clean(w.lastBeat ?? 'never', 40)}`;
+  return `witness: ${w.where === 'in-process' ? 'running in the daemon' : 'running (warden-witness)'}, ${mode}${seen}. It sees opens for writing (a write through an existing descriptor or a rename into place is seen at its open; a chmod, a deletion or a rename is not)`;
+}
