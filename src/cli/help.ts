@@ -168,7 +168,7 @@ export const HELP: Record<string, HelpText> = {
       ['--guard-user NAME', 'the account the guard runs as (default warden): only its entries are shown'],
       ['--guard-unit UNIT', 'the guard\'s system unit (default warden-guard.service)'],
     ],
-    examples: ['systemctl --user enable --now warden-desktop.service   # as rendered by install-units --desktop-user'],
+    examples: ['warden desktop --root /home/agent/agent-root   # in your session; the unit install-units --desktop-user renders runs it for you'],
     notes: ['Reads the system journal (the account needs group systemd-journal or adm); keeps only a cursor in ~/.local/state/warden.'],
   },
 };

@@ -3,10 +3,11 @@
  * own session (the user unit that `install-units --desktop-user NAME` renders). See
  * notifier/desktop-feed.ts for what it reads (the guard's journal entries only) and writes.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { WardenError } from '../../common/errors.js';
+import { rootId } from '../../store/location.js';
 import type { CommandSpec } from '../types.js';
 
 const ROOT_ID = /^[0-9a-f]{16}$/;
@@ -26,7 +27,7 @@ export function uidOf(user: string, passwd = '/etc/passwd'): number | null {
 export const desktopCommand: CommandSpec = {
   name: 'desktop',
   summary: "Show the deployment's alerts as desktop notifications, as the owner in the owner's session (read from the guard's journal entries).",
-  usage: 'desktop --root-id ID [--guard-user NAME] [--guard-unit UNIT]',
+  usage: 'desktop (--root-id ID | --root DIR) [--guard-user NAME] [--guard-unit UNIT]',
   options: {
     'root-id': { type: 'string' },
     'guard-user': { type: 'string' },
@@ -34,8 +35,10 @@ export const desktopCommand: CommandSpec = {
   },
   rootOptional: true,
   async run(ctx) {
-    const id = ctx.values['root-id'] as string | undefined;
-    if (!id || !ROOT_ID.test(id)) throw new WardenError('--root-id ID is required: the root\'s identity, 16 hex digits (install-units --desktop-user renders it into the unit)');
+    // The unit names the root by its id: the owner may not be allowed into the agent's home.
+    const given = ctx.values['root-id'] as string | undefined;
+    const id = given ?? (existsSync(join(ctx.root, 'config', 'warden.toml')) ? rootId(ctx.root) : undefined);
+    if (!id || !ROOT_ID.test(id)) throw new WardenError('--root-id ID (the root\'s identity, 16 hex digits; install-units --desktop-user renders it into the unit) or --root DIR is required');
     const user = (ctx.values['guard-user'] as string | undefined) ?? 'warden';
     const unit = (ctx.values['guard-unit'] as string | undefined) ?? 'warden-guard.service';
     if (!/^[A-Za-z0-9:_.@-]+\.service$/.test(unit)) throw new WardenError(`--guard-unit "${unit}" is not a service unit name`);
