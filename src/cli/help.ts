@@ -39,6 +39,7 @@ export const HELP: Record<string, HelpText> = {
     options: [
       ['--force', 'replace an existing baseline (a sanctioned change: shows what differs and asks approval)'],
       ['-v, --list', 'list every file recorded (by default a root of more than 50 files gets a count per directory)'],
+      ['--if-needed', 'do nothing (exit 0) when the root already has a baseline: for scripts run more than once'],
     ],
     examples: ['warden init                    # in a directory holding config/warden.toml', 'warden init --root /home/agent/agent-root'],
     notes: ['Refuses a directory without config/warden.toml: that file is warden\'s settings and names what to protect.', 'On a terminal it shows its progress on stderr (reading N of M files, writing, recording the history).'],
@@ -172,11 +173,21 @@ export const HELP: Record<string, HelpText> = {
       ['--capabilities LIST|none', 'capabilities the guard keeps (default CAP_CHOWN,CAP_FOWNER,CAP_DAC_OVERRIDE)'],
       ['--agent-group NAME', 'with --capabilities none: the group the guard joins (SupplementaryGroups=) so restored files keep it (default: the root directory\'s group)'],
       ['--discord-token FILE|none', 'the bot token file systemd hands the notifier (LoadCredential=); default: [notify.discord] token_file'],
+      ['--desktop-user NAME', 'also render the user unit warden-desktop.service for NAME (desktop alerts in the owner\'s own session; /etc/systemd/user)'],
       ['--prefix DIR', 'write under DIR/etc/systemd/system (default /)'],
       ['--node PATH', 'the node binary the units start (default: this one)'],
       ['--write', 'write the units instead of printing them'],
       ['--force', 'with --write: replace units that differ'],
     ],
     examples: ['warden install-units --root /home/agent/agent-root', 'sudo warden install-units --root /home/agent/agent-root --write'],
+  },
+  desktop: {
+    options: [
+      ['--root-id ID', "the root's identity (16 hex digits; install-units renders it)"],
+      ['--guard-user NAME', 'the account the guard runs as (default warden): only its entries are shown'],
+      ['--guard-unit UNIT', 'the guard\'s system unit (default warden-guard.service)'],
+    ],
+    examples: ['warden desktop --root /home/agent/agent-root   # in your session; the unit install-units --desktop-user renders runs it for you'],
+    notes: ['Reads the system journal (the account needs group systemd-journal or adm); keeps only a cursor in ~/.local/state/warden.'],
   },
 };

@@ -17,6 +17,7 @@ import { Guard } from '../guard/guard.js';
 import { WatchSupervisor } from '../guard/watch-supervisor.js';
 import { HintQueue } from '../guard/hints.js';
 import { appendAlert, newAlertId } from '../store/alerts.js';
+import type { Alert } from '../store/alert-types.js';
 import { publishManifest } from '../store/manifest.js';
 import { readSeal, sealPath } from '../store/keys.js';
 import { loadKeyOrExplainMove, recordKeyOwner } from '../store/rehome.js';
@@ -26,6 +27,7 @@ import { attachChangeService, handleChangeRequest } from './change-service.js';
 import { listenControl } from './control.js';
 import type { AnyReply, ControlRequest } from './protocol.js';
 import { acquireLock, type Lock } from '../store/lock.js';
+import { createJournalSender } from './journald.js';
 import { createSdNotifier } from './sd-notify.js';
 import { adviceFor } from '../guard/classify.js';
 import { muteStreamErrors, rateLimitedWriter, writeLineSync } from '../common/diagnostics.js';
@@ -175,7 +177,11 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
       if (state.entry(WARDEN_TOML) && !approvedToml) throw new WardenError(`baseline-tampered: the approved content of ${WARDEN_TOML} is missing from the store or altered; warden will not adopt it. ${RECOVER}`);
       config = await settingsFromBytes(approvedToml);
       // Alert journal lines get a bucket of their own: diagnostics cannot crowd them out.
-      const journal = opts.log ?? ttyless(rateLimitedWriter(2, { burst: 2000, perSecond: 500 }));
+      const journalLine = opts.log ?? ttyless(rateLimitedWriter(2, { burst: 2000, perSecond: 500 }));
+      // Under systemd each alert is also a structured entry on journald's native socket
+      // (journald.ts), which then carries the line: it is not written to stderr twice.
+      const journald = createJournalSender(opts.root, journalLine);
+      const journal = (line: string, alert?: Alert) => { if (alert && journald) journald.send(alert, line); else journalLine(line); };
       let hints: HintQueue | null = null;
       let link: WitnessLink | null = null;
       const writers = { lookup: (dev: number, ino: number) => link?.source.lookup(dev, ino) ?? null, unavailable: () => (link ? link.source.unavailable() : 'the witness is starting') };

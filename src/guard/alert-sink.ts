@@ -12,6 +12,7 @@ import { errnoCode } from '../common/errors.js';
 import { escapeText } from '../common/escape.js';
 import type { Alert, AlertReason } from '../store/alert-types.js';
 import { appendAlert, newAlertId } from '../store/alerts.js';
+import { ALERT_PRIORITY } from '../store/journal-entry.js';
 import { ALERTS_FILE } from '../store/layout.js';
 import type { Store } from '../store/store.js';
 import { adviceFor } from './classify.js';
@@ -33,7 +34,8 @@ export class AlertSink {
 
   constructor(
     private readonly store: Store,
-    private readonly log: (line: string) => void,
+    /** The journal line of each alert, with the alert itself (the daemon sends it as a structured entry). */
+    private readonly log: (line: string, alert?: Alert) => void,
     private readonly onAlert: (a: Alert) => void,
     /** Repair a damaged layout entry (a directory at alerts.jsonl); true when it did. */
     private readonly repair: (name: string) => boolean = () => false,
@@ -86,7 +88,7 @@ export class AlertSink {
     } catch (err) {
       this.log(`<2>warden: cannot append to ${this.store.label(ALERTS_FILE)} (${errnoCode(err) ?? err}); alert ${alert.id} kept in memory and retried`);
     }
-    this.log(journalLine(alert));
+    this.log(journalLine(alert), alert);
     this.onAlert(alert);
   }
 
@@ -141,8 +143,6 @@ function commonDir(paths: string[]): string {
   return paths.length === 1 ? paths[0]! : (prefix.join('/') || '.');
 }
 
-const PRIORITY: Record<Alert['action'], number> = { reverted: 4, removed: 4, 'revert-failed': 3, flagged: 2 };
-
 /** sd-daemon style: "<N>" priority prefix, picked up by journald from stderr. One line: every field is escaped. */
 export function journalLine(a: Alert): string {
   return escapeText(rawJournalLine(a));
@@ -154,5 +154,5 @@ function rawJournalLine(a: Alert): string {
   const count = a.count && a.count > 1 ? ` (${a.count} alerts folded)` : '';
   const detail = a.detail ? ` ${a.detail}.` : '';
   const by = isWriter(a.by) ? ` ${describeBy(a.by)}.` : '';
-  return `<${PRIORITY[a.action] ?? 4}>warden: ${a.action} ${a.path}: ${a.reason}${extra}${count};${keys} alert ${a.id}.${by}${detail} ${a.advice}`;
+  return `<${ALERT_PRIORITY[a.action] ?? 4}>warden: ${a.action} ${a.path}: ${a.reason}${extra}${count};${keys} alert ${a.id}.${by}${detail} ${a.advice}`;
 }

@@ -40,8 +40,8 @@ export interface GuardOptions {
   onAlert?: (alert: Alert) => void;
   /** Diagnostics that are not alerts. */
   log?: (line: string) => void;
-  /** Journal lines of alerts (default: log). */
-  journal?: (line: string) => void;
+  /** Journal lines of alerts, each with its alert (default: log). */
+  journal?: (line: string, alert?: Alert) => void;
   /**
    * Work on paths that are not approved files (new, unexpected files) found by a rescan is
    * handed here to run after the reverts that are waiting (hints.ts); default: inline.

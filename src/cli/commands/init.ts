@@ -3,6 +3,7 @@ import { WardenError } from '../../common/errors.js';
 import { escapeText } from '../../common/escape.js';
 import { initRoot } from '../../changes/init.js';
 import { keyPath } from '../../store/keys.js';
+import { isInitialised } from '../../store/initialised.js';
 import { credentialModeReport } from '../changes/cred-mode.js';
 import { byDirectory, progressLine } from '../progress.js';
 
@@ -56,9 +57,16 @@ async function reinit(ctx: CommandContext): Promise<number> {
 export const initCommand: CommandSpec = {
   name: 'init',
   summary: 'Record the first baseline of every protected file; --force re-baselines through approval (and recovers a store that fails authentication).',
-  usage: 'init [--force] [--list] [--root DIR] [--json]',
-  options: { force: { type: 'boolean', default: false }, list: { type: 'boolean', short: 'v', default: false } },
+  usage: 'init [--force | --if-needed] [--list] [--root DIR] [--json]',
+  options: { force: { type: 'boolean', default: false }, 'if-needed': { type: 'boolean', default: false }, list: { type: 'boolean', short: 'v', default: false } },
   async run(ctx) {
+    if (ctx.values.force && ctx.values['if-needed']) throw new WardenError('--force and --if-needed exclude each other');
+    if (ctx.values['if-needed'] && isInitialised(ctx.root)) {
+      // A deploy script run a second time: the baseline stays as approved (mkdir -p, useradd's `id … ||`).
+      if (ctx.json) ctx.out.json({ root: ctx.root, initialised: true, nothing: true });
+      else ctx.out.line(`${ctx.root} already has a baseline; nothing done (--if-needed)`);
+      return 0;
+    }
     if (!ctx.values.force) return firstInit(ctx, false);
     const { refusing } = await import('./apply.js');
     return refusing(ctx, 'init', () => reinit(ctx));
