@@ -26,6 +26,8 @@ export const MESSAGE_IDS: Readonly<Record<AlertReason, string>> = {
   'approval-expired': 'd17f36f51647499683179b9c73b7b3c8',
   'watch-degraded': 'abda3070cb2e470f834394d8d1b7e759',
   'approval-refused': 'b2ebec455aa14d17816109f4942cf3c5',
+  'root-replaced': 'f2bc44ced77d4b13b15fd31d56a185a9',
+  refused: 'f198e8e35446422e8ac6dbadc1c82ee2',
 };
 
 /** syslog priority of an alert: a revert is a warning, a failed one an error, a tamper critical. */
