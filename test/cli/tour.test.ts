@@ -78,6 +78,9 @@ describe('the README tour works as written', () => {
 
   const clone = cloneExample(base);
   const env: NodeJS.ProcessEnv = { ...process.env, XDG_STATE_HOME: join(base, 'state'), NO_COLOR: '1', TMPDIR: base };
+  // On a terminal `history -p` pages through less, as git does (a newcomer presses q);
+  // these runs drive the commands, not a pager.
+  env.WARDEN_PAGER = 'cat';
   delete env.STATE_DIRECTORY; delete env.NOTIFY_SOCKET; delete env.WATCHDOG_USEC; delete env.WARDEN_ROOT; delete env.TMUX;
   const lines = tourCommands(readFileSync(join(REPO, 'README.md'), 'utf8'));
   // The one liberty taken: the tour's scratch file goes to this test's own directory.
