@@ -1,4 +1,5 @@
 /** `warden init`: record the first baseline of every protected file (SPEC §3). */
+import { dict } from '../common/dict.js';
 import { readdirSync } from 'node:fs';
 import { WardenError } from '../common/errors.js';
 import { loadWardenConfigFromDisk } from '../store/approved-config.js';
@@ -35,7 +36,7 @@ export interface DiskFile { path: string; bytes: Buffer; mode: number; uid: numb
 /** Every protected file and directory as it is on disk now; refuses (changing nothing) anything that is not a regular file. */
 export function scanDisk(rootFd: number, pset: ProtectedSet, maxBytes: number): { files: DiskFile[]; dirs: BaselineIndex['dirs'] } {
   const files: DiskFile[] = [];
-  const dirs: BaselineIndex['dirs'] = {};
+  const dirs: BaselineIndex['dirs'] = dict();
   for (const d of pset.dirs) {
     withDir(rootFd, dirOf(d), (fd) => {
       const st = lstatAt(fd, baseOf(d));
@@ -75,7 +76,7 @@ export function scanDisk(rootFd: number, pset: ProtectedSet, maxBytes: number): 
  */
 export async function writeBaseline(root: string, rootFd: number, store: Store, key: Buffer, pset: ProtectedSet, scan: { files: DiskFile[]; dirs: BaselineIndex['dirs'] }, generation: number,
   history: { kind: 'init' } | { kind: 'commit'; command: string; user: string }): Promise<InitResult> {
-  const index: BaselineIndex = { version: 1, generation, updated: new Date().toISOString(), files: {}, dirs: scan.dirs };
+  const index: BaselineIndex = { version: 1, generation, updated: new Date().toISOString(), files: dict(), dirs: scan.dirs };
   const blobs = new Map<string, Buffer>();
   const writes: BlobWrite[] = [];
   for (const f of scan.files) {

@@ -104,7 +104,7 @@ export const alertsCommand: CommandSpec = {
 function isProtected(root: string, path: string): boolean {
   const l = loadBaseline(root);
   safeClose(l.rootFd);
-  if (l.state.entry(path) || l.pset.kindOf(path) || l.state.index.dirs[path] || l.pset.dirs.includes(path)) return true;
+  if (l.state.entry(path) || l.pset.kindOf(path) || Object.hasOwn(l.state.index.dirs, path) || l.pset.dirs.includes(path)) return true;
   return l.state.paths().some((p) => p.startsWith(path + '/'));
 }
 
