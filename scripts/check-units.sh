@@ -11,6 +11,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 GUARD_MAX=${GUARD_MAX:-1.0}
+# The witness keeps uid 0 and CAP_SYS_ADMIN/CAP_SYS_PTRACE/CAP_DAC_READ_SEARCH (docs/DEPLOY.md, "The witness"): 1.8 measured.
+WITNESS_MAX=${WITNESS_MAX:-2.0}
 NOTIFY_MAX=${NOTIFY_MAX:-1.5}
 
 if ! command -v systemd-analyze >/dev/null 2>&1; then
@@ -65,6 +67,12 @@ units=etc/systemd/system
 check "warden-guard.service" "$work/default/$units" warden-guard.service "$GUARD_MAX"
 check "warden-notify.service" "$work/default/$units" warden-notify.service "$NOTIFY_MAX"
 check "warden-guard.service (--capabilities none)" "$work/nocaps/$units" warden-guard.service "$GUARD_MAX"
+
+# The witness's template, rendered with the same concrete values (install-units does not write it yet).
+mkdir -p "$work/witness"
+sed -e "s|@NODE@|$node|; s|@CLI@|$PWD/dist/src/cli/main.js|; s|@ROOT@|$work/root|g; s|@GROUP@|daemon|; s|@DOCS@|$PWD/docs/DEPLOY.md|; s|@PROTECT_HOME@|read-only|" \
+  systemd/warden-witness.service > "$work/witness/warden-witness.service"
+check "warden-witness.service" "$work/witness" warden-witness.service "$WITNESS_MAX"
 
 if [ "$fail" -ne 0 ]; then echo "check-units: FAILED"; exit 1; fi
 echo "check-units: all units pass"

@@ -5,7 +5,11 @@
  * the guard recognises the new files by their hash and never reverts its own write; a
  * crash in between leaves a baseline the next start rolls the files forward to.
  */
+<<<<<<< HEAD
 import { dict } from '../common/dict.js';
+=======
+import { notTextReason } from '../common/text.js';
+>>>>>>> main
 import { normalizeRelPath } from '../common/rel-path.js';
 import { randomBytes } from 'node:crypto';
 import { EXIT, WardenError, type Located } from '../common/errors.js';
@@ -136,13 +140,18 @@ export function checkChanges(ctx: ApplyContext, reqs: ChangeRequest[], base?: Ba
   }
   if (base) checkBase(ctx, base);
   const policyChanges: { path: string; text: string | null }[] = [];
+  let binaryCred = false;
   for (const c of out) {
     const text = c.content === null ? null : c.content.toString('utf8');
     if (c.kind === 'credentials') {
       if (text === null) errors.push({ file: c.path, message: 'a credential file is edited, never removed' });
+      else { const nt = notTextReason(c.content!); if (nt) { binaryCred = true; errors.push({ file: c.path, message: `the proposed content ${nt}; a TOML file is UTF-8 text` }); } }
       continue; // checked as a set below
     }
     if (text === null && !removable(c.kind)) { errors.push({ file: c.path, message: `only org, block and extra protected files can be removed; ${c.kind} files are edited instead` }); continue; }
+    // A binary file or bytes that are not UTF-8 are refused as such, not parsed as mojibake.
+    const notText = c.content !== null && c.path.endsWith('.toml') ? notTextReason(c.content) : null;
+    if (notText) { errors.push({ file: c.path, message: `the proposed content ${notText}; a TOML file is UTF-8 text` }); continue; }
     const syn = text === null ? [] : tomlSyntax(c.path, text);
     if (syn.length) { errors.push(...syn); continue; }
     if (policyKindOf(c.path)) policyChanges.push({ path: c.path, text });
@@ -152,7 +161,7 @@ export function checkChanges(ctx: ApplyContext, reqs: ChangeRequest[], base?: Ba
     const one = reqs.length === 1;
     errors.push(...found.map((e) => (PAIRING.test(e.message) && one ? { ...e, message: `${e.message}; a block file and its rule change together, in one request: to add one, 'warden apply blocks/conditional/NAME.md --from FILE config/conditions.toml --from FILE'; to drop one, 'warden apply config/conditions.toml --from FILE --rm blocks/conditional/NAME.md'` } : e)));
   }
-  errors.push(...checkCredentialSet(ctx, out, opts));
+  if (!binaryCred) errors.push(...checkCredentialSet(ctx, out, opts));
   if (errors.length) throw new WardenError(`refused: the proposed content is invalid; nothing was changed`, EXIT.finding, errors);
   return out;
 }

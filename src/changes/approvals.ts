@@ -218,8 +218,16 @@ export async function proposeChanges(env: ChangeEnv, changes: ChangeRequest[], c
     const summary = summaryOf(env, normalized);
     return { ...(await applyNow(env, normalized, command, user, base, confirmed)), summary };
   }
+  // Requests never pile up unseen: a new proposal for a path that has a pending request
+  // says so (approving one makes the other stale: it is then recomputed, never applied as it was).
+  const paths = new Set(normalized.map((c) => c.path));
+  const superseded: string[] = [];
+  for (const id of listPendingIds(env.ctx.store.fd)) {
+    const r = readPending(env.ctx.store.fd, env.key, id);
+    if (r.ok && r.rec.changes.some((c) => paths.has(c.path))) superseded.push(r.rec.id);
+  }
   const rec = createPending(env, normalized, command, user, undefined, confirmed);
-  return { ok: true, pending: viewOf(env, rec) };
+  return { ok: true, pending: viewOf(env, rec), ...(superseded.length ? { also_pending: superseded } : {}) };
 }
 
 /** If the approved files moved on since the request, replace it with a fresh one (nothing applied). */

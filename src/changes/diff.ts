@@ -34,8 +34,30 @@ function describeOne(i: DiffInput, config: WardenConfig): string {
   return `${head}\n${lineDiff(i.before?.toString('utf8') ?? '', i.after.toString('utf8'))}`;
 }
 
-/** A compact line diff (LCS), one line of context around each change. */
+/** "CRLF", "LF", "mixed" or "none": how a text ends its lines. */
+function endings(t: string): string {
+  const crlf = (t.match(/\r\n/g) ?? []).length;
+  const lf = (t.match(/\n/g) ?? []).length - crlf;
+  return crlf && lf ? 'mixed' : crlf ? 'CRLF' : lf ? 'LF' : 'none';
+}
+
+/**
+ * A compact line diff (LCS), one line of context around each change. A change of line
+ * endings (CRLF ↔ LF) is said as such, not shown as every line rewritten; the text is
+ * compared without them.
+ */
 export function lineDiff(a: string, b: string): string {
+  if (a !== b && /\r\n/.test(a + b)) {
+    const na = a.replace(/\r\n/g, '\n');
+    const nb = b.replace(/\r\n/g, '\n');
+    const note = `  (line endings ${endings(a)} → ${endings(b)})`;
+    if (na === nb) return `  line endings only: ${endings(a)} → ${endings(b)}, ${na.split('\n').length - (na.endsWith('\n') ? 1 : 0)} line(s); the text is the same`;
+    if (endings(a) !== endings(b)) return `${note}\n${plainLineDiff(na, nb)}`;
+  }
+  return plainLineDiff(a, b);
+}
+
+function plainLineDiff(a: string, b: string): string {
   const x = a.split('\n');
   const y = b.split('\n');
   if (x.length * y.length > 4_000_000) return `  (${x.length} → ${y.length} lines; too large to diff line by line)`;

@@ -34,7 +34,10 @@ export interface InitResult { files: number; dirs: number; storeDir: string; sta
 export interface DiskFile { path: string; bytes: Buffer; mode: number; uid: number; gid: number }
 
 /** Every protected file and directory as it is on disk now; refuses (changing nothing) anything that is not a regular file. */
-export function scanDisk(rootFd: number, pset: ProtectedSet, maxBytes: number): { files: DiskFile[]; dirs: BaselineIndex['dirs'] } {
+/** Progress of long work: a phase, and for counted phases how far it is. */
+export type Progress = (phase: 'reading' | 'writing' | 'history', done?: number, total?: number) => void;
+
+export function scanDisk(rootFd: number, pset: ProtectedSet, maxBytes: number, progress?: Progress): { files: DiskFile[]; dirs: BaselineIndex['dirs'] } {
   const files: DiskFile[] = [];
   const dirs: BaselineIndex['dirs'] = dict();
   for (const d of pset.dirs) {
@@ -47,7 +50,9 @@ export function scanDisk(rootFd: number, pset: ProtectedSet, maxBytes: number): 
   }
   // Each directory is opened once (10,000 files in one directory: one walk, not 10,000).
   const byDir = new Map<string, string[]>();
-  for (const path of candidatePathsFor(rootFd, pset)) {
+  const candidates = candidatePathsFor(rootFd, pset);
+  let read = 0;
+  for (const path of candidates) {
     const list = byDir.get(dirOf(path));
     if (list) list.push(path); else byDir.set(dirOf(path), [path]);
   }
@@ -61,6 +66,7 @@ export function scanDisk(rootFd: number, pset: ProtectedSet, maxBytes: number): 
         const r = readRegularAt(fd, baseOf(path), maxBytes);
         if (!r?.bytes) throw new WardenError(`${path} changed while it was being read; run init again`);
         files.push({ path, bytes: r.bytes, mode: r.stats.mode & 0o7777, uid: r.stats.uid, gid: r.stats.gid });
+        if (progress && ++read % 500 === 0) progress('reading', read, candidates.length);
       }
     }, () => undefined);
   }
@@ -75,8 +81,14 @@ export function scanDisk(rootFd: number, pset: ProtectedSet, maxBytes: number): 
  * `history` says how the history records it (the first init, or a recovery commit).
  */
 export async function writeBaseline(root: string, rootFd: number, store: Store, key: Buffer, pset: ProtectedSet, scan: { files: DiskFile[]; dirs: BaselineIndex['dirs'] }, generation: number,
+<<<<<<< HEAD
   history: { kind: 'init' } | { kind: 'commit'; command: string; user: string }): Promise<InitResult> {
   const index: BaselineIndex = { version: 1, generation, updated: new Date().toISOString(), files: dict(), dirs: scan.dirs };
+=======
+  history: { kind: 'init' } | { kind: 'commit'; command: string; user: string }, progress?: Progress): Promise<InitResult> {
+  progress?.('writing', 0, scan.files.length);
+  const index: BaselineIndex = { version: 1, generation, updated: new Date().toISOString(), files: {}, dirs: scan.dirs };
+>>>>>>> main
   const blobs = new Map<string, Buffer>();
   const writes: BlobWrite[] = [];
   for (const f of scan.files) {
@@ -95,6 +107,7 @@ export async function writeBaseline(root: string, rootFd: number, store: Store, 
   recorded.catch(() => undefined); // observed below; never an unhandled rejection meanwhile
   // Every blob durable (one sync for all of them, not an fsync each) before the index below can name it.
   try { await writeBlobsInTurns(store.fd, writes); } catch (err) { await recorded.catch(() => undefined); throw err; }
+  progress?.('history');
   await recorded;
   // The index is the commit point: written last, so a failure before it leaves no new baseline.
   store.recordRoot(rootFd);
@@ -105,7 +118,7 @@ export async function writeBaseline(root: string, rootFd: number, store: Store, 
 }
 
 /** The first baseline of a root (`warden init`). A root with a baseline is re-baselined as a sanctioned change instead (`init --force`). */
-export async function initRoot(root: string, opts: { force: boolean }): Promise<InitResult> {
+export async function initRoot(root: string, opts: { force: boolean; progress?: Progress }): Promise<InitResult> {
   const config = loadWardenConfigFromDisk(root);
   const pset = protectedSet(config);
   const rootFd = openRoot(root);
@@ -119,10 +132,10 @@ export async function initRoot(root: string, opts: { force: boolean }): Promise<
     if (existing.ok || existing.problem !== 'missing' || readSeal(sealPath(root)) !== null) {
       if (!opts.force) throw new WardenError(`a baseline already exists in ${store?.dir ?? root} ('warden init --force' re-baselines it as a sanctioned change: it shows what differs from the last approved state and asks)`);
     }
-    const scan = scanDisk(rootFd, pset, config.max_bytes);
+    const scan = scanDisk(rootFd, pset, config.max_bytes, opts.progress);
     store ??= Store.open(root, { create: true });
     store.ensureLayout();
-    return await writeBaseline(root, rootFd, store, key, pset, scan, 1, { kind: 'init' });
+    return await writeBaseline(root, rootFd, store, key, pset, scan, 1, { kind: 'init' }, opts.progress);
   } finally {
     store?.close();
     safeClose(rootFd);

@@ -71,5 +71,7 @@ export const replySchema = z.looseObject({
   generation: z.number().optional(),
   /** A stale request replaced by a fresh one. */
   superseded: z.string().optional(),
+  /** A new proposal for a path that has pending requests: their ids. */
+  also_pending: z.array(z.string()).optional(),
 });
 export type Reply = z.infer<typeof replySchema>;

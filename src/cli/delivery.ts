@@ -22,3 +22,20 @@ export function channelsOff(report: DeliveryReport | null): Map<string, string> 
   }
   return off;
 }
+
+/**
+ * Items not delivered yet, per channel that is on: a channel that is off (absent on this
+ * machine) owes nothing, so it is never counted as "not delivered yet".
+ */
+export function undeliveredOn(report: DeliveryReport | null, off: ReadonlyMap<string, string>): Map<string, number> {
+  const owed = new Map<string, number>();
+  for (const items of [report?.alerts ?? {}, report?.messages ?? {}]) {
+    for (const per of Object.values(items)) {
+      for (const [ch, s] of Object.entries(per)) {
+        if (off.has(ch) || !s || (s.state !== 'pending' && s.state !== 'failed')) continue;
+        owed.set(ch, (owed.get(ch) ?? 0) + 1);
+      }
+    }
+  }
+  return owed;
+}

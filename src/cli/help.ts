@@ -36,21 +36,28 @@ export const GROUPS: Record<string, { summary: string; subcommands: [string, str
 
 export const HELP: Record<string, HelpText> = {
   init: {
-    options: [['--force', 'replace an existing baseline (a sanctioned change: shows what differs and asks approval)']],
+    options: [
+      ['--force', 'replace an existing baseline (a sanctioned change: shows what differs and asks approval)'],
+      ['-v, --list', 'list every file recorded (by default a root of more than 50 files gets a count per directory)'],
+      ['--if-needed', 'do nothing (exit 0) when the root already has a baseline: for scripts run more than once'],
+    ],
     examples: ['warden init                    # in a directory holding config/warden.toml', 'warden init --root /home/agent/agent-root'],
-    notes: ['Refuses a directory without config/warden.toml: that file is warden\'s settings and names what to protect.'],
+    notes: ['Refuses a directory without config/warden.toml: that file is warden\'s settings and names what to protect.', 'On a terminal it shows its progress on stderr (reading N of M files, writing, recording the history).'],
   },
   run: {
     options: [
       ['--guard', 'run only the guard (detect, revert, record alerts; no network)'],
       ['--notifier', 'run only the notifier (deliver alerts to Discord and the desktop)'],
       ['--init-if-needed', 'record the first baseline when the root has none (never over a sealed one)'],
+      ['--witness', 'run only the witness: who opens a protected file for writing (needs CAP_SYS_ADMIN); refuses with [witness] enforce = true'],
+      ['--writer-pid PID', 'with --witness: a process of warden\'s own writer (a guard started by hand), never refused'],
     ],
-    examples: ['warden run                     # guard and notifier, in the foreground; Ctrl-C stops', 'warden run --guard --root /home/agent/agent-root'],
-    notes: ['Prints "ready" on stdout once every file is verified and watched. Only one guard per root: a second one is refused.'],
+    examples: ['warden run                     # guard and notifier, in the foreground; Ctrl-C stops', 'warden run --guard --root /home/agent/agent-root', 'sudo warden run --witness --root /home/agent/agent-root'],
+    notes: ['Prints "ready" on stdout once every file is verified and watched. Only one guard per root: a second one is refused.', 'As root, warden run (guard and notifier) also runs the witness, so alerts say who wrote; without CAP_SYS_ADMIN they say why not.'],
   },
   status: {
-    examples: ['warden status', 'warden status --json | jq .daemon.running'],
+    options: [['-v, --list', 'list every protected file (by default a root of more than 50 files shows the summary and the files that drifted)']],
+    examples: ['warden status', 'warden status --list', 'warden status --json | jq .daemon.running'],
     notes: ['Exit codes: 0 the daemon runs and every file is as approved; 1 a file differs from its baseline (daemon or not);', '3 no daemon runs (nothing reverts direct edits).'],
   },
   verify: {
@@ -59,19 +66,27 @@ export const HELP: Record<string, HelpText> = {
   },
   alerts: {
     options: [
-      ['--since WHEN', 'only alerts at or after WHEN: an ISO time (2026-12-01T09:00Z) or an age (30s, 10m, 2h, 7d)'],
+      ['--since WHEN', 'only alerts at or after WHEN: an ISO time (2026-12-01T09:00Z), an age (30s, 10m, 2h, 7d), today or yesterday (midnight, local time)'],
+      ['--until WHEN', 'only alerts before WHEN (same forms)'],
       ['--path PATH', 'only alerts for PATH (a file, or a directory and everything under it)'],
       ['-f, --follow', 'keep running and print each new alert as it is recorded (with --json: one object per line)'],
     ],
-    examples: ['warden alerts --since 1h --path orgs/', 'warden alerts --follow'],
+    examples: ['warden alerts --since 1h --path orgs/', 'warden alerts --since yesterday --until today', 'warden alerts --follow'],
   },
   why: {
     examples: ['warden why orgs/bookclub.toml', 'cd orgs && warden why bookclub.toml'],
     notes: ['Exit code 1 when PATH is not protected by warden.'],
   },
   history: {
-    options: [['-p, --patch', "show each accepted change's diff (credential values appear as fingerprints only)"]],
-    examples: ['warden history orgs/bookclub.toml', 'warden history -p config/credentials.toml'],
+    options: [
+      ['-p, --patch', "show each accepted change's diff (credential values appear as fingerprints only)"],
+      ['--since WHEN', 'only changes at or after WHEN: an ISO time, an age (30m, 2h, 7d), today or yesterday'],
+      ['--until WHEN', 'only changes before WHEN (same forms)'],
+      ['-n, --max-count N', 'only the N newest changes'],
+      ['--no-pager', 'print straight to the terminal (on a terminal the output goes through $WARDEN_PAGER, $PAGER or less, as git does)'],
+    ],
+    examples: ['warden history orgs/bookclub.toml', 'warden history -p config/credentials.toml', 'warden history --since yesterday -n 5'],
+    notes: ['One path\'s history includes the changes of its approved mode alone (shown as "mode: PATH 0644 → 0600").'],
   },
   diff: {
     examples: ['warden diff                    # the latest alert', 'warden diff mx4gos3d01-0539'],
@@ -79,6 +94,7 @@ export const HELP: Record<string, HelpText> = {
   },
   edit: {
     examples: ['warden edit orgs/bookclub.toml', 'EDITOR=nano warden edit config/conditions.toml'],
+    notes: ['Without a terminal (a script, an agent\'s shell) an interactive editor (vi, nano, emacs …) is refused at once, exit 2: use \'warden apply PATH --from FILE\' there.'],
   },
   apply: {
     options: [
@@ -110,14 +126,16 @@ export const HELP: Record<string, HelpText> = {
     examples: ['warden approve                 # list pending requests', 'warden approve mx4h0k2a01-1f3e   # confirm one, at a terminal'],
   },
   deny: {
-    examples: ['warden deny mx4h0k2a01-1f3e'],
+    options: [['--all', 'deny every pending request']],
+    examples: ['warden deny mx4h0k2a01-1f3e', 'warden deny --all'],
   },
   accept: {
     examples: ['warden accept mx4gos3d01-0539 # propose the rejected content again, through approval'],
   },
   check: {
-    examples: ['warden check', 'warden check --json'],
-    notes: ['Exit codes: 0 every policy file is valid, 1 an error (each with file:line:column).'],
+    options: [['--from FILE|-', 'with PATH: check FILE (or stdin) as the candidate content of PATH, as visudo -c -f does; nothing is installed']],
+    examples: ['warden check', 'warden check --from /tmp/new.toml orgs/bookclub.toml', 'warden check orgs/bookclub.toml'],
+    notes: ['Exit codes: 0 every policy file is valid, 1 an error (each with file:line:column).', 'With a candidate the other policy files are read as they are, so errors across files (a channel bound to two orgs) are found too.'],
   },
   explain: {
     options: [
@@ -144,6 +162,10 @@ export const HELP: Record<string, HelpText> = {
     examples: ['warden rehome --from /home/agent/old-root'],
     notes: ["Moves the root's HMAC key, seal and store (the state directory's, in the deployment) to its new identity; run it with the guard stopped."],
   },
+  completion: {
+    examples: ['warden completion bash > ~/.local/share/bash-completion/completions/warden', 'warden completion fish > ~/.config/fish/completions/warden.fish', 'warden completion man > warden.1'],
+    notes: ['Completion and the man page are generated from the same table as --help; the package installs man/warden.1.'],
+  },
   'install-units': {
     options: [
       ['--user NAME', 'the account the units run as (default warden)'],
@@ -151,11 +173,21 @@ export const HELP: Record<string, HelpText> = {
       ['--capabilities LIST|none', 'capabilities the guard keeps (default CAP_CHOWN,CAP_FOWNER,CAP_DAC_OVERRIDE)'],
       ['--agent-group NAME', 'with --capabilities none: the group the guard joins (SupplementaryGroups=) so restored files keep it (default: the root directory\'s group)'],
       ['--discord-token FILE|none', 'the bot token file systemd hands the notifier (LoadCredential=); default: [notify.discord] token_file'],
+      ['--desktop-user NAME', 'also render the user unit warden-desktop.service for NAME (desktop alerts in the owner\'s own session; /etc/systemd/user)'],
       ['--prefix DIR', 'write under DIR/etc/systemd/system (default /)'],
       ['--node PATH', 'the node binary the units start (default: this one)'],
       ['--write', 'write the units instead of printing them'],
       ['--force', 'with --write: replace units that differ'],
     ],
     examples: ['warden install-units --root /home/agent/agent-root', 'sudo warden install-units --root /home/agent/agent-root --write'],
+  },
+  desktop: {
+    options: [
+      ['--root-id ID', "the root's identity (16 hex digits; install-units renders it)"],
+      ['--guard-user NAME', 'the account the guard runs as (default warden): only its entries are shown'],
+      ['--guard-unit UNIT', 'the guard\'s system unit (default warden-guard.service)'],
+    ],
+    examples: ['warden desktop --root /home/agent/agent-root   # in your session; the unit install-units --desktop-user renders runs it for you'],
+    notes: ['Reads the system journal (the account needs group systemd-journal or adm); keeps only a cursor in ~/.local/state/warden.'],
   },
 };

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
-import { readFileSync } from 'node:fs';
+import { version } from './version.js';
 import { EXIT, WardenError, formatLocated } from '../common/errors.js';
 import { makeOutput } from './output.js';
 import { commands } from './commands/index.js';
@@ -20,13 +20,8 @@ const GLOBAL_OPTIONS = {
 /** Commands whose first positional is a PATH in the root (relative to the cwd, or absolute inside the root). */
 const PATH_FIRST = new Set(['why', 'history', 'edit', 'apply', 'rm']);
 /** Commands that read files only and need no baseline. */
-const NO_BASELINE = new Set(['init', 'check', 'explain', 'install-units', 'rehome']);
-
-export function version(): string {
-  // dist/src/cli/main.js → the package's own package.json.
-  const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version?: string };
-  return String(pkg.version ?? 'unknown');
-}
+const NO_BASELINE = new Set(['init', 'check', 'explain', 'install-units', 'rehome', 'completion', 'desktop']);
+export { version };
 
 function topHelp(): string {
   const width = Math.max(...commands.map((c) => c.name.length));
@@ -79,6 +74,31 @@ export function commandHelp(c: CommandSpec, sub?: string): string {
   if (h?.notes?.length) lines.push('', ...h.notes);
   if (h?.examples.length) lines.push('', 'examples:', ...h.examples.map((e) => `  ${e}`));
   return lines.join('\n');
+}
+
+/**
+ * The argument parser's refusal in warden's words, on one line (node's message quotes the
+ * option with an unbalanced quote and talks about '--' separators).
+ */
+export function argumentError(err: unknown, spec: CommandSpec): string {
+  const e = err as { code?: string; message?: string };
+  const token = /'([^']*)'/.exec(e.message ?? '')?.[1]?.replace(/ <value>$/, '') ?? '';
+  const takes = Object.entries({ ...GLOBAL_OPTIONS, ...(spec.options ?? {}) })
+    .filter(([n]) => n !== 'help')
+    .map(([n, o]) => `${'short' in o && o.short ? `-${o.short}/` : ''}--${n}${o.type === 'string' ? ' X' : ''}`).join(', ');
+  const help = `see 'warden ${spec.name} --help'`;
+  switch (e.code) {
+    case 'ERR_PARSE_ARGS_UNKNOWN_OPTION':
+      return `unknown option ${token} (warden ${spec.name} takes ${takes}; ${help})`;
+    case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE':
+      return /does not take an argument/.test(e.message ?? '')
+        ? `option ${token.split(', ').pop()} takes no value (${help})`
+        : `option ${token.split(', ').pop()} needs a value (${help})`;
+    case 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL':
+      return `unexpected argument ${JSON.stringify(token)}: warden ${spec.name} takes no PATH or other word (${help})`;
+    default:
+      return `${(e.message ?? String(err)).split('\n')[0]} (${help})`;
+  }
 }
 
 /** `warden --root DIR status` as well as `warden status --root DIR`. */
@@ -145,7 +165,7 @@ export async function main(rawArgv: string[]): Promise<number> {
     try {
       parsed = parseArgs({ args: rest, options: { ...GLOBAL_OPTIONS, ...(spec.options ?? {}) }, allowPositionals: spec.allowPositionals ?? false, strict: true });
     } catch (err) {
-      throw new WardenError(`${(err as Error).message}\n\n${commandHelp(spec)}`);
+      throw new WardenError(argumentError(err, spec), EXIT.usage);
     }
     const values = parsed.values as Record<string, string | boolean | string[] | undefined>;
     const sub = GROUPS[spec.name] ? parsed.positionals[0] : undefined;

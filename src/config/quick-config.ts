@@ -40,7 +40,7 @@ function enabledFlag(v: unknown): { enabled: boolean } | null {
 
 /** The settings when `value` (parsed TOML) is plainly valid; null: let the zod schema decide. */
 export function quickConfig(value: unknown): WardenConfig | null {
-  if (!isObj(value) || !onlyKeys(value, ['approval', 'approval_ttl_seconds', 'rescan_seconds', 'max_bytes', 'owner', 'protect', 'credentials', 'notify'])) return null;
+  if (!isObj(value) || !onlyKeys(value, ['approval', 'approval_ttl_seconds', 'rescan_seconds', 'max_bytes', 'owner', 'protect', 'credentials', 'notify', 'witness'])) return null;
   const approval = opt(value, 'approval', (v): v is WardenConfig['approval'] => v === 'tty' || v === 'owner-code' || v === 'none', 'tty');
   const ttl = opt(value, 'approval_ttl_seconds', posInt, 86400);
   const rescan = opt(value, 'rescan_seconds', (v): v is number => finite(v) && v > 0, 30);
@@ -110,12 +110,22 @@ export function quickConfig(value: unknown): WardenConfig | null {
       notify[k] = f;
     }
   }
+  let witness: WardenConfig['witness'];
+  if (value.witness !== undefined) {
+    const w = value.witness;
+    if (!isObj(w) || !onlyKeys(w, ['enabled', 'enforce', 'writer_cgroups'])) return null;
+    const enabled = opt(w, 'enabled', (v): v is boolean => typeof v === 'boolean', true);
+    const enforce = opt(w, 'enforce', (v): v is boolean => typeof v === 'boolean', false);
+    const cg = opt(w, 'writer_cgroups', (v): v is string[] => strings(v, (s) => typeof s === 'string' && s.length >= 2 && s.startsWith('/')), []);
+    if (enabled === FAIL || enforce === FAIL || cg === FAIL) return null;
+    witness = { enabled, enforce, writer_cgroups: [...cg] };
+  }
   // SPEC §8: owner-code needs Discord (parseWardenConfig words the error).
   if (approval === 'owner-code' && !notify.discord) return null;
 
   return {
     approval, approval_ttl_seconds: ttl, rescan_seconds: rescan, max_bytes: maxBytes,
-    ...(owner ? { owner } : {}), protect, credentials, notify,
+    ...(owner ? { owner } : {}), protect, credentials, notify, ...(witness ? { witness } : {}),
   };
 }
 

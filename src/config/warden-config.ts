@@ -38,6 +38,13 @@ export const wardenConfigSchema = z.strictObject({
     desktop: z.strictObject({ enabled: z.boolean().default(true) }).optional(),
     journal: z.strictObject({ enabled: z.boolean().default(true) }).optional(),
   }).default({ min_interval_seconds: 10 }),
+  // SPEC §6.1: the witness (a fanotify listener). Absent = attribution where it can run, enforce off.
+  witness: z.strictObject({
+    enabled: z.boolean().default(true),
+    enforce: z.boolean().default(false),
+    /** cgroup paths of warden's own writers in other processes (the guard's unit), exempt from enforce. */
+    writer_cgroups: z.array(z.string().min(2).refine((p) => p.startsWith('/'), 'must be a cgroup path starting with "/" (e.g. "/system.slice/warden-guard.service")')).default([]),
+  }).optional(),
 });
 
 export type WardenConfig = z.infer<typeof wardenConfigSchema>;

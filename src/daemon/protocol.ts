@@ -16,7 +16,7 @@ export type ControlRequest = z.infer<typeof requestSchema>;
 export const pingReplySchema = z.object({
   ok: z.literal(true), pid: z.number().int(), generation: z.number(), files: z.number(),
   polling: z.boolean(), watcherAlive: z.boolean(), failing: z.array(z.string()),
-  counters: z.record(z.string(), z.number()), notifier: z.unknown(),
+  counters: z.record(z.string(), z.number()), notifier: z.unknown(), witness: z.unknown().optional(),
 });
 export type PingReply = z.infer<typeof pingReplySchema>;
 

@@ -17,17 +17,23 @@ import { Guard } from '../guard/guard.js';
 import { WatchSupervisor } from '../guard/watch-supervisor.js';
 import { HintQueue } from '../guard/hints.js';
 import { appendAlert, newAlertId } from '../store/alerts.js';
+import type { Alert } from '../store/alert-types.js';
 import { publishManifest } from '../store/manifest.js';
 import { readSeal, sealPath } from '../store/keys.js';
-import { loadKeyOrExplainMove } from '../store/rehome.js';
+import { loadKeyOrExplainMove, recordKeyOwner } from '../store/rehome.js';
+import { StampPoll, TICK_MS as STAMP_TICK_MS } from '../guard/stamp-poll.js';
 import type { ApplyContext } from '../changes/apply.js';
 import { attachChangeService, handleChangeRequest } from './change-service.js';
 import { listenControl } from './control.js';
 import type { AnyReply, ControlRequest } from './protocol.js';
 import { acquireLock, type Lock } from '../store/lock.js';
+import { createJournalSender } from './journald.js';
 import { createSdNotifier } from './sd-notify.js';
 import { adviceFor } from '../guard/classify.js';
 import { muteStreamErrors, rateLimitedWriter, writeLineSync } from '../common/diagnostics.js';
+import { linkWitness, type WitnessLink, type WitnessReport } from './witness-link.js';
+import type { Writer } from '../store/alert-types.js';
+import type { RecordLine } from '../witness/record.js';
 
 /** EX_CONFIG: the guard exits with it when the root has no baseline (see the guard unit). */
 export const EXIT_NOT_INITIALISED = 78;
@@ -68,6 +74,8 @@ export interface RunOptions {
   guard: boolean;
   notifier: boolean;
   initIfNeeded: boolean;
+  /** Run the witness in this process when it has CAP_SYS_ADMIN (default: true for the all-in-one, false for --guard). */
+  witness?: boolean;
   /** Where "ready" and other stdout lines go. */
   stdout?: (line: string) => void;
   log?: (line: string) => void;
@@ -119,6 +127,7 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
   let notifier: { stop(): Promise<void>; reload(c: WardenConfig): void; status(): unknown; healthy(maxAgeMs: number): boolean } | null = null;
   let stopSelf: (() => Promise<void>) | null = null;
   let lockLost = false;
+  let witnessReport: (() => WitnessReport) | null = null;
   let resolveDone!: () => void;
   const done = new Promise<void>((r) => { resolveDone = r; });
 
@@ -168,12 +177,25 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
       if (state.entry(WARDEN_TOML) && !approvedToml) throw new WardenError(`baseline-tampered: the approved content of ${WARDEN_TOML} is missing from the store or altered; warden will not adopt it. ${RECOVER}`);
       config = await settingsFromBytes(approvedToml);
       // Alert journal lines get a bucket of their own: diagnostics cannot crowd them out.
-      const journal = opts.log ?? ttyless(rateLimitedWriter(2, { burst: 2000, perSecond: 500 }));
+      const journalLine = opts.log ?? ttyless(rateLimitedWriter(2, { burst: 2000, perSecond: 500 }));
+      // Under systemd each alert is also a structured entry on journald's native socket
+      // (journald.ts), which then carries the line: it is not written to stderr twice.
+      const journald = createJournalSender(opts.root, journalLine);
+      const journal = (line: string, alert?: Alert) => { if (alert && journald) journald.send(alert, line); else journalLine(line); };
       let hints: HintQueue | null = null;
-      const g = new Guard({ root: opts.root, rootFd, store, config, state, log, journal, defer: (rel) => hints?.later(rel), onDirRepaired: () => {
+      let link: WitnessLink | null = null;
+      const writers = { lookup: (dev: number, ino: number) => link?.source.lookup(dev, ino) ?? null, unavailable: () => (link ? link.source.unavailable() : 'the witness is starting') };
+      const g = new Guard({ root: opts.root, rootFd, store, config, state, log, journal, writers, defer: (rel) => hints?.later(rel), onDirRepaired: () => {
         for (const d of watcher?.rearmChanged() ?? []) log(`<6>warden: re-armed the watch on ${d}`);
         // chokidar re-adds a directory asynchronously; the per-file inode watches re-arm now.
         watcher?.syncFiles(guard?.state.paths() ?? []);
+      }, onRootReplaced: (fd) => {
+        // SPEC §4: the guard now holds the directory at the root path; what it publishes and
+        // records names that one (the runtime's view fails closed until this manifest lands).
+        rootFd = fd;
+        try { store.recordRoot(fd); recordKeyOwner(opts.root, fd); } catch { /* only a later move is harder to name */ }
+        publishManifest(fd, g.state.index, process.env, log);
+        log(`<2>warden: the root path ${opts.root} named something else; put the approved tree back there and guard it`);
       } });
       guard = g;
       const q = new HintQueue((rel, isDir) => { g.onPathEvent(rel, isDir); if (g.state.entry(rel)) watcher?.refreshFile(rel); }, {
@@ -189,6 +211,15 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
       watcher = w;
       await w.start();
       cleanups.push(async () => { await w.close(); });
+      // The witness (SPEC §6.1): here when this process may run it, else the record of the one in its own unit.
+      link = await linkWitness({
+        root: opts.root, rootFd, config: () => g.config, log, inProcess: opts.witness ?? opts.notifier,
+        targets: () => ({ files: g.state.paths() as string[], dirs: g.pset.dirs.filter((d) => d !== '') }),
+        onRefused: (r) => g.record(refusalAlert(r)),
+      });
+      const l = link;
+      witnessReport = () => l.report();
+      cleanups.push(() => l.stop());
       // Sanctioned changes: finish or undo an interrupted transaction, report expired approvals (before verifying).
       const changeService = await attachChangeService(g, log);
       cleanups.push(() => changeService.stop());
@@ -207,7 +238,7 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
       g.lastRescanAt = Date.now();
       watcher.syncFiles(g.state.paths());
 
-      const ctx = (): ApplyContext => ({ root: opts.root, rootFd, store, state: g.state, config: g.config, pset: g.pset });
+      const ctx = (): ApplyContext => ({ root: opts.root, rootFd: g.rootFd, store, state: g.state, config: g.config, pset: g.pset });
       const reload = async (next: WardenConfig) => {
         config = next;
         g.setConfig(next);
@@ -220,7 +251,7 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
         notifier?.reload(next);
         g.rescan();
       };
-      const control = await listenControl(store, (req) => handleRequest(req, g, ctx, reload, () => watcher, () => notifier?.status() ?? null), { log });
+      const control = await listenControl(store, (req) => handleRequest(req, g, ctx, reload, () => watcher, () => notifier?.status() ?? null, () => witnessReport?.() ?? null), { log });
       cleanups.push(() => control.close());
 
       const rescanTimer = setInterval(() => {
@@ -229,6 +260,20 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
         watcher?.tick();
       }, Math.max(100, config.rescan_seconds * 1000));
       cleanups.push(() => clearInterval(rescanTimer));
+      // Shared mappings raise no event (SPEC §4): the approved files' stamps, a slice per tick;
+      // and the root path itself (a rename anywhere above it raises no event we watch).
+      let pollFiles: object | null = null;
+      let pollPaths: readonly string[] = [];
+      // The same array while the baseline is unchanged: the poll sorts only a new one.
+      const approvedPaths = () => { if (g.state.index.files !== pollFiles) { pollFiles = g.state.index.files; pollPaths = g.state.paths(); } return pollPaths; };
+      const poll = new StampPoll({ rootFd: () => g.rootFd, paths: approvedPaths, cleanStamp: (rel) => g.cleanStamp(rel), hint: (rel) => q.hint(rel, false) });
+      const pollOff = process.env.WARDEN_STAMP_POLL === 'off'; // bench seam: the poll's cost alone (bench/poll-cost.ts)
+      const pollTimer = setInterval(() => {
+        if (g.safely('checking the root path', () => g.checkRootPath())) return;
+        if (!pollOff) g.safely('polling stamps', () => poll.tick());
+        g.safely('keeping rejected content', () => g.keepOwed());
+      }, STAMP_TICK_MS);
+      cleanups.push(() => clearInterval(pollTimer));
       if (sd.watchdogIntervalMs) {
         const wd = setInterval(() => {
           const healthy = watcher?.alive() && Date.now() - g.lastRescanAt < g.config.rescan_seconds * 1000 + (sd.watchdogIntervalMs ?? 0) * 2;
@@ -292,16 +337,27 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
 }
 
 async function handleRequest(req: ControlRequest, g: Guard, ctx: () => ApplyContext, reload: (c: WardenConfig) => Promise<void>,
-  watcher: () => WatchSupervisor | null, notifierStatus: () => unknown): Promise<AnyReply> {
+  watcher: () => WatchSupervisor | null, notifierStatus: () => unknown, witness: () => WitnessReport | null): Promise<AnyReply> {
   switch (req.op) {
     case 'ping':
       return {
         ok: true, pid: process.pid, generation: g.state.index.generation, files: g.state.paths().length,
         polling: watcher()?.polling ?? false, watcherAlive: watcher()?.alive() ?? false,
-        failing: g.failingPaths(), counters: g.counters, notifier: notifierStatus(),
+        failing: g.failingPaths(), counters: g.counters, notifier: notifierStatus(), witness: witness(),
       };
     case 'change':
       // Sanctioned changes and approvals (src/changes/approvals.ts).
       return handleChangeRequest(req.change, g, ctx(), reload);
   }
+}
+
+/** A refused open (enforce = true) as an alert: nothing was written, and who tried. */
+function refusalAlert(r: RecordLine): import('../store/alert-types.js').Alert {
+  const { t, dev: _d, ino: _i, path, ...w } = r;
+  const by: Writer = { ...w, time: new Date(t).toISOString() };
+  const rel = typeof path === 'string' ? path : '?';
+  return {
+    id: newAlertId(), time: new Date().toISOString(), path: rel, action: 'flagged', reason: 'refused', before: null, after: null, quarantine: null,
+    by, detail: 'the witness refused an open for writing (EPERM); the file was not changed', advice: adviceFor(rel, 'refused', '', null),
+  };
 }

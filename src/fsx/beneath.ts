@@ -10,7 +10,7 @@
  * descriptor close-on-exec, so none leaks into a child process.
  */
 import {
-  chmodSync, chownSync, closeSync, constants, fchmodSync, fchownSync, fstatSync, fsyncSync, linkSync, lstatSync,
+  chmodSync, chownSync, closeSync, constants, fchmodSync, fchownSync, fstatSync, fsyncSync, ftruncateSync, linkSync, lstatSync,
   mkdirSync, openSync, readSync, renameSync, unlinkSync, writeSync, type Stats,
 } from 'node:fs';
 import { randomBytes } from 'node:crypto';
@@ -303,6 +303,33 @@ export function replaceFileAt(dirFd: number, name: string, bytes: Uint8Array, op
     throw err;
   }
   if (durable) fsyncSync(dirFd);
+}
+
+/**
+ * The full-disk fallback of a restore (SPEC §5, issue 21): write `bytes` over the regular
+ * file at `name` in place, through its own already allocated blocks, when a temp file cannot
+ * be written. Only the very inode that was judged (`ino`), only when it has no other name
+ * (a hard link elsewhere would receive the write) and only when its allocated blocks hold
+ * the bytes (an overwrite of allocated blocks allocates nothing on ext4/xfs; a copy-on-write
+ * file system may still say ENOSPC, and then the file is left as it was). Not atomic: a crash
+ * midway leaves a mix, which the startup check sees as a change and restores again.
+ * Returns false (nothing written) when those conditions do not hold.
+ */
+export function rewriteInPlaceAt(dirFd: number, name: string, bytes: Uint8Array, ino: number, opts: WriteOptions): boolean {
+  let fd: number;
+  try { fd = openSync(at(dirFd, name), O_WRONLY | O_NOFOLLOW | O_NONBLOCK); } catch { return false; }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile() || st.ino !== ino || st.nlink !== 1 || st.blocks * 512 < bytes.length) return false;
+    let off = 0;
+    while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off, off);
+    ftruncateSync(fd, bytes.length);
+    setOwnerAndMode(fd, opts);
+    if (opts.durable ?? true) fsyncSync(fd);
+    return true;
+  } finally {
+    closeSync(fd);
+  }
 }
 
 function writeAll(fd: number, bytes: Uint8Array): void {

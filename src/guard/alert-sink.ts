@@ -16,9 +16,11 @@ import { errnoCode } from '../common/errors.js';
 import { escapeText } from '../common/escape.js';
 import type { Alert, AlertReason, FoldedAlert } from '../store/alert-types.js';
 import { appendAlert, newAlertId } from '../store/alerts.js';
+import { ALERT_PRIORITY } from '../store/journal-entry.js';
 import { ALERTS_FILE } from '../store/layout.js';
 import type { Store } from '../store/store.js';
 import { adviceFor } from './classify.js';
+import { describeBy, isWriter } from '../store/writer-words.js';
 
 export const FOLD_WINDOW_MS = 10_000;
 export const FULL_PER_WINDOW = 100;
@@ -38,7 +40,8 @@ export class AlertSink {
 
   constructor(
     private readonly store: Store,
-    private readonly log: (line: string) => void,
+    /** The journal line of each alert, with the alert itself (the daemon sends it as a structured entry). */
+    private readonly log: (line: string, alert?: Alert) => void,
     private readonly onAlert: (a: Alert) => void,
     /** Repair a damaged layout entry (a directory at alerts.jsonl); true when it did. */
     private readonly repair: (name: string) => boolean = () => false,
@@ -74,6 +77,7 @@ export class AlertSink {
     this.folds.clear();
     this.perReason.clear();
     this.windowStart = this.now();
+<<<<<<< HEAD
     for (const f of folds) this.writeFold(f);
   }
 
@@ -93,6 +97,18 @@ export class AlertSink {
         ? `Each alert folded here that kept content is listed with its own id and quarantine folder ('warden alerts' shows them): 'warden diff ID' shows what it rejected, 'warden accept ID' proposes it again.`
         : `The alerts folded here kept no content. See 'warden alerts' and 'warden why ${commonDir(paths)}'.`,
     });
+=======
+    for (const f of folds) {
+      const paths = [...f.paths];
+      const more = f.count - paths.length;
+      const kept = f.notKept ? `; ${f.notKept} of them not kept in quarantine (quarantine quota reached)` : '';
+      this.write({
+        ...f.first, id: newAlertId(), time: new Date().toISOString(), count: f.count,
+        path: commonDir(paths), before: null, after: null, quarantine: null, credential_changes: undefined, by: undefined,
+        detail: `${f.count} more ${f.first.reason} alert(s) folded into this one (storm; more than ${FULL_PER_WINDOW} in ${FOLD_WINDOW_MS / 1000} s): ${paths.join(', ')}${more > 0 ? ` and ${more} more` : ''}${kept}`,
+      });
+    }
+>>>>>>> main
   }
 
   private write(alert: Alert): void {
@@ -102,7 +118,7 @@ export class AlertSink {
     } catch (err) {
       this.log(`<2>warden: cannot append to ${this.store.label(ALERTS_FILE)} (${errnoCode(err) ?? err}); alert ${alert.id} kept in memory and retried`);
     }
-    this.log(journalLine(alert));
+    this.log(journalLine(alert), alert);
     this.onAlert(alert);
   }
 
@@ -157,8 +173,6 @@ function commonDir(paths: string[]): string {
   return paths.length === 1 ? paths[0]! : (prefix.join('/') || '.');
 }
 
-const PRIORITY: Record<Alert['action'], number> = { reverted: 4, removed: 4, 'revert-failed': 3, flagged: 2 };
-
 /** sd-daemon style: "<N>" priority prefix, picked up by journald from stderr. One line: every field is escaped. */
 export function journalLine(a: Alert): string {
   return escapeText(rawJournalLine(a));
@@ -169,5 +183,6 @@ function rawJournalLine(a: Alert): string {
   const extra = a.also?.length ? ` (+${a.also.join(', ')})` : '';
   const count = a.count && a.count > 1 ? ` (${a.count} alerts folded)` : '';
   const detail = a.detail ? ` ${a.detail}.` : '';
-  return `<${PRIORITY[a.action] ?? 4}>warden: ${a.action} ${a.path}: ${a.reason}${extra}${count};${keys} alert ${a.id}.${detail} ${a.advice}`;
+  const by = isWriter(a.by) ? ` ${describeBy(a.by)}.` : '';
+  return `<${ALERT_PRIORITY[a.action] ?? 4}>warden: ${a.action} ${a.path}: ${a.reason}${extra}${count};${keys} alert ${a.id}.${by}${detail} ${a.advice}`;
 }

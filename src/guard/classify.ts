@@ -15,6 +15,8 @@ export interface Observation {
   uid: number;
   gid: number;
   ino: number;
+  /** The device of the file system it is on (with ino: what the witness's record is joined on). */
+  dev?: number;
   /** Set for a regular file read whole; null when not regular or larger than max_bytes. */
   sha256: string | null;
   bytes: Buffer | null;
@@ -54,7 +56,9 @@ export function classify(approved: Approved | undefined, obs: Observation): Verd
 /** How to make the change properly — every alert and message carries it (SPEC §6). */
 export function adviceFor(path: string, reason: AlertReason, alertId: string, kind: string | null): string {
   if (reason === 'watch-degraded') return "warden could not add more inotify watches and now polls, which is slower; raise fs.inotify.max_user_watches and restart warden.";
+  if (reason === 'root-replaced') return `Something renamed the root (or a directory above it) and put another one, a link or a file at its path; warden put the approved tree back at ${path === '' || path === '.' ? 'the root path' : path}. A root is moved with warden stopped: 'systemctl stop warden-guard', mv, 'warden rehome --from OLD', start. See 'warden alerts'.`;
   if (reason === 'baseline-tampered') return `warden's store was edited outside warden and was put back; check who wrote to snapshots/. See 'warden why ${path}'.`;
+  if (reason === 'refused') return `warden's witness refused a direct write (enforce = true): the file is unchanged. Change it with 'warden edit ${path}' (or 'warden apply ${path} --from FILE').`;
   if (reason === 'mode') return `A file's mode is part of its approved state: change it with 'warden apply ${path} --mode MODE'. 'warden accept ${alertId}' proposes the mode it rejected, on the approved content.`;
   if (kind === 'credentials') return `Credentials change only through 'warden cred set GROUP.KEY' or 'warden cred rotate GROUP'. Your rejected file is kept: 'warden accept ${alertId}' proposes it again.`;
   if (reason === 'unexpected-file') return `New protected files are added with 'warden apply ${path} --from FILE'. The file is kept: 'warden accept ${alertId}' proposes it again.`;

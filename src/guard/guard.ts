@@ -7,11 +7,12 @@
  * Everything on that path is synchronous: a check never interleaves with another check
  * or with a sanctioned change, so "one writer" holds inside the process by construction.
  */
-import { fstatSync } from 'node:fs';
+import { constants, fstatSync, lstatSync, openSync, readlinkSync } from 'node:fs';
+import { basename, dirname } from 'node:path';
 import { errnoCode } from '../common/errors.js';
 import type { WardenConfig } from '../config/warden-config.js';
-import { AT_FDCWD, fixDirAt, fixRoot, lstatAt, makeDirAt, replaceFileAt, withCwdAt, withDir } from '../fsx/beneath.js';
-import type { Alert, AlertReason, FileFacts } from '../store/alert-types.js';
+import { AT_FDCWD, at, fixDirAt, fixRoot, lstatAt, makeDirAt, openRoot, readRegularAt, replaceFileAt, rewriteInPlaceAt, safeClose, typeOf, withCwdAt, withDir } from '../fsx/beneath.js';
+import type { Alert, AlertReason, FileFacts, Writer, WriterUnknown } from '../store/alert-types.js';
 import { newAlertId } from '../store/alerts.js';
 import type { BaselineState } from '../store/baseline-state.js';
 import type { Store } from '../store/store.js';
@@ -41,8 +42,8 @@ export interface GuardOptions {
   onAlert?: (alert: Alert) => void;
   /** Diagnostics that are not alerts. */
   log?: (line: string) => void;
-  /** Journal lines of alerts (default: log). */
-  journal?: (line: string) => void;
+  /** Journal lines of alerts, each with its alert (default: log). */
+  journal?: (line: string, alert?: Alert) => void;
   /**
    * Work on paths that are not approved files (new, unexpected files) found by a rescan is
    * handed here to run after the reverts that are waiting (hints.ts); default: inline.
@@ -50,7 +51,26 @@ export interface GuardOptions {
   defer?: (rel: string) => void;
   /** After a protected directory was recreated: the watcher re-arms it. */
   onDirRepaired?: () => void;
+  /**
+   * After the root path was found naming something else and put right (SPEC §4): the guard
+   * now holds the directory at the path (`fd`); the old descriptor is closed already.
+   */
+  onRootReplaced?: (fd: number) => void;
+  /** The witness's record (SPEC §6.1): who opened a file for writing; absent = no witness. */
+  writers?: WriterSource;
 }
+
+/** Who wrote an inode, joined exactly (device + inode, within the record's window). */
+export interface WriterSource {
+  lookup(dev: number, ino: number): { writer: Writer; others: number } | null;
+  /** Why the witness cannot answer now (not running, record missing), or null when it can. */
+  unavailable(): string | null;
+}
+
+/** The reasons a witness cannot see: it sees opens, and these are not (or not only) opens. */
+const NOT_AN_OPEN: Partial<Record<AlertReason, string>> = {
+  deleted: 'a deletion', symlink: 'a symlink put in its place', 'not-regular': 'a non-file put in its place', mode: 'a chmod', owner: 'a chown',
+};
 
 /** What one alert says (Guard.raise): named, since most fields are optional and alike in type. */
 interface Raise {
@@ -65,17 +85,24 @@ interface Raise {
   after?: FileFacts | null;
   credentialChanges?: Alert['credential_changes'] | undefined;
   detail?: string | undefined;
+  /** The rejected file as seen (device + inode): what the witness's record is joined on. */
+  seen?: Observation | undefined;
 }
 
 export class Guard {
   readonly root: string;
-  readonly rootFd: number;
+  /** The directory at the root path. Replaced (never silently) when the path is made to name another (SPEC §4). */
+  rootFd: number;
+  /** Device and inode of the directory rootFd holds. */
+  private rootId: { dev: number; ino: number };
   readonly storeHandle: Store;
   config: WardenConfig;
   pset: ProtectedSet;
   readonly state: BaselineState;
   private readonly log: (line: string) => void;
   private readonly onDirRepaired: () => void;
+  private readonly onRootReplaced: (fd: number) => void;
+  private readonly writers: WriterSource | null;
   private readonly alerts: AlertSink;
   private readonly quarantine: Quarantine;
   /** Rejected inodes held open across file systems: their late writes are copied into quarantine. */
@@ -95,12 +122,16 @@ export class Guard {
   constructor(opts: GuardOptions) {
     this.root = opts.root;
     this.rootFd = opts.rootFd;
+    const rs = fstatSync(opts.rootFd);
+    this.rootId = { dev: rs.dev, ino: rs.ino };
     this.storeHandle = opts.store;
     this.config = opts.config;
     this.pset = protectedSet(opts.config);
     this.state = opts.state;
     this.log = opts.log ?? ((l) => process.stderr.write(l + '\n'));
     this.onDirRepaired = opts.onDirRepaired ?? (() => {});
+    this.onRootReplaced = opts.onRootReplaced ?? (() => {});
+    this.writers = opts.writers ?? null;
     // A layout entry found damaged on the way (quarantine/ planted as a link, a directory at
     // alerts.jsonl) is repaired at once, then the operation is tried again.
     const repair = (name: string) => this.store.verifyLayout(name).length > 0;
@@ -121,7 +152,15 @@ export class Guard {
   /** Verify everything; what changed while warden was not running is reverted with that reason. */
   startupVerify(): number {
     this.sweepTemps();
-    return this.sweep('startup', true);
+    const n = this.sweep('startup', true);
+    // The root swapped while warden was stopped: its files were just put right; say so once
+    // and record the directory now guarded (verify and status compare with the record).
+    const replaced = this.safely('checking the root record', () => this.storeHandle.rootReplaced(this.rootFd));
+    if (replaced) {
+      this.raise({ id: newAlertId(), path: '', whileStopped: true, verdict: { reason: 'root-replaced', also: [], action: 'reverted' }, action: 'reverted', detail: replaced });
+      this.safely('recording the root', () => this.storeHandle.recordRoot(this.rootFd));
+    }
+    return n;
   }
 
   /** Remove our own temp files that a failed restore left behind. */
@@ -132,6 +171,7 @@ export class Guard {
   /** The backstop rescan: directories, every candidate path, and the store. */
   rescan(): number {
     this.safely('flushing alerts', () => this.alerts.flush());
+    if (this.safely('checking the root path', () => this.checkRootPath()) === true) { this.lastRescanAt = Date.now(); return 1; }
     this.safely('sweeping temp files', () => this.sweepTemps());
     const n = this.sweep('rescan', false);
     this.safely('verifying the store', () => this.store.verify(false));
@@ -139,7 +179,7 @@ export class Guard {
     return n;
   }
 
-  private sweep(cause: 'startup' | 'rescan', full: boolean): number {
+  private sweep(cause: 'startup' | 'rescan' | 'root', full: boolean): number {
     let n = this.safely('repairing directories', () => this.fixDirs(cause === 'startup')) ?? 0;
     const dirs = new DirCache(this.rootFd);
     try {
@@ -163,7 +203,7 @@ export class Guard {
    * per lstat/open instead of a walk through /proc/self/fd for each), read-only; what needs
    * putting right is acted on afterwards, through the descriptor as always.
    */
-  private sweepGroup(group: readonly string[], dir: string, cause: 'startup' | 'rescan', full: boolean, dirs: DirCache): number {
+  private sweepGroup(group: readonly string[], dir: string, cause: 'startup' | 'rescan' | 'root', full: boolean, dirs: DirCache): number {
     const whileStopped = cause === 'startup';
     let n = 0;
     const todo: string[] = [];
@@ -249,6 +289,8 @@ export class Guard {
   }
 
   private onPathEventUnsafe(rel: string, isDirEvent: boolean): void {
+    // The root itself (or its name in its parent): first, is the path still the directory we hold?
+    if (rel === '' && this.checkRootPath()) return;
     if (rel === EMBEDDED_STORE || rel.startsWith(`${EMBEDDED_STORE}/`)) {
       // The embedded store's path, seen from the root: a store event (or a swap of the path).
       if (this.storeHandle.mode === 'embedded') this.store.onEvent(rel === EMBEDDED_STORE ? '' : rel.slice(EMBEDDED_STORE.length + 1));
@@ -285,6 +327,112 @@ export class Guard {
     } finally {
       if (!dirs) own.close();
     }
+  }
+
+  /** Rejected bytes not yet in quarantine (a full disk): written as soon as there is room. */
+  private readonly owed: { id: string; name: string; bytes: Buffer }[] = [];
+  private owedTriedAt = 0;
+
+  /** Write what a full disk kept out of quarantine; at most one try a second. */
+  keepOwed(now = Date.now()): void {
+    if (this.owed.length === 0 || now - this.owedTriedAt < 1000) return;
+    this.owedTriedAt = now;
+    while (this.owed.length) {
+      const o = this.owed[0] as { id: string; name: string; bytes: Buffer };
+      if (this.quarantine.write(o.id, o.name, o.bytes) === null) return;
+      this.owed.shift();
+      this.log(`<5>warden: there is room again: the rejected content of alert ${o.id} is now in quarantine`);
+    }
+  }
+
+  /** The stamp recorded when `rel` was last verified clean by hash (the stamp poll compares with it). */
+  cleanStamp(rel: string): string | undefined {
+    return this.cleanStamps.get(rel);
+  }
+
+  /** Does the root path still resolve to the directory we hold (same device and inode, a real directory)? */
+  rootPathHolds(): boolean {
+    const st = lstatSync(this.root, { throwIfNoEntry: false });
+    return st !== undefined && st.isDirectory() && st.dev === this.rootId.dev && st.ino === this.rootId.ino;
+  }
+
+  /**
+   * SPEC §4, "the promise is about paths": when the root path (or anything above it) was
+   * renamed and something else now sits at the path, that thing is put right — a directory
+   * is adopted (its protected files reverted, unexpected ones quarantined), a link, file or
+   * nothing is replaced by a new directory holding the approved tree. Returns true when the
+   * path had changed (the sweep of the new root has run).
+   */
+  checkRootPath(): boolean {
+    if (this.stopped || this.rootPathHolds()) return false;
+    for (let attempt = 0; attempt < 3; attempt++) {
+      this.putRootRight();
+      if (this.rootPathHolds()) break;
+    }
+    return true;
+  }
+
+  private putRootRight(): void {
+    const id = newAlertId();
+    const want = this.state.index.dirs[''];
+    const verdict: Verdict = { reason: 'root-replaced', also: [], action: 'reverted' };
+    let parentFd: number;
+    try { parentFd = openRoot(dirname(this.root)); }
+    catch (err) { this.failed('', id, verdict, err, false); return; }
+    try {
+      const name = basename(this.root);
+      const st = lstatAt(parentFd, name);
+      const type = st ? typeOf(st) : 'absent';
+      let quarantine: string | null = null;
+      let what: string;
+      if (type === 'dir') {
+        what = 'another directory';
+      } else {
+        what = type === 'absent' ? 'nothing (the root was moved away)' : type === 'symlink' ? 'a symlink' : type === 'file' ? 'a file' : `a ${type}`;
+        if (type !== 'absent') quarantine = this.quarantineAtParent(id, parentFd, name, type);
+        const opts = want ? { mode: want.mode, uid: want.uid, gid: want.gid } : { mode: 0o755 };
+        makeDirAt(parentFd, name, opts);
+      }
+      // The directory now at the path, opened without following a link swapped in meanwhile.
+      const fd = openSync(at(parentFd, name), constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+      const old = this.rootFd;
+      const ns = fstatSync(fd);
+      this.rootFd = fd;
+      this.rootId = { dev: ns.dev, ino: ns.ino };
+      this.store.rootFd = fd;
+      this.state.publishFor(fd);
+      this.cleanStamps.clear();
+      safeClose(old);
+      this.raise({ id, path: '', whileStopped: false, verdict, action: 'reverted', quarantine,
+        detail: `${this.root} named ${what} instead of the directory warden guards (renamed away); the approved tree was put back at the path` });
+      // The embedded store follows into the new root; then every protected path is put right.
+      this.safely('verifying the store', () => this.store.verify(false));
+      this.sweep('root', true);
+      this.onRootReplaced(fd);
+      this.onDirRepaired();
+    } catch (err) {
+      this.failed('', id, verdict, err, false);
+    } finally {
+      safeClose(parentFd);
+    }
+  }
+
+  /** Keep what sat at the root path: moved into quarantine, or (another file system) a copy and the link's target. */
+  private quarantineAtParent(id: string, parentFd: number, name: string, type: string): string | null {
+    try {
+      return this.quarantine.move(id, parentFd, name, this.maxBytes);
+    } catch (err) {
+      if (errnoCode(err) !== 'EXDEV') throw err;
+    }
+    let kept: string | null = null;
+    if (type === 'file') {
+      const r = readRegularAt(parentFd, name, this.maxBytes);
+      if (r?.bytes) kept = this.quarantine.write(id, name, r.bytes);
+    } else if (type === 'symlink') {
+      kept = this.quarantine.write(id, `${name}.symlink-target`, Buffer.from(readlinkSync(at(parentFd, name))));
+    }
+    unlinkAt(parentFd, name);
+    return kept;
   }
 
   private markClean(rel: string, dirFd?: number, stamp?: string): void {
@@ -364,7 +512,7 @@ export class Guard {
         // startup check removes it again (a storm of them must not cost two fsyncs each).
         if (keep) quarantine = this.quarantine.move(id, w.fd, name, this.maxBytes, false);
         else unlinkAt(w.fd, name);
-        this.raise({ id, path: f.path, whileStopped, verdict, action: 'removed', quarantine, after: facts(obs), detail: keep ? undefined : this.quota.note });
+        this.raise({ id, path: f.path, whileStopped, verdict, action: 'removed', quarantine, after: facts(obs), detail: keep ? undefined : this.quota.note, seen: obs });
         return;
       }
       const keep = this.quota.take();
@@ -392,22 +540,47 @@ export class Guard {
         // Not linked, not held and never read whole: it can only be kept by moving it aside.
         if (!linked && held === null && obs.bytes === null) { quarantine = this.quarantine.move(id, w.fd, name, this.maxBytes); movedAside = true; }
       }
+      let fullDisk: string | null = null;
       try {
         replaceFileAt(w.fd, name, approved, { mode: entry.mode, uid: entry.uid, gid: entry.gid });
       } catch (err) {
         // SPEC §5: never move a file aside and then leave its path missing.
         if (movedAside && this.quarantine.putBack(id, w.fd, name)) quarantine = null;
-        throw err;
+        // A full file system (the agent can fill it first): the approved bytes go over the
+        // rejected file's own blocks. Its bytes were read whole, so they are kept from memory.
+        const code = errnoCode(err);
+        if ((code !== 'ENOSPC' && code !== 'EDQUOT') || movedAside || obs.type !== 'file' || obs.bytes === null) throw err;
+        if (linked) { this.quarantine.discard(id, name); linked = false; }
+        if (!rewriteInPlaceAt(w.fd, name, approved, obs.ino, { mode: entry.mode, uid: entry.uid, gid: entry.gid })) throw err;
+        fullDisk = code;
       }
       this.tally.reverts++;
       // Securing the quarantined inode (or copying bytes we hold) comes after the restore, to keep the revert short.
+<<<<<<< HEAD
       if (obs.type === 'file' && !quarantine && keep) {
         const bytes = obs.bytes ?? (held !== null ? readHeldHead(held, this.maxBytes) : null);
         quarantine = this.quarantine.settle(id, name, linked, bytes, this.maxBytes);
         if (held !== null) { if (quarantine) this.late.track(held, id, name); else safeClose(held); held = null; }
+=======
+      if (obs.type === 'file' && !quarantine && keep) quarantine = this.quarantine.settle(id, name, linked, obs.bytes, this.maxBytes);
+      let fullNote: string | undefined;
+      if (fullDisk) {
+        // No room for the copy either (quarantine on the same full file system): held in
+        // memory and written as soon as there is room (keepOwed, every second).
+        if (!quarantine && keep && obs.bytes) { this.owed.push({ id, name, bytes: obs.bytes }); quarantine = this.quarantine.label(id, name); }
+        fullNote = `the file system is full (${fullDisk}): no temp file could be written, so the approved bytes were written over the rejected file in place`
+          + (this.owed.some((o) => o.id === id) ? '; the rejected bytes are held in memory and written to quarantine as soon as there is room' : '');
+>>>>>>> main
       }
       let v = verdict;
       let changes;
+      let held: string | undefined;
+      // `echo … > file` truncates, then writes: seen empty, the hard-linked quarantine copy
+      // holds what was written after. The alert tells what the rejected file held.
+      if (verdict.reason === 'emptied' && linked && quarantine) {
+        const size = this.quarantine.sizeOf(id, name);
+        if (size) { v = { ...verdict, reason: 'content' }; held = `seen empty, then written: the rejected file held ${size} byte(s), kept in quarantine`; }
+      }
       if (f.kind === 'credentials' && obs.bytes && (verdict.reason === 'content' || verdict.reason === 'emptied')) {
         const d = diffCredentials(approved.toString('utf8'), obs.bytes.toString('utf8'), this.config, f.path);
         changes = d.changes;
@@ -417,7 +590,7 @@ export class Guard {
       this.raise({
         id, path: f.path, whileStopped, verdict: v, action: 'reverted', quarantine,
         before: { sha256: entry.sha256, size: entry.size, mode: entry.mode }, after: facts(obs), credentialChanges: changes,
-        detail: obs.type === 'file' && !keep ? this.quota.note : undefined,
+        detail: [fullNote, obs.type === 'file' && !keep ? this.quota.note : held].filter(Boolean).join('; ') || undefined, seen: obs,
       });
       this.markClean(f.path);
     } catch (err) {
@@ -432,11 +605,15 @@ export class Guard {
     const code = errnoCode(err) ?? 'EIO';
     this.retries.failed(path,
       () => this.raise({ id, path, whileStopped, verdict: { reason: 'revert-failed', also: [verdict.reason], action: 'reverted' }, action: 'revert-failed', quarantine, detail: `restore failed: ${code}; retrying with backoff` }),
-      () => this.safely(`retrying ${path}`, () => { if (Object.hasOwn(this.state.index.dirs, path)) this.fixDirs(false); else this.check(path, false); }));
+      () => this.safely(`retrying ${path}`, () => {
+        if (verdict.reason === 'root-replaced') this.checkRootPath();
+        else if (Object.hasOwn(this.state.index.dirs, path)) this.fixDirs(false);
+        else this.check(path, false);
+      }));
   }
 
   private raise(r: Raise): Alert {
-    const { id, path, whileStopped, verdict, action, quarantine = null, before = null, after = null, credentialChanges, detail } = r;
+    const { id, path, whileStopped, verdict, action, quarantine = null, before = null, after = null, credentialChanges, detail, seen } = r;
     const reason: AlertReason = whileStopped && verdict.reason !== 'revert-failed' ? 'changed-while-stopped' : verdict.reason;
     const also = whileStopped && verdict.reason !== 'revert-failed' ? [verdict.reason, ...verdict.also] : verdict.also;
     const kind = this.state.entry(path)?.kind ?? this.pset.kindOf(path);
@@ -445,10 +622,27 @@ export class Guard {
       ...(also.length ? { also } : {}),
       ...(detail ? { detail } : {}),
       ...(credentialChanges ? { credential_changes: credentialChanges } : {}),
+      ...(action === 'revert-failed' ? {} : { by: this.writerOf(verdict.reason, whileStopped, seen) }),
       advice: adviceFor(path, reason === 'changed-while-stopped' ? (also[0] ?? reason) : reason, id, kind),
     };
     this.alerts.record(alert, detail === this.quota.note);
     return alert;
+  }
+
+  /** Who made this direct edit, joined exactly from the witness's record, or why that is not known. */
+  private writerOf(reason: AlertReason, whileStopped: boolean, seen: Observation | undefined): Writer | WriterUnknown {
+    const src = this.writers;
+    if (!src) return { unknown: 'no witness running' };
+    if (seen && seen.type === 'file' && seen.dev !== undefined) {
+      const j = src.lookup(seen.dev, seen.ino);
+      if (j) return j.others ? { ...j.writer, others: j.others } : j.writer;
+    }
+    const down = src.unavailable();
+    if (down) return { unknown: down };
+    if (whileStopped) return { unknown: 'changed while warden was not running' };
+    const what = NOT_AN_OPEN[reason];
+    if (what) return { unknown: `the witness sees opens for writing, and ${what} is not one` };
+    return { unknown: 'the witness saw no open for writing of this file' };
   }
 
   /** Durable first (SPEC §6), then the journal line and the callback. */

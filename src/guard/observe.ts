@@ -21,7 +21,7 @@ export function observe(dirFd: number, name: string, maxBytes: number, tries = 3
 }
 
 function fromStats(st: Stats, type: Observation['type']): Observation {
-  return { type, size: st.size, mode: st.mode & 0o7777, uid: st.uid, gid: st.gid, ino: st.ino, sha256: null, bytes: null };
+  return { type, size: st.size, mode: st.mode & 0o7777, uid: st.uid, gid: st.gid, ino: st.ino, dev: st.dev, sha256: null, bytes: null };
 }
 
 /** The stat fields that change whenever content or metadata does (ctime cannot be set by users). */

@@ -52,6 +52,9 @@ export class Quarantine {
   }
 
   /** How alerts name a quarantined entry (root-relative for the embedded store, else absolute). */
+  /** How an entry is named in alerts (snapshots/quarantine/ID/NAME, or the store's label). */
+  label(id: string, name: string): string { return this.rel(id, name); }
+
   private rel(id: string, name: string): string {
     return this.store.label(`${QUARANTINE_DIR}/${id}/${name}`);
   }
@@ -143,6 +146,14 @@ export class Quarantine {
       this.log(`<3>warden: could not secure the rejected content of ${name} in quarantine: ${errnoCode(err) ?? err}`);
       return bytes ? this.write(id, name, bytes) : null;
     }
+  }
+
+  /** The size of a quarantined regular file (null when it is not one, or not there). */
+  sizeOf(id: string, name: string): number | null {
+    try {
+      const q = this.dir(id);
+      try { const st = lstatAt(q, name); return st && st.isFile() ? st.size : null; } finally { safeClose(q); }
+    } catch { return null; }
   }
 
   /**

@@ -43,7 +43,8 @@ export class StoreCheck {
     private readonly tamper: (detail: string, path: string) => void,
     private readonly log: (line: string) => void,
     /** The guard's root descriptor: the embedded store's path is repaired beneath it. */
-    private readonly rootFd: number = -1,
+    /** Mutable: after a root swap is put right the guard holds the directory now at the root path. */
+    public rootFd: number = -1,
   ) {}
 
   /** The path of the index as alerts name it. */

@@ -21,7 +21,7 @@
  */
 import type { FSWatcher } from 'chokidar';
 import { lstatSync, readdirSync, watch as fsWatch, type FSWatcher as NodeWatcher, type Stats } from 'node:fs';
-import { basename, join, relative, sep } from 'node:path';
+import { basename, dirname, join, relative, sep } from 'node:path';
 import { errnoCode } from '../common/errors.js';
 import type { ProtectedSet } from '../config/protected-set.js';
 
@@ -137,6 +137,15 @@ async function startInotify(root: string, pset: ProtectedSet, events: WatchEvent
     }
   };
   for (const d of dirsToWatch(root, pset)) { if (!alive) break; watchDir(d); }
+  // SPEC §4: the root is a path. Its parent is watched for the root's own name (a rename of
+  // the root, or something put in its place); the guard then checks what the path names.
+  let parentWatch: NodeWatcher | null = null;
+  try {
+    parentWatch = fsWatch(dirname(root), { persistent: false }, (_type, name) => {
+      if (alive && (name === null || String(name) === basename(root))) events.onEvent('', true);
+    });
+    parentWatch.on('error', () => { parentWatch?.close(); parentWatch = null; events.onEvent('', true); });
+  } catch { /* the root's parent cannot be watched: the guard's 100 ms root check remains */ }
 
   const fileWatches = new Map<string, { ino: number; watcher: NodeWatcher }>();
   const unwatchFile = (rel: string) => {
@@ -195,6 +204,7 @@ async function startInotify(root: string, pset: ProtectedSet, events: WatchEvent
     },
     async close() {
       alive = false;
+      parentWatch?.close();
       for (const rel of [...fileWatches.keys()]) unwatchFile(rel);
       for (const rel of [...dirWatches.keys()]) unwatchDir(rel);
     },

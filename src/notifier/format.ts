@@ -5,6 +5,7 @@
  */
 import { escapeText } from '../common/escape.js';
 import type { Alert, CredentialKeyChange, FileFacts } from '../store/alert-types.js';
+import { describeBy, shortBy } from '../store/writer-words.js';
 
 export interface OutgoingMessage {
   /** Short first line (desktop title; Discord puts it first). */
@@ -36,8 +37,10 @@ const REASON: Record<string, string> = {
   'baseline-tampered': "warden's own baseline was tampered with",
   'revert-failed': 'warden could not put the approved content back',
   'approval-expired': 'an approval request expired unanswered',
+  'root-replaced': 'the root path was made to name another directory (or a link, a file, nothing); what is there now was put back to the approved tree',
   'watch-degraded': 'file watching degraded to polling',
   'approval-refused': 'a wrong owner code was given three times',
+  refused: 'an open for writing was refused (enforce = true): nothing was written',
 };
 
 const HOWTO = 'To change a protected file, use `warden edit <path>` (validated, approved, recorded); to keep a change that was reverted, `warden accept <alert id>`; details: `warden why <path>`.';
@@ -108,6 +111,7 @@ function singleAlert(a: Alert, limit: number): OutgoingMessage {
   const title = `warden: 1 alert — ${ACTION[a.action] ?? clean(a.action, 30)} ${path}`;
   const lines = [
     `Why: ${reasonText(a)}`,
+    ...(describeBy(a.by) ? [`Who: ${clean(describeBy(a.by), 400)}`] : []),
     `When: ${clean(a.time, 40)}`,
     `Alert id: ${clean(a.id, 80)}`,
     `Do it properly: ${clean(a.advice, 400) || HOWTO}`,
@@ -127,12 +131,14 @@ function singleAlert(a: Alert, limit: number): OutgoingMessage {
  */
 export function formatAlerts(alerts: Alert[], limit: number): OutgoingMessage {
   if (alerts.length === 1) return singleAlert(alerts[0]!, limit);
-  const byPath = new Map<string, { n: number; actions: Map<string, number>; reasons: Map<string, number>; last: string }>();
+  const byPath = new Map<string, { n: number; actions: Map<string, number>; reasons: Map<string, number>; last: string; who: Set<string> }>();
   const creds = new Map<string, CredentialKeyChange>();
   for (const a of alerts) {
     const p = clean(a.path, 200);
     let e = byPath.get(p);
-    if (!e) byPath.set(p, (e = { n: 0, actions: new Map(), reasons: new Map(), last: '' }));
+    if (!e) byPath.set(p, (e = { n: 0, actions: new Map(), reasons: new Map(), last: '', who: new Set() }));
+    const who = shortBy(a.by);
+    if (who && e.who.size < 3) e.who.add(who);
     e.n++;
     const act = ACTION[a.action] ?? clean(a.action, 30);
     e.actions.set(act, (e.actions.get(act) ?? 0) + 1);
@@ -155,7 +161,7 @@ export function formatAlerts(alerts: Alert[], limit: number): OutgoingMessage {
   const lines = [`From ${times[0]} to ${times[times.length - 1]}:`, `Do it properly: ${HOWTO}`];
   if (creds.size) lines.push(clean(`Credential keys changed: ${[...creds.values()].map(credLine).join('; ')}`, 700));
   for (const [p, e] of [...byPath].sort((x, y) => y[1].n - x[1].n)) {
-    lines.push(`• \`${p}\`: ${said(e)}; last at ${e.last}`);
+    lines.push(`• \`${p}\`: ${said(e)}${e.who.size ? `; by ${[...e.who].join(', ')}` : ''}; last at ${e.last}`);
   }
   // Per-alert advice names one alert id each; in a fold the general rule above says it once.
   const budget = limit - title.length - TITLE_OVERHEAD;

@@ -3,7 +3,9 @@ import type { Located } from '../common/errors.js';
 import { isBlankToml, parseToml, locateKey } from '../toml/index.js';
 import { validateToml } from '../toml/schema.js';
 import { ensureLocated, errAt } from './locate.js';
-import { isCanonicalRelative, keyMatches, keySpecificity, splitTarget, SNOWFLAKE_RE } from './paths.js';
+import { checkContext } from './context.js';
+import { rulesMatching } from './decide.js';
+import { isCanonicalRelative, keySpecificity, splitTarget, SNOWFLAKE_RE } from './paths.js';
 import type { Action, Condition, ConditionsPolicy, FileStatus, Rule, Section, SessionContext } from './types.js';
 
 export const CONDITIONS_TOML = 'config/conditions.toml';
@@ -35,13 +37,24 @@ const ruleSchema = z.strictObject({
   }),
   mode: z.enum(['or', 'and'], { error: 'must be "or" or "and"' }).optional(),
   action: z.string({ error: 'must be a string: "load", "allow" or "deny"' }),
+}, { error: 'must be a table of when, mode and action' });
+
+// The sections only: each rule is validated on its own (below), so that one rule's
+// structural error (a bad mode, an unknown key, a missing action) hides nothing else.
+const sectionsSchema = z.strictObject({
+  blocks: z.record(z.string(), z.unknown(), { error: 'must be a table of rules' }).optional(),
+  memories: z.record(z.string(), z.unknown(), { error: 'must be a table of rules' }).optional(),
+  workspace: z.record(z.string(), z.unknown(), { error: 'must be a table of rules' }).optional(),
 });
 
-const conditionsSchema = z.strictObject({
-  blocks: z.record(z.string(), ruleSchema).optional(),
-  memories: z.record(z.string(), ruleSchema).optional(),
-  workspace: z.record(z.string(), ruleSchema).optional(),
-});
+const ID_CONDITION_RE = /^!?discord:(dm|guild|channel|forum):(.*)$/s;
+
+/** Why a `when` entry is not a condition, in words that state the rule it breaks. */
+function conditionProblem(w: string): string {
+  const id = ID_CONDITION_RE.exec(w);
+  if (id) return `condition "${w}" has an invalid id "${id[2]}": a Discord id is 1 to 20 decimal digits with no leading zero (discord:${id[1]}:<id>)`;
+  return `unknown condition "${w}": expected discord:nsfw, discord:dm, discord:dm:<id>, discord:guild:<id>, discord:channel:<id>, discord:forum:<id>, internal or tui (optionally with a leading "!"; an id is 1 to 20 decimal digits with no leading zero)`;
+}
 
 export interface ConditionsResult {
   conditions: ConditionsPolicy | null;
@@ -63,35 +76,41 @@ export function parseConditions(text: string | null, file = CONDITIONS_TOML): Co
   }
   const parsed = parseToml(text, file);
   if (!parsed.ok) return { conditions: null, status: 'invalid', warnings: [], errors: [parsed.error] };
-  const v = validateToml(conditionsSchema, parsed.value, text, file);
-  if (!v.ok) return { conditions: null, status: 'invalid', warnings: [], errors: ensureLocated(v.errors) };
-
   const errors: Located[] = [];
   const warnings: Located[] = [];
   const rules: Rule[] = [];
+  const top = validateToml(sectionsSchema, parsed.value, text, file);
+  if (!top.ok) errors.push(...ensureLocated(top.errors));
   for (const section of ['blocks', 'memories', 'workspace'] as const) {
-    const table = v.value[section] ?? {};
-    for (const [key, raw] of Object.entries(table)) {
+    const table = parsed.value[section];
+    if (table === null || typeof table !== 'object' || Array.isArray(table)) continue; // reported above
+    for (const [key, raw] of Object.entries(table as Record<string, unknown>)) {
       const path = [section, key];
       if (section === 'blocks') {
         if (!BLOCK_NAME_RE.test(key)) errors.push(errAt(file, text, path, `block name "${key}" must be a plain file stem (letters, digits, ".", "_", "-"; not starting with "." or "-")`));
       } else if (!isCanonicalRelative(key)) {
         errors.push(errAt(file, text, path, `path key "${key}" must start with "/" and have no empty, "." or ".." segment (it is relative to /${section}/)`));
       }
-      if (!(SECTION_ACTIONS[section] as readonly string[]).includes(raw.action)) {
+      const v = validateToml(ruleSchema, raw, text, file, path);
+      if (!v.ok) errors.push(...ensureLocated(v.errors));
+      // Whatever the structure, check every part that can be checked.
+      const r = (raw !== null && typeof raw === 'object' && !Array.isArray(raw) ? raw : {}) as Record<string, unknown>;
+      const action = r.action;
+      if (typeof action === 'string' && !(SECTION_ACTIONS[section] as readonly string[]).includes(action)) {
         const legal = SECTION_ACTIONS[section].map((a) => `"${a}"`).join(' or ');
-        errors.push(errAt(file, text, [...path, 'action'], `action "${raw.action}" is not allowed in [${section}]: use ${legal}`));
+        errors.push(errAt(file, text, [...path, 'action'], `action "${action}" is not allowed in [${section}]: use ${legal}`));
       }
-      const whens = typeof raw.when === 'string' ? [raw.when] : raw.when;
+      const whens = typeof r.when === 'string' ? [r.when] : Array.isArray(r.when) ? r.when.filter((w): w is string => typeof w === 'string') : [];
       // An empty `when` would hold vacuously under mode "and": refuse it rather than guess.
-      if (whens.length === 0) errors.push(errAt(file, text, [...path, 'when'], 'must be a condition string or a non-empty array of condition strings'));
+      if (Array.isArray(r.when) && r.when.length === 0) errors.push(errAt(file, text, [...path, 'when'], 'must be a condition string or a non-empty array of condition strings'));
       const conditions: Condition[] = [];
       for (const w of whens) {
         const c = parseCondition(w);
         if (c) conditions.push(c);
-        else errors.push(errAt(file, text, [...path, 'when'], `unknown condition "${w}": expected discord:nsfw, discord:dm, discord:dm:<id>, discord:guild:<id>, discord:channel:<id>, discord:forum:<id>, internal or tui (optionally with a leading "!"; ids are decimal)`, w));
+        else errors.push(errAt(file, text, [...path, 'when'], conditionProblem(w), w));
       }
-      const mode = raw.mode ?? 'or';
+      if (!v.ok) continue;
+      const mode = v.value.mode ?? 'or';
       if (conditions.length === whens.length) {
         if (mode === 'and' && conditions.some((a) => conditions.some((b) => a.fact === b.fact && a.negated !== b.negated))) {
           warnings.push(errAt(file, text, [...path, 'when'], 'mode = "and" with both a condition and its negation: this rule never holds'));
@@ -101,22 +120,28 @@ export function parseConditions(text: string | null, file = CONDITIONS_TOML): Co
         }
       }
       const at = locateKey(text, path);
-      rules.push({ section, key, conditions, mode, action: raw.action as Action, source: { file, ...(at ?? {}) } });
+      rules.push({ section, key, conditions, mode, action: v.value.action as Action, source: { file, ...(at ?? {}) } });
     }
   }
   if (errors.length) return { conditions: null, status: 'invalid', errors, warnings };
   return { conditions: { rules }, status: 'ok', errors, warnings };
 }
 
-/** The facts of a session context (SPEC §9.1). `tui` is never a fact in this runtime. */
+/**
+ * The facts of a session context (SPEC §9.1). `tui` is never a fact in this runtime, and a
+ * context the library does not know (tui, a future kind, a malformed object) has none.
+ */
 export function contextFacts(ctx: SessionContext): Set<string> {
-  switch (ctx.kind) {
+  const k = checkContext(ctx);
+  if (!k.ok) return new Set();
+  const c = k.ctx;
+  switch (c.kind) {
     case 'dm':
-      return new Set(['discord:dm', `discord:dm:${ctx.channel}`]);
+      return new Set(['discord:dm', `discord:dm:${c.channel}`]);
     case 'guild': {
-      const facts = new Set([`discord:guild:${ctx.guild}`, `discord:channel:${ctx.channel}`]);
-      if (ctx.nsfw) facts.add('discord:nsfw');
-      if (ctx.forum !== undefined) facts.add(`discord:forum:${ctx.forum}`);
+      const facts = new Set([`discord:guild:${c.guild}`, `discord:channel:${c.channel}`]);
+      if (c.nsfw) facts.add('discord:nsfw');
+      if (c.forum !== undefined) facts.add(`discord:forum:${c.forum}`);
       return facts;
     }
     case 'internal':
@@ -163,7 +188,7 @@ export function evaluatePath(conditions: ConditionsPolicy | null, target: string
   const split = splitTarget(target);
   if (!split) return { decision: 'deny', step: 0, rule: null, matched: [], reason: 'not a canonical path under /memories/ or /workspace/' };
   if (!conditions) return { decision: 'deny', step: 0, rule: null, matched: [], reason: 'conditions.toml is missing, empty or invalid: it grants nothing' };
-  const matched = conditions.rules.filter((r) => r.section === split.section && keyMatches(r.key, split.rel));
+  const matched = rulesMatching(conditions.rules, split.section, split.rel);
   const holding = matched.filter((r) => ruleHolds(r, facts));
   const deny = mostSpecific(holding.filter((r) => r.action === 'deny'));
   if (deny) return { decision: 'deny', step: 1, rule: deny, matched, reason: 'a deny rule matches the path and the context' };

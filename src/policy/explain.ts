@@ -1,5 +1,6 @@
 import { contextFacts, evaluatePath, matchingBlocks, ruleLabel, type PathStep } from './conditions.js';
 import { BLOCKS_DIR } from './blocks.js';
+import { checkContext } from './context.js';
 import { accessFor, resolveTier, tierGrantsPath, type Access, type Resolution } from './tiers.js';
 import type { PolicySet, SessionContext, SourceRef, Tier } from './types.js';
 
@@ -64,6 +65,7 @@ export function explainTarget(policy: PolicySet, access: Access, facts: Readonly
 export function explain(policy: PolicySet, user: string, ctx: SessionContext, targets: readonly string[] = [], opts: { write?: boolean } = {}): Explanation {
   const r = resolveTier(policy, user, ctx);
   const access = accessFor(policy, r);
+  const known = checkContext(ctx);
   const facts = contextFacts(ctx);
   const blockRules = policy.conditions ? policy.conditions.rules.filter((x) => x.section === 'blocks') : [];
   const holding = new Set(matchingBlocks(policy.conditions, facts));
@@ -71,8 +73,9 @@ export function explain(policy: PolicySet, user: string, ctx: SessionContext, ta
     const file = policy.blocks.get(rule.key);
     const holds = holding.has(rule);
     // A block belongs to a session someone is allowed to have: tier none gets nothing at all.
-    const loaded = holds && file !== undefined && r.tier !== 'none';
-    const reason = !holds ? 'its condition does not hold here'
+    const loaded = known.ok && holds && file !== undefined && r.tier !== 'none';
+    const reason = !known.ok ? `${known.why}: no block loads`
+      : !holds ? 'its condition does not hold here'
       : file === undefined ? `${BLOCKS_DIR}/${rule.key}.md is missing or invalid`
       : r.tier === 'none' ? 'tier none gets nothing' : 'its condition holds';
     return { name: rule.key, rule: ruleLabel(rule), source: formatSource(rule.source), loaded, reason };
@@ -83,7 +86,7 @@ export function explain(policy: PolicySet, user: string, ctx: SessionContext, ta
     resolved_by: r.resolvedBy,
     resolution: { step: r.step, reason: r.reason, source: formatSource(r.source), notes: r.notes },
     user,
-    context: ctx,
+    context: known.ok ? known.ctx : ctx,
     facts: [...facts].sort(),
     blocks: blocks_detail.filter((b) => b.loaded).map((b) => b.name),
     blocks_detail,

@@ -15,8 +15,8 @@
  * in its scope. See docs/POLICY.md for the rules and every decision made where SPEC §9 is silent.
  */
 import { contextFacts } from './conditions.js';
-import { explainTarget } from './explain.js';
-import { accessFor, resolveTier } from './tiers.js';
+import { evaluatePath } from './conditions.js';
+import { folderContaining, resolveTier, tierFolders } from './tiers.js';
 import type { PolicySet, SessionContext } from './types.js';
 
 export type {
@@ -33,6 +33,9 @@ export { GUESTS_TOML, ORGS_DIR, parseOrg, parseGuests, orgNameOf, type OrgResult
 export { SNOWFLAKE_RE, isSnowflake, splitTarget, keyMatches, isCanonicalRelative } from './paths.js';
 export { buildPolicy, parseOwner, policyKindOf } from './load.js';
 export { resolveTier, accessFor, tierGrantsPath, commandPermitted, sessionChannels, type Access, type Resolution, type ResolvedBy } from './tiers.js';
+export { commandArgv, argvPermitted, shellSyntax, type CommandDecision } from './commands.js';
+export { sandboxPlan, type SandboxPlan, type SandboxOptions, type PathProbe } from './sandbox.js';
+export { checkContext } from './context.js';
 export { explain, explainTarget, formatSource, type Explanation, type TargetExplanation } from './explain.js';
 export { validatePolicyFile, validatePolicyChange, validatePolicyState } from './validate.js';
 export { loadPolicyFromRoot, readPolicyFiles, policyFileHealth, MAX_POLICY_BYTES } from './fs.js';
@@ -42,6 +45,12 @@ export { loadPolicyFromRoot, readPolicyFiles, policyFileHealth, MAX_POLICY_BYTES
  * session? True only when the tier grants it AND conditions.toml allows it.
  */
 export function canRead(policy: PolicySet, user: string, ctx: SessionContext, path: string, opts: { write?: boolean } = {}): boolean {
-  const access = accessFor(policy, resolveTier(policy, user, ctx));
-  return explainTarget(policy, access, contextFacts(ctx), path, opts.write === true).decision === 'allow';
+  // The same decision as explainTarget (tier grants it AND conditions.toml allows it),
+  // without building the explanation: the runtime asks this on every file access.
+  if (typeof path !== 'string') return false;
+  const r = resolveTier(policy, user, ctx);
+  if (r.tier === 'none') return false;
+  if (opts?.write === true && r.tier !== 'owner') return false; // only the owner writes (accessFor)
+  if (folderContaining(tierFolders(policy, r), path) === null) return false;
+  return evaluatePath(policy.conditions, path, contextFacts(ctx)).decision === 'allow';
 }

@@ -1,4 +1,4 @@
-import { locateKey } from '../toml/index.js';
+import { locateKey, locatorFor } from '../toml/index.js';
 import type { Located } from '../common/errors.js';
 
 /**
@@ -8,9 +8,10 @@ import type { Located } from '../common/errors.js';
  * the right place.
  */
 export function locateValue(source: string, path: readonly (string | number)[], value: string): { line: number; column: number } | undefined {
-  const at = locateKey(source, path);
+  const loc = locatorFor(source);
+  const at = loc.locate(path);
   if (!at) return undefined;
-  const lines = source.split(/\r?\n/);
+  const lines = loc.lines;
   const needles = [JSON.stringify(value), `'${value}'`];
   for (let i = at.line - 1; i < Math.min(lines.length, at.line - 1 + 200); i++) {
     const text = lines[i] ?? '';

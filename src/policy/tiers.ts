@@ -1,9 +1,12 @@
 import { WARDEN_TOML } from '../config/warden-config.js';
+import { commandArgv } from './commands.js';
+import { checkContext, describeValue } from './context.js';
 import { GUESTS_TOML } from './manifests.js';
+import { firstFolderContaining } from './decide.js';
 import { keyMatches, splitTarget } from './paths.js';
 import type { Org, PolicySet, SessionContext, SourceRef, Tier } from './types.js';
 
-export type ResolvedBy = 'internal-session' | 'owner' | 'membership' | 'channel-binding' | 'guest-channel' | 'none';
+export type ResolvedBy = 'internal-session' | 'owner' | 'membership' | 'channel-binding' | 'guest-channel' | 'none' | 'unknown-context';
 
 export interface Resolution {
   tier: Tier;
@@ -21,7 +24,10 @@ export interface Resolution {
  * The channel ids a session sits in, most specific first: the channel itself, then the
  * forum it is a thread of. A thread of a bound (or invited) forum is in that forum.
  */
-export function sessionChannels(ctx: SessionContext): string[] {
+export function sessionChannels(context: SessionContext): string[] {
+  const k = checkContext(context);
+  if (!k.ok) return [];
+  const ctx = k.ctx;
   if (ctx.kind === 'dm') return [ctx.channel];
   if (ctx.kind === 'guild') return ctx.forum !== undefined && ctx.forum !== ctx.channel ? [ctx.channel, ctx.forum] : [ctx.channel];
   return [];
@@ -42,8 +48,13 @@ function lineOf(org: Org, key: keyof Org['keyLines']): SourceRef {
  * (1) owner; (2) member of X in a DM or a channel bound to X; (3) channel bound to Y;
  * (4) guest channel; else none. An internal session is the owner's. Pure and deterministic.
  */
-export function resolveTier(policy: PolicySet, user: string, ctx: SessionContext): Resolution {
+export function resolveTier(policy: PolicySet, user: string, context: SessionContext): Resolution {
   const notes: string[] = [];
+  // A context the library does not know grants nothing, to anyone (the owner included).
+  const k = checkContext(context);
+  if (!k.ok) return { tier: 'none', org: null, resolvedBy: 'unknown-context', step: null, reason: `${k.why}: nothing is granted`, source: null, notes };
+  if (typeof user !== 'string') return { tier: 'none', org: null, resolvedBy: 'none', step: null, reason: `the user is ${describeValue(user)}, not a string id: nothing is granted`, source: null, notes };
+  const ctx = k.ctx;
   if (ctx.kind === 'internal') {
     if (policy.owner !== null && user !== policy.owner) notes.push(`user ${user} is not the owner, but an internal session is always the owner's`);
     return { tier: 'owner', org: null, resolvedBy: 'internal-session', step: null, reason: 'an internal session (heartbeat, cron) is the owner\'s', source: null, notes };
@@ -97,6 +108,26 @@ export interface Access {
   hourlyCap: number | null;
 }
 
+const OWNER_FOLDERS: readonly string[] = Object.freeze(['/memories/', '/workspace/']);
+const NO_FOLDERS: readonly string[] = Object.freeze([]);
+
+/** The folder list a tier grants, as the policy holds it (not a copy: for lookups only). */
+export function tierFolders(policy: PolicySet, r: Pick<Resolution, 'tier' | 'org'>): readonly string[] {
+  switch (r.tier) {
+    case 'owner': return OWNER_FOLDERS;
+    case 'member': return policy.orgs.find((x) => x.name === r.org)?.folders ?? NO_FOLDERS;
+    case 'guest': return policy.guests?.folders ?? NO_FOLDERS;
+    default: return NO_FOLDERS;
+  }
+}
+
+/** The first of `folders` that contains the runtime path, or null (the decision index does the looking). */
+export function folderContaining(folders: readonly string[], target: string): string | null {
+  const t = splitTarget(target);
+  if (!t) return null;
+  return firstFolderContaining(folders, t.section, t.rel, (x) => { const s = splitTarget(x); return s !== null && s.section === t.section && keyMatches(s.rel, t.rel); });
+}
+
 export function accessFor(policy: PolicySet, r: Pick<Resolution, 'tier' | 'org'>): Access {
   const nothing: Access = { tier: r.tier, org: r.org, folders: [], foldersSource: null, commands: [], shell: false, skills: false, subtasks: false, write: false, hourlyCap: null };
   switch (r.tier) {
@@ -125,25 +156,16 @@ export function tierGrantsPath(access: Access, target: string, write: boolean): 
   const t = splitTarget(target);
   if (!t) return { granted: false, folder: null, reason: 'not a canonical path under /memories/ or /workspace/' };
   if (write && !access.write) return { granted: false, folder: null, reason: `tier ${access.tier} is read-only: only the owner may write` };
-  for (const f of access.folders) {
-    const s = splitTarget(f);
-    if (s && s.section === t.section && keyMatches(s.rel, t.rel)) {
-      return { granted: true, folder: f, reason: access.tier === 'owner' ? 'the owner may read and write everything' : `tier ${access.tier} grants folder ${f}` };
-    }
-  }
+  const f = folderContaining(access.folders, target);
+  if (f !== null) return { granted: true, folder: f, reason: access.tier === 'owner' ? 'the owner may read and write everything' : `tier ${access.tier} grants folder ${f}` };
   return { granted: false, folder: null, reason: access.tier === 'none' ? 'tier none grants nothing' : `tier ${access.tier} grants no folder containing this path` };
 }
 
 /**
  * Is a command line permitted? Prefixes match on whole words: "git log" permits
- * "git log -3" but not "git logx" nor "git push".
+ * "git log -3" but not "git logx" nor "git push"; a line with shell syntax is refused
+ * (commandArgv gives the reason and the argv to run without a shell).
  */
 export function commandPermitted(access: Access, commandLine: string): boolean {
-  if (access.commands.includes('*') && access.shell) return true;
-  const words = commandLine.trim().split(/\s+/).filter(Boolean);
-  if (words.length === 0) return false;
-  return access.commands.some((p) => {
-    const pw = p.trim().split(/\s+/).filter(Boolean);
-    return pw.length > 0 && pw.length <= words.length && pw.every((w, i) => words[i] === w);
-  });
+  return commandArgv(access, commandLine).permitted;
 }

@@ -19,3 +19,7 @@ export {
   canRead, explain, explainTarget, resolveTier, accessFor, evaluatePath, formatSource,
   type Explanation, type TargetExplanation, type PolicySet, type SessionContext, type Tier,
 } from '../policy/index.js';
+export {
+  commandArgv, argvPermitted, shellSyntax, type CommandDecision, type SandboxPlan,
+} from '../policy/index.js';
+export { sandboxPlanFor, lstatProbe } from './sandbox.js';

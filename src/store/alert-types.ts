@@ -7,10 +7,14 @@ export type AlertReason =
   | 'content' | 'emptied' | 'deleted' | 'mode' | 'owner' | 'symlink' | 'not-regular'
   | 'too-large' | 'unexpected-file' | 'half-applied' | 'changed-while-stopped'
   | 'baseline-tampered' | 'revert-failed' | 'approval-expired'
+  // SPEC §4 (issue 21): the root path named something other than the directory the guard holds.
+  | 'root-replaced'
   // Not in SPEC §6's list: the watcher fell back to polling (inotify limit), see ARCHITECTURE.md.
   | 'watch-degraded'
   // Not in SPEC §6's list: a wrong owner-code was given three times and the change was cancelled.
-  | 'approval-refused';
+  | 'approval-refused'
+  // Not in SPEC §6's list: the witness (enforce = true) refused an open for writing (SPEC §6.1).
+  | 'refused';
 
 /** One alert a folded alert stands for: its id, path and what it kept. */
 export interface FoldedAlert { id: string; path: string; quarantine: string }
@@ -18,6 +22,36 @@ export interface FoldedAlert { id: string; path: string; quarantine: string }
 /** sha256 is null when the content was not read (too large, not a regular file). */
 export interface FileFacts { sha256: string | null; size: number; mode: number }
 
+
+/**
+ * Who wrote (SPEC §6.1), as the witness saw it while the kernel held the writer in its
+ * open: never an argument list, never file content.
+ */
+export interface Writer {
+  pid: number;
+  comm: string;
+  /** The executable's path, or null when it could not be read. */
+  exe: string | null;
+  uid: number;
+  user: string | null;
+  /** The login behind the process (survives sudo and su); null for a service or a boot-time process. */
+  loginuid: number | null;
+  login_user: string | null;
+  /** The audit session of that login (the "3" of session-3.scope). */
+  session: number | null;
+  /** The systemd unit or scope of its cgroup (agent-runtime.service, session-3.scope). */
+  unit: string | null;
+  /** What it did: an open for writing, or an open the witness could not classify. */
+  op: 'open-write' | 'open-unknown';
+  /** enforce = true refused it (EPERM). */
+  refused: boolean;
+  time: string;
+  /** How many other processes opened the same file for writing in the window. */
+  others?: number;
+}
+
+/** When the writer is not known, why. */
+export interface WriterUnknown { unknown: string }
 
 export interface Alert {
   id: string;
@@ -36,6 +70,7 @@ export interface Alert {
   credential_changes?: CredentialKeyChange[];
   /** A folded alert (a storm): how many alerts of this reason it stands for, itself included. */
   count?: number;
+<<<<<<< HEAD
   /**
    * A folded alert: each alert it stands for that kept something in quarantine, by its own
    * id (the name of its quarantine folder), so every quarantine folder is named by an alert
@@ -44,6 +79,10 @@ export interface Alert {
   folded?: FoldedAlert[];
   /** An alert reached through a folded one (findAlert): the id of the line that lists it. */
   folded_into?: string;
+=======
+  /** Who made the direct edit (SPEC §6.1), or why that is not known. */
+  by?: Writer | WriterUnknown;
+>>>>>>> main
   /** What the owner should do instead (SPEC §6: every message says how to do it right). */
   advice: string;
 }

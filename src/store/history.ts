@@ -208,11 +208,28 @@ export interface HistoryEntry { commit: string; date: string; message: string }
 /** A pathspec that names exactly this path: "a*.toml" is that file, not a glob. */
 const literal = (p: string): string => `:(literal)${p}`;
 
+/**
+ * Newest first. One path's history is the commits that touch its mirror file and the
+ * commits that change only its approved mode (the mirror does not carry modes, so git's
+ * own path filter drops those: they are found by their "mode: PATH" line).
+ */
 export async function readHistory(store: Store, path?: string, kind?: FileKind): Promise<HistoryEntry[]> {
   const g = await git(store);
-  const opts: Record<string, string | null> = {};
-  const log = path ? await g.log({ file: literal(mirrorName(path, kind ?? 'text')), ...opts }) : await g.log(opts);
-  return log.all.map((e) => ({ commit: e.hash, date: e.date, message: `${e.message}${e.body ? '\n' + e.body : ''}`.trim() }));
+  const toEntry = (e: { hash: string; date: string; message: string; body: string }): HistoryEntry => ({ commit: e.hash, date: e.date, message: `${e.message}${e.body ? '\n' + e.body : ''}`.trim() });
+  const all = (await g.log()).all.map(toEntry);
+  if (!path) return all;
+  const touching = new Set((await g.log({ file: literal(mirrorName(path, kind ?? 'text')) })).all.map((e) => e.hash));
+  const modeLine = `mode: ${path} `;
+  return all.filter((e) => touching.has(e.commit) || e.message.split('\n').some((l) => l.startsWith(modeLine) && isModeLine(l.slice(modeLine.length))));
+}
+
+/** "0644 → 0600": the rest of a mode line after its path. */
+const isModeLine = (rest: string): boolean => /^[0-7]{4} → [0-7]{4}$/.test(rest);
+
+/** The mode changes a commit message records for `path` ("0644 → 0600"), for a patch that has no content change. */
+export function modeChangesOf(message: string, path: string): string[] {
+  const modeLine = `mode: ${path} `;
+  return message.split('\n').filter((l) => l.startsWith(modeLine) && isModeLine(l.slice(modeLine.length))).map((l) => l.slice(modeLine.length));
 }
 
 /** One accepted change as a patch (credential files appear as their fingerprint mirror). */

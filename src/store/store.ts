@@ -7,10 +7,11 @@
 import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readlinkSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { WardenError, errnoCode } from '../common/errors.js';
-import { at, ensureDirBeneath, lstatAt, openRoot, replaceFileAt, safeClose, tryOpenDir } from '../fsx/beneath.js';
+import { at, ensureDirBeneath, lstatAt, openRoot, readSmallAt, replaceFileAt, safeClose, tryOpenDir } from '../fsx/beneath.js';
 import { CONTROL_DIR, LAYOUT_DIRS, ROOT_RECORD } from './layout.js';
 import { EMBEDDED_STORE, locateStore, systemStateDir, type StoreLocation, type StoreMode } from './location.js';
 import { movedError, movedFrom } from './rehome.js';
+import { permissionMessage } from './account.js';
 
 /** A descriptor of a store directory (never a root's): the compiler keeps the two apart. */
 export type StoreFd = number & { readonly __store: true };
@@ -45,7 +46,9 @@ export class Store {
         const w = tryOpenDir(rootFd, EMBEDDED_STORE);
         if (w.ok) fd = w.fd;
         else {
-          if (w.code !== 'ENOENT') throw new WardenError(`the store ${loc.dir} is not a directory (${w.code}): it was replaced by a link or a file; warden will not use it. Move it aside and restart the guard, or run 'warden init --force' after checking the files.`);
+          if (w.code === 'EACCES' || w.code === 'EPERM') throw new WardenError(permissionMessage('the store', loc.dir, w.code));
+          if (w.code === 'ENOTDIR' || w.code === 'ELOOP') throw new WardenError(`the store ${loc.dir} is not a directory (${w.code}): it was replaced by a link or a file; warden will not use it. Move it aside and restart the guard, or run 'warden init --force' after checking the files.`);
+          if (w.code !== 'ENOENT') throw new WardenError(`cannot open the store ${loc.dir}: ${w.code}`);
           if (!opts.create) throw notInitialised(loc, opts.env);
           fd = ensureDirBeneath(rootFd, EMBEDDED_STORE, 0o700);
         }
@@ -54,6 +57,7 @@ export class Store {
       try { fd = openSync(loc.dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW); }
       catch (err) {
         const code = errnoCode(err);
+        if (code === 'EACCES' || code === 'EPERM') throw new WardenError(permissionMessage('the store', loc.dir, code));
         if (code !== 'ENOENT') throw new WardenError(`cannot open the store ${loc.dir}: ${code ?? String(err)}`);
         if (!opts.create) throw notInitialised(loc, opts.env);
         mkdirSync(dirname(loc.dir), { recursive: true, mode: 0o700 });
@@ -138,6 +142,20 @@ export class Store {
     const st = fstatSync(rootFd);
     const rec = { path: this.loc.root, id: this.loc.id, dev: st.dev, ino: st.ino };
     replaceFileAt(this.fd, ROOT_RECORD, Buffer.from(JSON.stringify(rec) + '\n'), { mode: 0o600 });
+  }
+
+  /**
+   * SPEC §4 (issue 21): is the directory behind `rootFd` (opened from the root path) the one
+   * this store was recorded for — by init, or by the guard after it put a swapped root right?
+   * A message naming the difference, or null (also when no record exists: an older store).
+   */
+  rootReplaced(rootFd: number): string | null {
+    let rec: { dev?: unknown; ino?: unknown } | null = null;
+    try { const raw = readSmallAt(this.fd, ROOT_RECORD, 4096); rec = raw ? JSON.parse(raw.toString('utf8')) as { dev?: unknown; ino?: unknown } : null; } catch { rec = null; }
+    if (!rec || typeof rec.dev !== 'number' || typeof rec.ino !== 'number') return null;
+    const st = fstatSync(rootFd);
+    if (st.dev === rec.dev && st.ino === rec.ino) return null;
+    return `the root path names another directory (device ${st.dev}, inode ${st.ino}) than the one warden guards (device ${rec.dev}, inode ${rec.ino}): the root was renamed away and something put in its place`;
   }
 
   /**

@@ -27,26 +27,45 @@ export function isBlankToml(source: string): boolean {
   return source.split(/\r?\n/).every((l) => /^\s*(#.*)?$/.test(l));
 }
 
+export interface Position { line: number; column: number }
+
 /**
- * Where is the key at `path` defined? smol-toml keeps no positions, so scan the source:
- * track the current [table] / [[array]] header and dotted keys, and return the line and
- * column of the deepest definition that is a prefix of `path`. Best effort by design:
- * it is used only to point a person at the right line.
+ * Every key definition of a TOML text, found in one scan (smol-toml keeps no positions).
+ * Built once per text, then each lookup costs the length of the key path, so locating
+ * every rule of a 468-rule file is linear in the file (issue 23: one rescan per rule made
+ * it quadratic). Best effort by design: it only points a person at the right line.
  */
-export function locateKey(source: string, path: readonly (string | number)[]): { line: number; column: number } | undefined {
-  const want = path.map(String);
+export interface KeyLocator {
+  /** The lines of the text (split on \n or \r\n), shared with value lookups. */
+  readonly lines: readonly string[];
+  /**
+   * Where is the key at `path` defined? The deepest definition that is a prefix of `path`
+   * (the first of them); a key defined only through deeper headers ([files."/x"] defines
+   * "files") is found by its first definition that extends the wanted path.
+   */
+  locate(path: readonly (string | number)[]): Position | undefined;
+}
+
+/** One key of the trie: where it is first defined, and where a key below it first is. */
+interface KeyNode { at?: Position; below?: Position; kids?: Map<string, KeyNode> }
+
+/** Scan a TOML text once: track the current [table] / [[array]] header and dotted keys. */
+export function keyLocator(source: string): KeyLocator {
   const lines = source.split(/\r?\n/);
   const arrayCounts = new Map<string, number>();
+  const top: KeyNode = {};
   let table: string[] = [];
-  let best: { line: number; column: number; depth: number } | undefined;
-  // A key defined only through deeper headers ([files."/x"] defines "files") is found by
-  // its first definition that extends the wanted path.
-  let extension: { line: number; column: number } | undefined;
-  const consider = (full: string[], line: number, column: number) => {
-    let depth = 0;
-    while (depth < full.length && depth < want.length && full[depth] === want[depth]) depth++;
-    if (depth === full.length && depth > 0 && (!best || depth > best.depth)) best = { line, column, depth };
-    if (depth === want.length && full.length > want.length && want.length > 0 && !extension) extension = { line, column };
+  const define = (full: string[], line: number, column: number) => {
+    if (full.length === 0) return;
+    const at = { line, column };
+    let node = top;
+    for (let d = 0; d < full.length; d++) {
+      const kids = node.kids ?? (node.kids = new Map());
+      let next = kids.get(full[d] as string);
+      if (!next) { next = {}; kids.set(full[d] as string, next); }
+      node = next;
+      if (d < full.length - 1) node.below ??= at; else node.at ??= at;
+    }
   };
   for (let i = 0; i < lines.length; i++) {
     const raw = lines[i] ?? '';
@@ -61,19 +80,50 @@ export function locateKey(source: string, path: readonly (string | number)[]): {
       const idx = arrayCounts.get(key) ?? 0;
       arrayCounts.set(key, idx + 1);
       table = [...name, String(idx)];
-      consider(table, i + 1, indent + 1);
+      define(table, i + 1, indent + 1);
       continue;
     }
     if (tab?.[1]) {
       table = splitDotted(tab[1]);
-      consider(table, i + 1, indent + 1);
+      define(table, i + 1, indent + 1);
       continue;
     }
     const eq = findUnquoted(text, '=');
-    if (eq > 0) consider([...table, ...splitDotted(text.slice(0, eq))], i + 1, indent + 1);
+    if (eq > 0) define([...table, ...splitDotted(text.slice(0, eq))], i + 1, indent + 1);
   }
-  if (extension && (!best || best.depth < want.length)) return extension;
-  return best ? { line: best.line, column: best.column } : undefined;
+  return {
+    lines,
+    locate(path) {
+      // The deepest defined prefix of the path (the first definition of it), unless the
+      // whole path is defined only through deeper keys: then the first of those.
+      let node: KeyNode | undefined = top;
+      let deepest: Position | undefined;
+      for (const k of path) {
+        node = node.kids?.get(String(k));
+        if (!node) break;
+        if (node.at) deepest = node.at;
+      }
+      const hit = node && path.length > 0 ? (node.at ?? node.below ?? deepest) : deepest;
+      return hit ? { line: hit.line, column: hit.column } : undefined;
+    },
+  };
+}
+
+// The last few texts' locators: callers ask about one text many times in a row.
+const recent: { source: string; locator: KeyLocator }[] = [];
+
+/** The locator of a text, reused while the same text is asked about again. */
+export function locatorFor(source: string): KeyLocator {
+  for (const r of recent) if (r.source === source) return r.locator;
+  const locator = keyLocator(source);
+  recent.unshift({ source, locator });
+  if (recent.length > 4) recent.pop();
+  return locator;
+}
+
+/** Where is the key at `path` defined? (See KeyLocator.locate.) */
+export function locateKey(source: string, path: readonly (string | number)[]): Position | undefined {
+  return locatorFor(source).locate(path);
 }
 
 function findUnquoted(s: string, ch: string): number {

@@ -18,7 +18,7 @@ export const FLOORS: string[][] = [
   ['cli'],
   ['daemon'],
   ['changes', 'notifier', 'runtime'],
-  ['guard'],
+  ['guard', 'witness'],
   ['store', 'policy'],
   ['credentials', 'fsx'],
   ['config'],

@@ -111,6 +111,19 @@ describe('refusals', () => {
     assert.equal(fileSha(t.p(CRED)), before);
   });
 
+  it('a group without a check: apply of the file with one of its two keys changed alone is refused, nothing changed, nothing recorded', async () => {
+    await setup();
+    const before = fileSha(t.p(CRED));
+    const gen = JSON.parse(cli(t, ['status', '--json']).stdout).generation;
+    secrets.push('mail-pass-HALF-value');
+    const next = readFileSync(t.p(CRED), 'utf8').replace('password = "mail-pass-OLD-value"', 'password = "mail-pass-HALF-value"');
+    const r = await w(['apply', CRED, '--from', '-'], next);
+    assert.notEqual(r.code, 0, `refused: ${r.stdout}${r.stderr}`);
+    assert.match(r.stderr, /half-applied: .*mail.*password.* would change but .*user.* would not; keys of group mail change together, so these must come along/);
+    assert.equal(fileSha(t.p(CRED)), before, 'the file is as approved');
+    assert.equal(JSON.parse(cli(t, ['status', '--json']).stdout).generation, gen, 'no new generation');
+  });
+
   it('cred rotate of a group without a check accepts a value re-entered unchanged (confirmed)', async () => {
     await setup();
     secrets.push('mail-pass-NEW-value');

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync, writeFileSync, chmodSync } from 'node:fs';
 import { join } from 'node:path';
 import { REPO, CLI, makeRoot, TEST_WARDEN_TOML, type CliResult, type TestRoot } from '../helpers/root.js';
+import { own } from '../helpers/children.js';
 
 export { REPO };
 
@@ -13,7 +14,7 @@ export { REPO };
  */
 export function run(t: TestRoot, args: string[], opts: { input?: string; env?: NodeJS.ProcessEnv } = {}): Promise<CliResult> {
   return new Promise((resolve) => {
-    const p = spawn(process.execPath, [CLI, ...args, '--root', t.root], { env: { ...t.env, ...opts.env }, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+    const p = own(spawn(process.execPath, [CLI, ...args, '--root', t.root], { env: { ...t.env, ...opts.env }, stdio: ['pipe', 'pipe', 'pipe'], detached: true }), `warden ${args.join(' ')}`);
     let stdout = '', stderr = '';
     p.stdout!.on('data', (d) => { stdout += String(d); });
     p.stderr!.on('data', (d) => { stderr += String(d); });

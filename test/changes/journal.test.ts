@@ -142,3 +142,24 @@ it('a huge sparse file at a journalled path does not crash recovery: read at mos
   assert.deepEqual(shas(), v0);
   assert.deepEqual(readdirSync(t.p('snapshots/journal')), []);
 });
+
+it('a kill after the first file of a two-file rotation: rolled back, both files as approved before, the baseline unchanged', { timeout: 120_000 }, async () => {
+  setup();
+  const v0 = shas();
+  // The first file holds the new content, the second still the old: recovery must not complete
+  // a change only some of its files hold (the journal's "every file is new" test, not "some").
+  await rotate('6666', 'file-1');
+  const mid = shas();
+  assert.ok((mid.cred !== v0.cred) !== (mid.app !== v0.app), `exactly one file was replaced before the kill: ${JSON.stringify({ v0, mid })}`);
+  const n = readAlertsOf(t).length;
+  d = await startDaemon(t);
+  const half = readAlertsOf(t).slice(n).filter((x) => x.reason === 'half-applied');
+  assert.equal(half.length, 2, JSON.stringify(half));
+  assert.ok(half.every((x) => x.action === 'reverted' && /rolled back/.test(x.detail ?? '')), `rolled back: ${JSON.stringify(half.map((x) => x.detail))}`);
+  assert.deepEqual(shas(), v0, 'both files hold the content approved before the rotation');
+  assert.deepEqual(readdirSync(t.p('snapshots/journal')), []);
+  await d.stop();
+  d = null;
+  const v = cli(t, ['verify']);
+  assert.equal(v.code, 0, `the baseline approves the old content: ${v.stdout}${v.stderr}`);
+});

@@ -29,6 +29,10 @@ token_file = "/etc/warden/token"
 
 [notify.desktop]
 enabled = false
+
+[witness]
+enforce = true
+writer_cgroups = ["/system.slice/warden-guard.service"]
 `;
 
 /** The two must agree on this parsed value; returns whether it was valid. */
@@ -63,9 +67,10 @@ it('thousands of mutations: the quick check never accepts what zod refuses, neve
   const values: unknown[] = ['', 'tty', 'owner-code', 'none', 'text', 'discord-token', 'x', '/abs/path', '../up', 'a/../b', 'config/credentials.toml', 'config/c.json',
     '123456789012345678', '123456789012345678901', '12ab', 'https://discord.example/api', 'not a url', 0, 1, -1, 1.5, 30, 86400, 2 ** 53, NaN, Infinity, -Infinity, true, false,
     [], ['config/credentials.toml'], ['a', ''], [1], [{ path: 'x/*.txt' }], [{ path: '/x' }], [{ path: 'x', kind: 'json' }], {}, { enabled: true }, { enabled: 'yes' }, { keys: ['k'] }, { keys: [] },
-    { discord_id: '1' }, { token_file: '/t' }, { token_file: 't' }, { token_file: '/t', api: 'https://x.example/' }, { x: 1 }, new Date(0)];
+    { discord_id: '1' }, { token_file: '/t' }, { token_file: 't' }, { token_file: '/t', api: 'https://x.example/' }, { x: 1 }, new Date(0), ['/system.slice/x.service'], ['relative'], ['/']];
   const keysAt: Record<string, readonly string[]> = {
-    '': ['approval', 'approval_ttl_seconds', 'rescan_seconds', 'max_bytes', 'owner', 'protect', 'credentials', 'notify', 'extra'],
+    '': ['approval', 'approval_ttl_seconds', 'rescan_seconds', 'max_bytes', 'owner', 'protect', 'credentials', 'notify', 'witness', 'extra'],
+    witness: ['enabled', 'enforce', 'writer_cgroups', 'other'],
     owner: ['discord_id', 'name'],
     credentials: ['files', 'groups', 'other'],
     'credentials.groups': ['discord', 'other'],

@@ -172,6 +172,61 @@ test('install-units: LoadCredential= from warden.toml\'s token_file, Supplementa
   } finally { rmSync(dir, { recursive: true, force: true }); }
 });
 
+test('install-units warns on stderr whenever a token file exists that warden.toml does not name (issue 24, item 1)', () => {
+  const dir = tmp();
+  try {
+    const root = join(dir, 'root');
+    mkdirSync(join(root, 'config'), { recursive: true });
+    writeFileSync(join(root, 'config', 'warden.toml'), '[owner]\ndiscord_id = "1"\n');
+    // The Deploy block's token file (under --prefix, as a packaging root would have it)
+    mkdirSync(join(dir, 'etc', 'warden'), { recursive: true });
+    writeFileSync(join(dir, 'etc', 'warden', 'discord-token'), 'x\n', { mode: 0o600 });
+    const r = warden(['install-units', '--root', root, '--prefix', dir]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.doesNotMatch(r.stdout, /^LoadCredential=/m);
+    assert.match(r.stderr, /warning: \/etc\/warden\/discord-token exists, but .*has no \[notify\.discord\] token_file, so no LoadCredential= is rendered and the notifier will not use Discord/);
+    // Given with --discord-token, the credential is rendered, and the missing token_file still said
+    const given = warden(['install-units', '--root', root, '--prefix', dir, '--discord-token', join(dir, 'etc', 'warden', 'discord-token')]);
+    assert.match(given.stdout, /^LoadCredential=discord-token:/m);
+    assert.match(given.stderr, /has no \[notify\.discord\] token_file, so the notifier will not use Discord until it names one/);
+    // Named in warden.toml: silent
+    writeFileSync(join(root, 'config', 'warden.toml'), `[owner]\ndiscord_id = "1"\n[notify.discord]\ntoken_file = "${join(dir, 'etc', 'warden', 'discord-token')}"\n`);
+    const named = warden(['install-units', '--root', root, '--prefix', dir]);
+    assert.equal(named.stderr.includes('token_file'), false, named.stderr);
+    assert.match(named.stdout, /^LoadCredential=discord-token:/m);
+  } finally { rmSync(dir, { recursive: true, force: true }); }
+});
+
+test('install-units --desktop-user: a user unit for the owner, in /etc/systemd/user, that runs only `warden desktop`', () => {
+  const dir = tmp();
+  try {
+    const root = join(dir, 'root');
+    mkdirSync(join(root, 'config'), { recursive: true });
+    writeFileSync(join(root, 'config', 'warden.toml'), '[owner]\ndiscord_id = "1"\n');
+    mkdirSync(join(dir, 'etc'));
+    writeFileSync(join(dir, 'etc', 'passwd'), 'alice:x:1000:1000::/home/alice:/bin/sh\n');
+    writeFileSync(join(dir, 'etc', 'group'), 'alice:x:1000:\n');
+    const r = warden(['install-units', '--root', root, '--prefix', dir, '--desktop-user', 'alice', '--write']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, /alice is in none of the groups systemd-journal, adm, wheel/);
+    assert.match(r.stdout, /systemctl --user daemon-reload && systemctl --user enable --now warden-desktop\.service/);
+    const unit = readFileSync(join(dir, 'etc', 'systemd', 'user', 'warden-desktop.service'), 'utf8');
+    assert.equal(statSync(join(dir, 'etc', 'systemd', 'user', 'warden-desktop.service')).mode & 0o777, 0o644);
+    assert.match(unit, /^ConditionUser=alice$/m);
+    const id = createHash('sha256').update(root).digest('hex').slice(0, 16);
+    assert.match(unit, new RegExp(`^ExecStart=\\S+ \\S+main\\.js desktop --root-id ${id} --guard-user warden --guard-unit warden-guard\\.service$`, 'm'));
+    assert.doesNotMatch(unit, /@[A-Z_]+@|LoadCredential|^User=/m, 'no placeholder, no credential, no User= (a user unit runs as its user)');
+    assert.match(unit, /^WantedBy=default\.target$/m);
+    // in the groups that read the system journal: no warning; a second --write: unchanged
+    writeFileSync(join(dir, 'etc', 'group'), 'alice:x:1000:\nsystemd-journal:x:101:alice\n');
+    const again = warden(['install-units', '--root', root, '--prefix', dir, '--desktop-user', 'alice', '--write']);
+    assert.equal(again.code, 0, again.stderr);
+    assert.doesNotMatch(again.stderr, /none of the groups/);
+    assert.match(again.stdout, /^unchanged +\S+warden-desktop\.service$/m);
+    for (const bad of ['root', 'warden', 'Bad Name']) assert.equal(warden(['install-units', '--root', root, '--desktop-user', bad]).code, 2, bad);
+  } finally { rmSync(dir, { recursive: true, force: true }); }
+});
+
 test('install-units --write refuses a node or CLI the sandbox hides, and its hint has the init step', () => {
   const dir = tmp();
   try {

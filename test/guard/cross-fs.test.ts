@@ -9,7 +9,7 @@ import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { agentWorld, type AgentWorld } from '../helpers/agent.js';
+import { agentWorld, type AgentWorld } from '../helpers/agent-world.js';
 import { waitFor } from '../helpers/root.js';
 import type { Alert } from '../../src/store/alert-types.js';
 

@@ -2,8 +2,9 @@
 import { describe, it, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { appendFileSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import { appendFileSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import { createHash } from 'node:crypto';
 import {
   cli, makeRoot, protectedPicture, readAlertsOf, testWorld, treeSnapshot, waitFor, TEST_WARDEN_TOML,
   type Daemon, type TestRoot,
@@ -11,6 +12,11 @@ import {
 
 const ORG = 'orgs/bookclub.toml';
 const world = testWorld();
+/** The seal files beneath a state directory (keys/<root id>.seal). */
+function findSeals(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((n) => n.endsWith('.seal')).map((n) => join(dir, n));
+}
 const fresh = (wardenToml?: string): TestRoot => world.root(wardenToml ? { wardenToml } : {});
 const daemon = (t: TestRoot, args?: string[], env?: NodeJS.ProcessEnv): Promise<Daemon> => world.daemon(t, args, env);
 afterEach(() => world.cleanup());
@@ -35,6 +41,22 @@ describe('startup and restart', () => {
       assert.equal(a.reason, 'changed-while-stopped');
       assert.equal(a.also?.[0], also);
     }
+  });
+
+  it("a protected path's missing parent planted as a symlink to outside is never followed by the guard's own pass", async () => {
+    // plugins/ does not exist at init, so it is no protected directory the repair pass puts
+    // right: only the walk's O_NOFOLLOW keeps the startup sweep from entering the link.
+    const t = fresh(TEST_WARDEN_TOML + '\n[[protect]]\npath = "plugins/extra/settings.toml"\n');
+    assert.equal(cli(t, ['init']).code, 0);
+    mkdirSync(join(t.outside, 'fake', 'extra'), { recursive: true });
+    writeFileSync(join(t.outside, 'fake', 'extra', 'settings.toml'), 'planted = 1\n');
+    const outsideBefore = treeSnapshot(t.outside);
+    symlinkSync(join(t.outside, 'fake'), t.p('plugins'));
+    const d = await daemon(t);
+    // `ready` comes after the startup sweep.
+    assert.deepEqual(treeSnapshot(t.outside), outsideBefore, 'nothing outside the root was read as protected, moved or written');
+    assert.deepEqual(readAlertsOf(t).filter((a) => a.path.startsWith('plugins/')), [], 'no alert for a file that is not beneath the root');
+    assert.equal(d.proc.exitCode, null);
   });
 
   it('a stale lock left by kill -9 does not stop the next start', async () => {
@@ -142,6 +164,32 @@ describe('the store is tamper-evident', () => {
     assert.match(run.stderr, /baseline-tampered/);
     assert.ok(readAlertsOf(t).some((a) => a.reason === 'baseline-tampered'));
     assert.equal(cli(t, ['verify']).code, 2);
+  });
+
+  it('a forged index with the seal removed is refused for its HMAC (the seal is not the only check)', async () => {
+    const t = fresh();
+    assert.equal(cli(t, ['init']).code, 0);
+    // The attacker edits a policy file and rewrites the index body to approve it, keeping the
+    // old header (they cannot compute the HMAC without the key), then removes the seal so only
+    // the HMAC stands between the forgery and adoption.
+    const edited = readFileSync(t.p(ORG), 'utf8').replace('hourly_cap = 20', 'hourly_cap = 99');
+    writeFileSync(t.p(ORG), edited);
+    const raw = readFileSync(t.p('snapshots/baseline/index'));
+    const nl = raw.indexOf(0x0a);
+    const body = JSON.parse(raw.subarray(nl + 1).toString('utf8'));
+    body.files[ORG].sha256 = createHash('sha256').update(edited).digest('hex');
+    body.files[ORG].size = Buffer.byteLength(edited);
+    writeFileSync(t.p('snapshots/baseline/index'), Buffer.concat([raw.subarray(0, nl + 1), Buffer.from(JSON.stringify(body))]));
+    const seals = findSeals(join(t.base, 'state'));
+    assert.equal(seals.length, 1, 'one seal for this root');
+    rmSync(seals[0]!);
+    const v = cli(t, ['verify']);
+    assert.equal(v.code, 2, `verify refuses the forged index: ${v.stdout}${v.stderr}`);
+    assert.match(v.stdout + v.stderr, /baseline-tampered: baseline\/index cannot be trusted \(index HMAC does not match\)/);
+    const run = cli(t, ['run', '--guard']);
+    assert.equal(run.code, 2);
+    assert.match(run.stderr, /baseline-tampered: baseline\/index cannot be trusted \(index HMAC does not match\)/);
+    assert.equal(readFileSync(t.p(ORG), 'utf8'), edited, 'nothing was restored from a forged baseline');
   });
 });
 
@@ -319,6 +367,32 @@ describe('watcher resilience', () => {
     await waitFor(() => JSON.parse(cli(t, ['status', '--json']).stdout).daemon.polling === true, 10_000, 'status shows polling');
     writeFileSync(t.p(ORG), 'members = ["polled"]\n');
     await waitFor(() => JSON.stringify(protectedPicture(t)) === JSON.stringify(approved), 10_000, 'reverted while polling');
+  });
+
+  it('while polling, an edit that keeps inode and size and puts mtime back (no watch event) is caught by the rescan', async () => {
+    // Polling starts at once (inotify fails before its first watch); inotify is tried again only
+    // on the rescan timer, 10 s later, so the edit below happens while only the poller watches.
+    const t = fresh(TEST_WARDEN_TOML.replace('rescan_seconds = 30', 'rescan_seconds = 10'));
+    assert.equal(cli(t, ['init']).code, 0);
+    const approved = protectedPicture(t);
+    const d = await daemon(t, ['--guard'], { WARDEN_TEST_WATCH_FAULT: 'ENOSPC:early' });
+    await waitFor(() => readAlertsOf(t).some((a) => a.reason === 'watch-degraded'), 10_000, 'degraded alert');
+    const before = statSync(t.p(ORG), { bigint: true });
+    const old = readFileSync(t.p(ORG), 'utf8');
+    const edited = old.replace('hourly_cap = 20', 'hourly_cap = 99');
+    assert.equal(Buffer.byteLength(edited), Buffer.byteLength(old));
+    assert.doesNotMatch(d.stderr(), /inotify works again/, 'still polling before the edit');
+    // In place (same inode), same size, then mtime put back to the nanosecond with atime later than
+    // it: the poller sees no change (chokidar compares size and mtime), only ctime moved.
+    const py = 'import os,sys\nfd=os.open(sys.argv[1],os.O_WRONLY)\nst=os.fstat(fd)\nos.pwrite(fd,sys.argv[2].encode(),0)\nos.utime(fd,ns=(st.st_mtime_ns+10**9,st.st_mtime_ns))\nos.close(fd)\n';
+    const r = spawnSync('python3', ['-c', py, t.p(ORG), edited], { encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    const after = statSync(t.p(ORG), { bigint: true });
+    assert.deepEqual([after.ino, after.size, after.mtimeNs], [before.ino, before.size, before.mtimeNs], 'inode, size and mtime as before');
+    assert.notEqual(after.ctimeNs, before.ctimeNs, 'only ctime tells');
+    assert.equal(readFileSync(t.p(ORG), 'utf8'), edited, 'the edit is in place');
+    await waitFor(() => JSON.stringify(protectedPicture(t)) === JSON.stringify(approved), 40_000, 'the rescan to revert the edit');
+    await waitFor(() => readAlertsOf(t).some((a) => a.path === ORG && a.action === 'reverted'), 10_000, 'the revert alert');
   });
 
   it('a protected directory recreated is watched again', async () => {

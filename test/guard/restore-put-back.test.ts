@@ -10,7 +10,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readFileSync } from 'node:fs';
-import { CLI, makeRoot, readAlertsOf, waitFor } from '../helpers/root.js';
+import { makeRoot, readAlertsOf, waitFor } from '../helpers/root.js';
+import { readableCli } from '../helpers/readable-copy.js';
+import { own } from '../helpers/children.js';
 
 const USER = `wt13pb${process.pid % 10000}`;
 const root0 = process.getuid?.() === 0;
@@ -30,10 +32,12 @@ test('a restore that fails after moving the file aside puts it back (the path is
     spawnSync('chown', ['-R', `${uid}:${gid}`, t.root, `${t.base}/state`]);
     chownSync(t.p('orgs/bookclub.toml'), uid, daemonGid);
     const as = { uid, gid, env: t.env };
+    // The checkout may be private (0700): the user runs the CLI from a readable copy.
+    const CLI = readableCli();
     const init = spawnSync(process.execPath, [CLI, 'init', '--root', t.root], { ...as, encoding: 'utf8' });
     assert.equal(init.status, 0, init.stderr);
 
-    const proc = spawn(process.execPath, [CLI, 'run', '--guard', '--root', t.root], { ...as, stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = own(spawn(process.execPath, [CLI, 'run', '--guard', '--root', t.root], { ...as, stdio: ['ignore', 'pipe', 'pipe'] }), 'the guard as the user');
     let out = ''; let err = '';
     proc.stdout!.on('data', (d) => { out += String(d); });
     proc.stderr!.on('data', (d) => { err += String(d); });

@@ -17,6 +17,8 @@ import {
   CLI, cli, makeRoot, protectedPicture, readAlertsOf, startDaemon, waitFor, TEST_WARDEN_TOML,
   type Daemon, type TestRoot,
 } from '../helpers/root.js';
+import { cleanupAll, killOwned, own } from '../helpers/children.js';
+import { readableCli } from '../helpers/readable-copy.js';
 
 const ORG = 'orgs/bookclub.toml';
 const roots: TestRoot[] = [];
@@ -37,11 +39,13 @@ async function daemon(t: TestRoot, env?: NodeJS.ProcessEnv): Promise<Daemon> {
 const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 const sleep = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 
-afterEach(async () => {
-  for (const d of daemons.splice(0)) await d.stop();
-  for (const c of cleanups.splice(0)) c();
-  for (const t of roots.splice(0)) t.cleanup();
-});
+// Every step runs whatever the others did: a daemon that will not stop must not skip a userdel.
+afterEach(() => cleanupAll([
+  ...daemons.splice(0).map((d) => () => d.stopWithin(10_000)),
+  () => killOwned(),
+  ...cleanups.splice(0),
+  ...roots.splice(0).map((t) => () => t.cleanup()),
+]));
 
 describe('hostile names', () => {
   it('a name with a newline cannot forge a journal line', async () => {
@@ -85,7 +89,7 @@ describe('never killed by its own output', () => {
   }
 
   function spawnGuard(t: TestRoot, stderr: 'pipe' | number): ReturnType<typeof spawn> {
-    const proc = spawn(process.execPath, [CLI, 'run', '--guard', '--root', t.root], { env: t.env, stdio: ['ignore', 'pipe', stderr] });
+    const proc = own(spawn(process.execPath, [CLI, 'run', '--guard', '--root', t.root], { env: t.env, stdio: ['ignore', 'pipe', stderr] }), 'a child of this test');
     cleanups.push(() => { if (proc.exitCode === null) proc.kill('SIGKILL'); });
     return proc;
   }
@@ -142,10 +146,10 @@ describe('exhausted kernel resources', () => {
     // The limit is per user: a throwaway user's filler takes all of its inotify instances
     // (max_user_instances), so nobody else on this machine is starved.
     const { t, u } = freshAsUser(1);
-    const filler = spawn('python3', ['-c', [
+    const filler = own(spawn('python3', ['-c', [
       'import ctypes, sys, time', 'libc = ctypes.CDLL(None)',
       'fds = [libc.inotify_init() for _ in range(100000)]', 'print(sum(1 for f in fds if f >= 0), flush=True)', 'time.sleep(120)',
-    ].join('\n')], { uid: u.uid, gid: u.gid, stdio: ['ignore', 'pipe', 'inherit'] });
+    ].join('\n')], { uid: u.uid, gid: u.gid, stdio: ['ignore', 'pipe', 'inherit'] }), 'the inotify filler');
     cleanups.push(() => { if (filler.exitCode === null) filler.kill('SIGKILL'); });
     let held = '';
     filler.stdout!.on('data', (b) => { held += String(b); });
@@ -273,18 +277,11 @@ function asUser(t: TestRoot): { uid: number; gid: number; cli(args: string[]): {
   return {
     uid, gid,
     cli(args) {
-      const r = spawnSync(process.execPath, [CLI, ...args, '--root', t.root], { env, uid, gid, encoding: 'utf8', timeout: 60_000 });
+      const r = spawnSync(process.execPath, [readableCli(), ...args, '--root', t.root], { env, uid, gid, encoding: 'utf8', timeout: 60_000 });
       return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
     },
     async daemon() {
-      const proc = spawn(process.execPath, [CLI, 'run', '--guard', '--root', t.root], { env, uid, gid, stdio: ['ignore', 'pipe', 'pipe'] });
-      let out = ''; let err = '';
-      proc.stdout!.on('data', (b) => { out += String(b); });
-      proc.stderr!.on('data', (b) => { err += String(b); });
-      const exited = new Promise<number | null>((res) => proc.once('exit', (c) => res(c)));
-      await waitFor(() => out.includes('ready\n') || proc.exitCode !== null, 20_000, 'daemon ready');
-      if (!out.includes('ready\n')) throw new Error(`daemon did not start: ${err}`);
-      const d: Daemon = { proc, stdout: () => out, stderr: () => err, async stop() { if (proc.exitCode === null) proc.kill('SIGTERM'); return exited; }, async kill9() { proc.kill('SIGKILL'); await exited; } };
+      const d = await startDaemon(t, ['--guard'], { HOME: t.base }, 20_000, { uid, gid });
       daemons.push(d);
       return d;
     },
@@ -384,7 +381,7 @@ describe('no leak: edit copies and who asked', () => {
     const editor = join(t.base, 'slow-editor');
     writeFileSync(editor, '#!/bin/sh\nexec sleep 61\n', { mode: 0o755 });
     const env = { ...t.env, TMPDIR: tmp, EDITOR: editor };
-    const p = spawn(process.execPath, [CLI, 'edit', 'config/credentials.toml', '--root', t.root], { env, stdio: 'ignore' });
+    const p = own(spawn(process.execPath, [CLI, 'edit', 'config/credentials.toml', '--root', t.root], { env, stdio: 'ignore' }), 'a child of this test');
     cleanups.push(() => { if (p.exitCode === null) p.kill('SIGKILL'); });
     await waitFor(() => readdirSync(tmp).some((n) => n.startsWith('warden-edit-') && readdirSync(join(tmp, n)).length > 0), 10_000, 'the private copy exists');
     const editorPids = descendants(p.pid!);
@@ -451,7 +448,7 @@ describe('robust edges: a hung history', () => {
     const src = join(t.base, 'org.toml');
     writeFileSync(src, readFileSync(t.p(ORG), 'utf8').replace(/hourly_cap = \d+/, 'hourly_cap = 33'));
     const started = Date.now();
-    const apply = spawn(process.execPath, [CLI, 'apply', ORG, '--from', src, '--root', t.root], { env: { ...t.env, ...env }, stdio: 'ignore' });
+    const apply = own(spawn(process.execPath, [CLI, 'apply', ORG, '--from', src, '--root', t.root], { env: { ...t.env, ...env }, stdio: 'ignore' }), 'a child of this test');
     cleanups.push(() => { if (apply.exitCode === null) apply.kill('SIGKILL'); });
     const exited = new Promise<number | null>((res) => apply.once('exit', (c) => res(c)));
     await waitFor(() => readFileSync(t.p(ORG), 'utf8').includes('hourly_cap = 33'), 10_000, 'the change is applied');

@@ -9,6 +9,8 @@ import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { waitFor } from './wait-for.js';
+import { cleanupAll, killOwned, own } from './children.js';
+import { readableCli } from './readable-copy.js';
 import type { Alert } from '../../src/store/alert-types.js';
 
 export const REPO = resolve(import.meta.dirname, '..', '..', '..');
@@ -56,7 +58,8 @@ export function makeRoot(opts: { wardenToml?: string; base?: string } = {}): Tes
   delete env.STATE_DIRECTORY;
   delete env.NOTIFY_SOCKET;
   delete env.WATCHDOG_USEC;
-  return { base, root, outside, env, p: (rel) => join(root, rel), cleanup: () => rmSync(base, { recursive: true, force: true }) };
+  // Retried: a daemon killed a moment ago may still have had a write in flight (ENOTEMPTY).
+  return { base, root, outside, env, p: (rel) => join(root, rel), cleanup: () => rmSync(base, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 }) };
 }
 
 export interface CliResult { code: number; stdout: string; stderr: string }
@@ -71,7 +74,10 @@ export function makeInitRoot(opts: Parameters<typeof makeRoot>[0] = {}): TestRoo
 
 /**
  * Roots and daemons a test file makes, stopped and removed together (call cleanup in
- * afterEach/after): daemons first, so none outlives its root.
+ * afterEach/after): daemons first, so none outlives its root. Every step runs whatever
+ * the others did (a daemon that would not stop, a root that would not go), and every
+ * child the test owns (test/helpers/children.ts) is killed, so a failed test leaves
+ * nothing running.
  */
 export function testWorld() {
   const roots: TestRoot[] = [];
@@ -82,14 +88,17 @@ export function testWorld() {
       roots.push(t);
       return t;
     },
-    async daemon(t: TestRoot, args?: string[], env?: NodeJS.ProcessEnv): Promise<Daemon> {
-      const d = await startDaemon(t, args, env);
+    async daemon(t: TestRoot, args?: string[], env?: NodeJS.ProcessEnv, readyMs?: number): Promise<Daemon> {
+      const d = await startDaemon(t, args, env, readyMs);
       daemons.push(d);
       return d;
     },
     async cleanup(): Promise<void> {
-      for (const d of daemons.splice(0)) await d.stop();
-      for (const t of roots.splice(0)) t.cleanup();
+      await cleanupAll([
+        ...daemons.splice(0).map((d) => () => d.stopWithin(10_000)),
+        () => killOwned(),
+        ...roots.splice(0).map((t) => () => t.cleanup()),
+      ]);
     },
   };
 }
@@ -103,25 +112,50 @@ export interface Daemon {
   proc: ChildProcess;
   stdout(): string;
   stderr(): string;
+  /** SIGTERM, then wait for the exit (as long as it takes). */
   stop(): Promise<number | null>;
+  /** SIGTERM; SIGKILL if it has not exited within `ms`. Never waits longer than that plus the kill. */
+  stopWithin(ms: number): Promise<number | null>;
   kill9(): Promise<void>;
 }
 
-export async function startDaemon(t: TestRoot, args: string[] = ['--guard'], env: NodeJS.ProcessEnv = {}): Promise<Daemon> {
-  const proc = spawn(process.execPath, [CLI, 'run', ...args, '--root', t.root], { env: { ...t.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+/**
+ * `warden run` on the root, resolved once it prints `ready`. The child is owned
+ * (children.ts) from the moment it is spawned: when it never gets ready, or exits first,
+ * it is killed before the error is thrown, so a failed start leaves nothing running.
+ */
+export async function startDaemon(t: TestRoot, args: string[] = ['--guard'], env: NodeJS.ProcessEnv = {}, readyMs = 20_000, as?: { uid: number; gid: number }): Promise<Daemon> {
+  // As another user: the CLI from a readable copy (the checkout may be private).
+  const proc = own(spawn(process.execPath, [as ? readableCli() : CLI, 'run', ...args, '--root', t.root], { env: { ...t.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], ...as }), `warden run ${args.join(' ')} --root ${t.root}`);
   let out = '';
   let err = '';
   proc.stdout!.on('data', (d) => { out += String(d); });
   proc.stderr!.on('data', (d) => { err += String(d); });
   const exited = new Promise<number | null>((res) => proc.once('exit', (code) => res(code)));
-  await waitFor(() => out.includes('ready\n') || proc.exitCode !== null, 20_000, 'daemon ready');
-  if (!out.includes('ready\n')) throw new Error(`daemon did not start: ${err}`);
+  const kill9 = async (): Promise<void> => { if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL'); await exited; };
+  try {
+    await waitFor(() => out.includes('ready\n') || proc.exitCode !== null, readyMs, 'daemon ready');
+  } catch (e) {
+    await kill9();
+    throw new Error(`${(e as Error).message}; the daemon was killed; its stderr: ${err}`);
+  }
+  if (!out.includes('ready\n')) { await kill9(); throw new Error(`daemon did not start: ${err}`); }
   return {
     proc,
     stdout: () => out,
     stderr: () => err,
     async stop() { if (proc.exitCode === null) proc.kill('SIGTERM'); return exited; },
-    async kill9() { if (proc.exitCode === null) proc.kill('SIGKILL'); await exited; },
+    async stopWithin(ms: number) {
+      if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGTERM');
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<'late'>((r) => { timer = setTimeout(() => r('late'), ms); });
+      const r = await Promise.race([exited, late]);
+      clearTimeout(timer);
+      if (r !== 'late') return r;
+      await kill9();
+      throw new Error(`the daemon (pid ${proc.pid}) did not stop within ${ms} ms of SIGTERM; killed`);
+    },
+    kill9,
   };
 }
 

@@ -32,7 +32,9 @@ test('warden notify test: ok on every channel → 0; Discord down → 1; nothing
     writeToml(fx.root, `[owner]\ndiscord_id = "${OWNER}"\n[notify.discord]\ntoken_file = "${fx.tokenFile}"\napi = "${emu.api}"\n[notify.journal]\nenabled = true\n`);
     let t = ctx(fx.root);
     assert.equal(await notifyTestCommand.run(t.c), 0);
-    assert.deepEqual(JSON.parse(t.out[0]!), { ok: true, results: [{ channel: 'discord', ok: true }, { channel: 'journal', ok: true }] });
+    const first = JSON.parse(t.out[0]!) as { ok: boolean; results: { channel: string; ok: boolean; where?: string }[] };
+    assert.match(first.results[1]?.where ?? '', /stderr|journal/);
+    assert.deepEqual({ ...first, results: first.results.map(({ where: _w, ...r }) => r) }, { ok: true, results: [{ channel: 'discord', ok: true }, { channel: 'journal', ok: true }] });
     assert.equal(emu.messages.length, 1);
     assert.match(emu.messages[0]!.content, /warden test message/);
     assert.ok(t.err.some((l) => l.startsWith('<5>warden: warden test message')));

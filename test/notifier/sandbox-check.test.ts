@@ -9,11 +9,12 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, realpathSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { readableDistSrc } from '../helpers/readable-copy.js';
 import { startSandboxCheck } from '../../src/notifier/sandbox-check.js';
 
-const MODULE = join(resolve(dirname(fileURLToPath(import.meta.url)), '../../src'), 'notifier/sandbox-check.js');
+// Run as nobody: from a readable copy (the checkout may be private, mode 0700).
+const MODULE = (): string => join(readableDistSrc(), 'notifier/sandbox-check.js');
 
 test('not sandboxed (every private directory readable or absent): no check at all', () => {
   const root = realpathSync(mkdtempSync(join(tmpdir(), 'warden-sbx-')));
@@ -29,7 +30,7 @@ test('a hidden directory replaced by a readable one: the check reports it within
     chmodSync(root, 0o755);
     mkdirSync(join(root, 'snapshots'), { mode: 0o755 });
     for (const d of ['secrets', 'quarantine', 'pending', 'journal', 'control']) { mkdirSync(join(root, 'snapshots', d)); chmodSync(join(root, 'snapshots', d), 0o000); }
-    const script = `const { startSandboxCheck } = await import(${JSON.stringify(MODULE)});
+    const script = `const { startSandboxCheck } = await import(${JSON.stringify(MODULE())});
       const c = startSandboxCheck(${JSON.stringify(join(root, 'snapshots'))}, (rel) => { console.log('BREACH ' + rel); process.exit(0); }, 50);
       console.log(c ? 'CHECKING' : 'NOT-SANDBOXED');
       setTimeout(() => { console.log('TIMEOUT'); process.exit(1); }, 10000);`;

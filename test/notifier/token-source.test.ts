@@ -8,16 +8,16 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, writeFileSync, type watch as fsWatch } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { startNotifier } from '../../src/notifier/index.js';
 import { readDiscordToken, readTokenFile } from '../../src/notifier/token-file.js';
 import { DiscordEmulator } from '../helpers/discord-emulator.js';
 import { waitFor } from '../helpers/wait-for.js';
+import { readableDistSrc } from '../helpers/readable-copy.js';
 import { TOKEN, alert, appendAlerts, config, fixture } from './helpers.js';
 
-const HERE = dirname(fileURLToPath(import.meta.url));
-const DIST_SRC = resolve(HERE, '../../src');
+// Run as uid 65534: from a readable copy (the checkout may be private, mode 0700).
+const DIST_SRC = (): string => readableDistSrc();
 
 test('the systemd credential ($CREDENTIALS_DIRECTORY/discord-token) is used when present', () => {
   const fx = fixture();
@@ -40,8 +40,8 @@ test('a token file the account cannot read: the error says permission and LoadCr
     chmodSync(fx.dir, 0o755);
     // root-owned 0600, read by uid 65534 (as the documented `chmod 600` left it for the warden account)
     const script = `
-      const { readTokenFile } = await import(${JSON.stringify(join(DIST_SRC, 'notifier/token-file.js'))});
-      const { DiscordChannel } = await import(${JSON.stringify(join(DIST_SRC, 'notifier/discord.js'))});
+      const { readTokenFile } = await import(${JSON.stringify(join(DIST_SRC(), 'notifier/token-file.js'))});
+      const { DiscordChannel } = await import(${JSON.stringify(join(DIST_SRC(), 'notifier/discord.js'))});
       const out = {};
       try { readTokenFile(${JSON.stringify(fx.tokenFile)}); } catch (e) { out.read = e.message; }
       const ch = new DiscordChannel({ recipientId: '1', tokenFile: ${JSON.stringify(fx.tokenFile)}, api: 'http://127.0.0.1:9/api' });

@@ -9,7 +9,9 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, copyFileSync, mkdirSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { cli, makeRoot, REPO, type TestRoot } from '../helpers/root.js';
+import { cli, makeRoot, type TestRoot } from '../helpers/root.js';
+import { cleanupAll } from '../helpers/children.js';
+import { readableDistSrc } from '../helpers/readable-copy.js';
 
 const USER = `wi15rt${process.pid % 100000}`;
 let uid = -1;
@@ -27,8 +29,10 @@ import(process.argv[1]).then(({ openApprovedView }) => {
 });
 `;
 
+let runtimeEntry = '';
+
 function runAs(dep: { runtimeDir: string; stateDir: string }): { ok: boolean; reason: string | null; generation: number | null; path: string } {
-  const r = spawnSync(process.execPath, ['-e', RUNTIME, join(REPO, 'dist', 'src', 'runtime', 'index.js'), t.root, JSON.stringify(dep)], { uid, gid, encoding: 'utf8', env: { PATH: process.env.PATH }, timeout: 30_000 });
+  const r = spawnSync(process.execPath, ['-e', RUNTIME, runtimeEntry, t.root, JSON.stringify(dep)], { uid, gid, encoding: 'utf8', env: { PATH: process.env.PATH }, timeout: 30_000 });
   assert.equal(r.status, 0, r.stderr);
   return JSON.parse(r.stdout);
 }
@@ -43,11 +47,13 @@ describe('the deployment: the runtime trusts only a manifest it cannot write', {
     assert.equal(cli(t, ['init']).code, 0);
     // The runtime's user must be able to read the root (as the agent's user can).
     for (const d of [t.base, t.root]) chmodSync(d, 0o755);
+    // The checkout may be private (0700): the runtime's user loads it from a readable copy.
+    runtimeEntry = join(readableDistSrc(), 'runtime', 'index.js');
   });
-  after(() => {
-    spawnSync('userdel', [USER]);
-    t?.cleanup();
-  });
+  after(() => cleanupAll([
+    () => { const r = spawnSync('userdel', [USER], { encoding: 'utf8' }); if (r.status !== 0 && !/does not exist/.test(r.stderr)) throw new Error(`userdel ${USER}: ${r.stderr}`); },
+    () => t?.cleanup(),
+  ]));
 
   it("adopts the deployment's manifest when only the warden account can write it", () => {
     const dep = { runtimeDir: join(t.base, 'run'), stateDir: join(t.base, 'state-dir') };

@@ -5,10 +5,10 @@
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { chmodSync, copyFileSync, mkdirSync, readFileSync, renameSync, statSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, readFileSync, renameSync, rmdirSync, statSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { canRead, openApprovedView, type ApprovedView } from '../../src/runtime/index.js';
-import { cli, testWorld, waitFor, type TestRoot } from '../helpers/root.js';
+import { cli, sha, testWorld, waitFor, type TestRoot } from '../helpers/root.js';
 import { GUEST, GUEST_CTX, MEMBER, MEMBER_CTX, noDeployment } from './helpers.js';
 
 const world = testWorld();
@@ -107,6 +107,45 @@ describe('the approved view fails closed', () => {
     putAtomically(t.p('orgs/bookclub.toml'), next);
     await waitFor(() => fresh.current().ok, 10_000, 'the fresh view to adopt generation 2');
     assert.equal(fresh.current().generation, 2);
+  });
+
+  it('when the manifest is deleted or made unreadable after adoption, and recovers when it is back', { timeout: 60_000 }, async () => {
+    const t = initRoot();
+    const good = readFileSync(manifestOf(t));
+    const v = open(t);
+    await v.ready();
+    assert.equal(v.current().generation, 1, 'adopted generation 1 first');
+    // Deleted: the view does not keep serving its last state (docs/RUNTIME.md: it fails closed until a good one is back).
+    unlinkSync(manifestOf(t));
+    await waitFor(() => !v.current().ok, 10_000, 'the view to fail closed once the manifest is gone');
+    assertClosed(v, /no manifest at .*snapshots\/manifest\.json/);
+    putAtomically(manifestOf(t), good);
+    await waitFor(() => v.current().ok, 10_000, 'the view to recover');
+    assert.equal(v.current().generation, 1);
+    // Unreadable as a manifest: a directory in its place (root reads through any mode bits).
+    unlinkSync(manifestOf(t));
+    mkdirSync(manifestOf(t));
+    await waitFor(() => !v.current().ok, 10_000, 'the view to fail closed on a manifest it cannot read');
+    assertClosed(v, /is not a regular file/);
+    rmdirSync(manifestOf(t));
+    putAtomically(manifestOf(t), good);
+    await waitFor(() => v.current().ok, 10_000, 'the view to recover again');
+  });
+
+  it('when a direct edit keeps the size (hourly_cap = 20 -> 25, as in the README tour): never served as approved', { timeout: 30_000 }, async () => {
+    const t = initRoot();
+    const path = t.p('orgs/bookclub.toml');
+    const old = readFileSync(path, 'utf8');
+    const edited = old.replace('hourly_cap = 20', 'hourly_cap = 25');
+    assert.notEqual(edited, old);
+    assert.equal(Buffer.byteLength(edited), Buffer.byteLength(old), 'the edit keeps the size');
+    putAtomically(path, edited);
+    const v = open(t);
+    assertClosed(v, /waiting for the files to match the approved manifest \(generation 1\): orgs\/bookclub\.toml does not hold the approved content/);
+    // The approved bytes back: adopted, and the state is built from them, not from the edit.
+    putAtomically(path, old);
+    await waitFor(() => v.current().ok, 10_000, 'the view to adopt once the approved bytes are back');
+    assert.equal(v.current().files['orgs/bookclub.toml'], sha(old));
   });
 
   it('with a manifest that is a symlink or a FIFO (never followed, never blocked on)', { timeout: 30_000 }, async () => {

@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { canRead, type ApprovedState } from '../../src/runtime/index.js';
 import { CLI, sha, type TestRoot } from '../helpers/root.js';
+import { own } from '../helpers/children.js';
 
 /** The files a view uses in the example root (policy + credentials). */
 export const USED = ['blocks/conditional/nsfw.md', 'config/conditions.toml', 'config/credentials.toml', 'config/guests.toml', 'config/warden.toml', 'orgs/bookclub.toml'];
@@ -59,7 +60,7 @@ export function cliAsync(t: TestRoot, args: string[], input = '', env: NodeJS.Pr
 /** The same, with the child process (to kill it from outside). */
 export function cliSpawn(t: TestRoot, args: string[], input = '', env: NodeJS.ProcessEnv = {}): { proc: ChildProcess; done: Promise<Run> } {
   const t0 = performance.now();
-  const p = spawn(process.execPath, [CLI, ...args, '--root', t.root], { env: { ...t.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+  const p = own(spawn(process.execPath, [CLI, ...args, '--root', t.root], { env: { ...t.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] }), `warden ${args.join(' ')}`);
   let stdout = '', stderr = '';
   p.stdout!.on('data', (d) => { stdout += String(d); });
   p.stderr!.on('data', (d) => { stderr += String(d); });

@@ -26,6 +26,7 @@ NOTIFY_STATE=/var/lib/warden-notify      # the notifier's StateDirectory=
 HIDDEN_FROM_NOTIFIER="$STORE/secrets $STORE/journal $STORE/quarantine $STORE/pending $STORE/history $STORE/control $KEYS $GUARD_RUN"
 TOKEN_FILE=/etc/warden/discord-token
 DISCORD_PORT=8099
+OWNER=alice                              # docs/DEPLOY.md §2.8's desktop user (deployment A)
 # The owner's sanctioned commands, as docs/DEPLOY.md §2.6 says to run them: as the warden
 # account, which finds the guard's state directory by itself.
 owner_cmd() { cin sudo -u warden EDITOR=ed-append warden "$@" --root "$ROOT"; }
@@ -93,6 +94,9 @@ install_warden() {
   [ -L "$M/usr/local/bin/warden" ] && [ -f "$M/usr/local/lib/node_modules/warden/node_modules/unix-dgram/package.json" ]
 }
 check "npm pack + npm install -g ./warden-*.tgz gives warden on PATH (with unix-dgram)" install_warden
+# A desktop's user manager needs pam_systemd (libpam-systemd), which the kit's minbase lacks:
+# installed once with the container stopped (chroot, the host's network), for §2.8's desktop case.
+[ -e "$M/usr/lib/x86_64-linux-gnu/security/pam_systemd.so" ] || chroot "$M" sh -c 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends libpam-systemd' >>"$LOG" 2>&1
 "$H/boot.sh" >>"$LOG" 2>&1 || { echo "test:systemd: the container did not boot:"; tail -20 "$LOG"; exit 1; }
 booted() { case "$(cin systemctl is-system-running --wait)" in running|degraded) return 0;; *) return 1;; esac; }
 check "container booted (systemd $(cin systemctl --version | head -1 | cut -d' ' -f2))" booted
@@ -104,9 +108,11 @@ setup_root() { # the agent's user and its root, from the example (as the agent w
     id agent >/dev/null 2>&1 || useradd --create-home --user-group --shell /bin/sh agent
     rm -rf $ROOT; mkdir -p $ROOT; cp -a /root/example/. $ROOT/
     cd $ROOT
-    sed -i -e 's/^approval = .*/approval = \"owner-code\"/' -e 's/^min_interval_seconds = .*/min_interval_seconds = 0/' \
+    # approval = none stands in for the owner who confirms the block's 'warden apply' on the
+    # terminal; no [notify.discord]: the block must name token_file itself (issue 24 item 1)
+    sed -i -e 's/^approval = .*/approval = \"none\"/' -e 's/^min_interval_seconds = .*/min_interval_seconds = 0/' \
         -e '/^\\[notify.desktop\\]/,/^enabled/ s/^enabled = true/enabled = false/' config/warden.toml
-    printf '\n[notify.discord]\ntoken_file = \"$TOKEN_FILE\"\napi = \"http://127.0.0.1:$DISCORD_PORT/api\"\n' >> config/warden.toml
+    ! grep -q 'notify.discord' config/warden.toml
     chown -R agent:agent $ROOT; chmod 0755 $ROOT; find $ROOT -type f -exec chmod 0644 {} +; chmod 0600 config/credentials.toml
     systemctl reset-failed fake-discord 2>/dev/null || true
     systemd-run --unit=fake-discord --quiet /usr/bin/python3 /root/fake-discord.py $DISCORD_PORT"
@@ -115,7 +121,9 @@ teardown() {
   cin sh -c "systemctl disable --now warden-guard warden-notify 2>/dev/null; systemctl stop fake-discord 2>/dev/null
     rm -f /etc/systemd/system/warden-guard.service /etc/systemd/system/warden-notify.service; systemctl daemon-reload
     systemctl reset-failed 2>/dev/null; rm -rf $GUARD_STATE $GUARD_RUN $NOTIFY_STATE /var/lib/private/warden-* /etc/warden $ROOT
-    userdel warden 2>/dev/null; true" >>"$LOG" 2>&1
+    userdel warden 2>/dev/null
+    if id $OWNER >/dev/null 2>&1; then loginctl disable-linger $OWNER; systemctl stop user@\$(id -u $OWNER).service; userdel -r $OWNER 2>/dev/null; fi
+    rm -f /etc/systemd/user/warden-desktop.service /usr/local/bin/notify-send; true" >>"$LOG" 2>&1
 }
 run_block() { # DOC NAME: run the doc's marked block as root in the container; stdin = a bot token
   local b; b=$(doc_block "$1" "$2")
@@ -133,12 +141,38 @@ revert_case() {
   if wait_for 10 restored "$f" "$s" "$m"; then pass "$name reverted, $m kept"; else fail "$name reverted, $m kept" "now $(meta "$f" 2>&1)"; fi
 }
 
+# docs/DEPLOY.md §2.8: desktop alerts from a user unit in the owner's session, as the owner
+desktop_case() {
+  cin sh -c "id $OWNER >/dev/null 2>&1 || useradd --create-home --shell /bin/sh $OWNER" >>"$LOG" 2>&1
+  # a stand-in for notify-send that records its calls (who ran it, and the arguments)
+  cat >"$M/usr/local/bin/notify-send" <<'SH'
+#!/bin/sh
+printf '%s|' "$(id -un)" "$@" >> "$HOME/notify-send.calls"; echo >> "$HOME/notify-send.calls"
+SH
+  chmod 0755 "$M/usr/local/bin/notify-send"
+  check "docs/DEPLOY.md desktop block ran as written" run_block docs/DEPLOY.md desktop
+  check "…and ran again as written" run_block docs/DEPLOY.md desktop
+  local ou; ou=$(cin id -u $OWNER)
+  check "warden-desktop.service runs in $OWNER's user manager (linger)" wait_for 20 sh -c "[ \"\$($H/in sudo -u $OWNER XDG_RUNTIME_DIR=/run/user/$ou systemctl --user is-active warden-desktop.service)\" = active ]"
+  revert_case "content edit by agent (for the desktop)" orgs/bookclub.toml 'echo "# for the desktop" >> orgs/bookclub.toml' agent
+  check "the revert popped up: notify-send ran as $OWNER with the path" wait_for 20 sh -c "$H/in grep -q '^$OWNER|.*orgs/bookclub.toml' /home/$OWNER/notify-send.calls"
+  check "…the desktop unit reads no store: the guard's state directory is closed to $OWNER" sh -c "! $H/in sudo -u $OWNER ls $GUARD_STATE"
+}
+
 deployment() { # A | B
   DEP=$1
   local t_dep; t_dep=$(date +%s)
   teardown; setup_root >>"$LOG" 2>&1 || fail "agent root set up"
-  if [ "$DEP" = A ]; then check "README Deploy block ran as written" run_block README.md deploy
-  else check "docs/DEPLOY.md deployment B block ran as written" run_block docs/DEPLOY.md deploy-b; fi
+  local doc=README.md block=deploy
+  [ "$DEP" = B ] && { doc=docs/DEPLOY.md; block=deploy-b; }
+  check "$doc's $block block ran as written" run_block $doc $block
+  check "…and ran again as written, changing nothing (idempotent: useradd, init, the token_file apply)" run_block $doc $block
+  check "config/warden.toml names token_file, put there by the block's warden apply (one [notify.discord])" \
+    sh -c "[ \$($H/in grep -cx 'token_file = \"$TOKEN_FILE\"' $ROOT/config/warden.toml) = 1 ]"
+  # The test's own settings, the sanctioned way too: owner codes (by DM), and the stand-in's URL.
+  check "the test switches to approval = owner-code and the stand-in's api, through warden apply" sh -c "
+    $H/in cat $ROOT/config/warden.toml | sed -e 's/^approval = .*/approval = \"owner-code\"/' -e '/^token_file = /a api = \"http://127.0.0.1:$DISCORD_PORT/api\"' \
+    | $H/in sudo -u warden warden apply config/warden.toml --from - --root $ROOT && $H/in systemctl reload warden-notify && $H/in grep -q '^api = ' $ROOT/config/warden.toml"
 
   check "warden-guard active (running) via READY=1 (Type=notify)" wait_for 30 running warden-guard
   check "warden-notify active (running) via READY=1 (Type=notify)" wait_for 30 running warden-notify
@@ -166,6 +200,12 @@ deployment() { # A | B
   # -- the owner hears about it
   check "a DM reached the Discord stand-in (fake-discord.py)" wait_for 20 sh -c "[ \$($H/in journalctl -u fake-discord --no-pager -o cat | grep -c 'REQ /api/v10/channels/1/messages') -ge 1 ]"
   check "the DM carried the bot token from the credential" sh -c "$H/in journalctl -u fake-discord --no-pager -o cat | grep -q 'auth=Bot fake'"
+  check "journalctl _SYSTEMD_UNIT=warden-guard.service WARDEN_PATH=config/conditions.toml: the revert as a structured entry" sh -c "
+    $H/in journalctl --no-pager -o json --since @$t_dep _SYSTEMD_UNIT=warden-guard.service WARDEN_PATH=config/conditions.toml \
+    | grep -F '\"WARDEN_ACTION\":\"reverted\"' | grep -F '\"WARDEN_REASON\":\"content\"' | grep -F '\"MESSAGE_ID\":\"fc34d4f1a04e4d1d9cdd6c8daea956d8\"' | grep -qF '\"PRIORITY\":\"4\"'"
+  check "…and the line is not in the journal twice (the entry carries it)" sh -c "
+    [ \$($H/in journalctl --no-pager -o cat --since @$t_dep -u warden-guard | grep -c 'reverted orgs/bookclub.toml: deleted') = 1 ]"
+  [ "$DEP" = A ] && desktop_case
 
   # -- sanctioned changes, as documented (approval = owner-code: the code comes by DM)
   local before_dm id code out

@@ -57,11 +57,18 @@ export async function handleProposal(ctx: CommandContext, r: Reply, code?: strin
     if (!ctx.json && r.summary) ctx.out.line(String(r.summary));
     return reportApplied(ctx, r);
   }
+  const older = r.also_pending ?? [];
+  if (older.length && !ctx.json) ctx.out.err(`warden: request${older.length > 1 ? 's' : ''} ${older.join(', ')} ${older.length > 1 ? 'are' : 'is'} also pending for the same file: approving one makes the other stale (it is then shown again against the new state, never applied as it was); drop ${older.length > 1 ? 'them' : 'it'} with 'warden deny ${older[0]}' or 'warden deny --all'`);
   return approveLoop(ctx, r.pending as PendingView, code);
 }
 
 /** Ask for approval of a pending request (again after each stale answer). */
-export async function approveLoop(ctx: CommandContext, first: PendingView, code?: string): Promise<number> {
+/**
+ * `answering`: the command is `warden approve ID` itself. Without a terminal it cannot
+ * answer, and printing "run 'warden approve ID'" would send the caller round in a circle:
+ * it fails (exit 2) and says what would work instead.
+ */
+export async function approveLoop(ctx: CommandContext, first: PendingView, code?: string, answering = false): Promise<number> {
   let p = first;
   let givenCode = code;
   for (let round = 0; round < MAX_ROUNDS; round++) {
@@ -69,7 +76,10 @@ export async function approveLoop(ctx: CommandContext, first: PendingView, code?
     let answer: ChangeCommand;
     if (p.approval === 'tty') {
       const a = await askTty(`${ctx.json ? `${p.summary}\n` : ''}Apply request ${p.id}? [y/N] `);
-      if (a === null) return leavePending(ctx, p, `confirm it on a terminal: 'warden approve ${p.id}' (or 'warden deny ${p.id}')`);
+      if (a === null) {
+        if (answering) throw new WardenError(`no terminal to confirm request ${p.id} on: approval = "tty" is a y/N asked of a person at a terminal, and this process has none (a script or an agent's shell cannot answer it). Run 'warden approve ${p.id}' in a terminal, or 'warden deny ${p.id}'. For approvals from anywhere, set approval = "owner-code" in config/warden.toml: a one-time code goes to the owner's Discord and 'warden approve ${p.id} --code CODE' works without a terminal.`, EXIT.usage);
+        return leavePending(ctx, p, `confirm it on a terminal: 'warden approve ${p.id}' (or 'warden deny ${p.id}')`);
+      }
       if (!/^y(es)?$/i.test(a.trim())) {
         await runChangeOp(ctx.root, { action: 'answer', id: p.id, answer: 'deny' });
         throw new WardenError(`not approved; request ${p.id} withdrawn, nothing was changed`, EXIT.finding);
@@ -81,7 +91,10 @@ export async function approveLoop(ctx: CommandContext, first: PendingView, code?
       const where = codeWhere(codeDelivery(ctx.root));
       if (c === undefined) {
         const a = await askTty(`one-time code for request ${p.id} (${where}): `);
-        if (a === null) return leavePending(ctx, p, `a one-time code was ${where}; approve with 'warden approve ${p.id} --code CODE' (or 'warden deny ${p.id}')`);
+        if (a === null) {
+          if (answering) throw new WardenError(`no terminal to ask for the one-time code of request ${p.id}: give it on the command line, 'warden approve ${p.id} --code CODE' (the code was ${where})`, EXIT.usage);
+          return leavePending(ctx, p, `a one-time code was ${where}; approve with 'warden approve ${p.id} --code CODE' (or 'warden deny ${p.id}')`);
+        }
         c = a;
       }
       answer = { action: 'answer', id: p.id, answer: 'approve', code: c, proposal_sha: p.proposal_sha };

@@ -11,15 +11,20 @@ import { rootRelative } from '../root.js';
 import { clean } from '../../notifier/format.js';
 import type { Alert } from '../../store/alert-types.js';
 import { escapeText } from '../../common/escape.js';
+import { windowOf } from '../when.js';
+import { writtenAfterEmptied } from '../rejected.js';
+import { describeBy } from '../../store/writer-words.js';
 
 /** One line per alert; every field comes from alerts.jsonl, which names attacker-chosen paths: escaped. */
-function describe(a: Alert): string {
+function describe(a: Alert, written?: number): string {
   const keys = a.credential_changes?.length ? ` keys ${a.credential_changes.map((c) => `${clean(c.group, 80)}.${clean(c.key, 80)} ${clean(c.before ?? '-', 16)}→${clean(c.after ?? '-', 16)}`).join(', ')}` : '';
   // "content, while warden was stopped" reads better than "changed-while-stopped (+content)".
   const stopped = a.reason === 'changed-while-stopped' && a.also?.length;
   const reasons = stopped ? a.also! : [a.reason, ...(a.also ?? [])];
-  const why = `${reasons.map((x) => clean(x, 40)).join(', ')}${stopped ? ', while warden was stopped' : ''}`;
+  const emptiedThen = written ? ` (then written: the rejected file holds ${written} byte(s); 'warden diff ${clean(a.id, 80)}')` : '';
+  const why = `${reasons.map((x) => clean(x, 40) + (x === 'emptied' ? emptiedThen : '')).join(', ')}${stopped ? ', while warden was stopped' : ''}`;
   const count = a.count && a.count > 1 ? ` (${a.count} alerts folded)` : '';
+<<<<<<< HEAD
   return `${clean(a.time, 40)}  ${clean(a.id, 80)}  ${clean(a.action, 20)} ${clean(a.path, 300)}: ${why}${count}${keys}${a.quarantine ? `  kept: ${clean(a.quarantine, 300)}` : ''}${a.detail && a.count ? `  ${clean(a.detail, 300)}` : ''}`;
 }
 
@@ -38,14 +43,17 @@ export function parseSince(v: string, now = Date.now()): number {
   const t = /^\d{4}-\d\d-\d\d/.test(v.trim()) ? Date.parse(v) : Number.NaN;
   if (Number.isNaN(t)) throw new WardenError(`--since ${JSON.stringify(v)}: give an ISO time (2026-12-01T09:00Z, 2026-12-01) or an age (30s, 10m, 2h, 7d)`, EXIT.usage);
   return t;
+=======
+  return `${clean(a.time, 40)}  ${clean(a.id, 80)}  ${clean(a.action, 20)} ${clean(a.path, 300)}: ${why}${count}${keys}${a.quarantine ? `  kept: ${clean(a.quarantine, 300)}` : ''}${a.detail && (a.count || a.reason === 'content') ? `  ${clean(a.detail, 300)}` : ''}${a.by ? `  ${describeBy(a.by)}` : ''}`;
+>>>>>>> main
 }
 
 const under = (p: string) => (a: Alert) => a.path === p || a.path.startsWith(p + '/');
 
 function filterOf(ctx: CommandContext): (a: Alert) => boolean {
-  const since = typeof ctx.values.since === 'string' ? parseSince(ctx.values.since) : null;
+  const inWindow = windowOf(ctx.values);
   const path = typeof ctx.values.path === 'string' ? rootRelative(ctx.root, ctx.values.path.replace(/\/+$/, '')) : null;
-  return (a) => (since === null || Date.parse(a.time) >= since) && (path === null || under(path)(a));
+  return (a) => inWindow(a.time) && (path === null || under(path)(a));
 }
 
 /** Print each new alert as it is appended; runs until SIGINT/SIGTERM. */
@@ -72,8 +80,8 @@ async function follow(ctx: CommandContext, keep: (a: Alert) => boolean, seen: Se
 export const alertsCommand: CommandSpec = {
   name: 'alerts',
   summary: 'Every alert, oldest first, with its delivery state per channel.',
-  usage: 'alerts [--since WHEN] [--path PATH] [--follow] [--root DIR] [--json]',
-  options: { since: { type: 'string' }, path: { type: 'string' }, follow: { type: 'boolean', short: 'f', default: false } },
+  usage: 'alerts [--since WHEN] [--until WHEN] [--path PATH] [--follow] [--root DIR] [--json]',
+  options: { since: { type: 'string' }, until: { type: 'string' }, path: { type: 'string' }, follow: { type: 'boolean', short: 'f', default: false } },
   async run(ctx) {
     const keep = filterOf(ctx);
     const { alerts: all, skipped } = readAlerts(ctx.root);
@@ -89,11 +97,16 @@ export const alertsCommand: CommandSpec = {
     }
     if (ctx.json) { ctx.out.json(withDelivery); return EXIT.ok; }
     if (alerts.length === 0) ctx.out.line(all.length ? `no alerts match (${all.length} in all)` : 'no alerts');
+    const written = writtenAfterEmptied(ctx.root, alerts);
     const off = channelsOff(report);
     for (const [ch, why] of off) ctx.out.err(`note: ${ch} notifications are off: ${why} (see the README, "Notifications")`);
     for (const a of withDelivery) {
       const d = Object.entries(a.delivery).map(([ch, s]) => `${ch}: ${off.has(ch) && s?.state !== 'delivered' ? 'off' : s?.state}`).join(', ');
+<<<<<<< HEAD
       ctx.out.line(`${describe(a)}${d ? `  [${escapeText(d)}]` : ''}${foldedLines(a)}`);
+=======
+      ctx.out.line(`${describe(a, written.get(a.id))}${d ? `  [${escapeText(d)}]` : ''}`);
+>>>>>>> main
     }
     if (skipped) ctx.out.err(`warning: ${skipped} line(s) of snapshots/alerts.jsonl are not alerts and were skipped`);
     return EXIT.ok;
@@ -106,6 +119,15 @@ function isProtected(root: string, path: string): boolean {
   safeClose(l.rootFd);
   if (l.state.entry(path) || l.pset.kindOf(path) || Object.hasOwn(l.state.index.dirs, path) || l.pset.dirs.includes(path)) return true;
   return l.state.paths().some((p) => p.startsWith(path + '/'));
+}
+
+/** Advice as `why` prints it: without the clause that tells the reader to run `why`. */
+export function withoutWhy(advice: string): string {
+  return advice
+    .replace(/\s*If it vanished, check the alert first: 'warden why [^']*';\s*/, ' ')
+    .replace(/\s*See 'warden why [^']*'\./, '')
+    .replace(/;?\s*details: `warden why [^`]*`\.?/, '.')
+    .trim();
 }
 
 export const whyCommand: CommandSpec = {
@@ -125,9 +147,11 @@ export const whyCommand: CommandSpec = {
     }
     if (mine.length === 0) { ctx.out.line(`No alerts for ${path}: warden has not reverted it.`); return EXIT.ok; }
     ctx.out.line(`${mine.length} recent alert(s) for ${path}, newest last:`);
+    const written = writtenAfterEmptied(ctx.root, mine);
     for (const a of mine) {
-      ctx.out.line(`  ${describe(a)}`);
-      ctx.out.line(`    ${clean(a.advice, 600)}`);
+      ctx.out.line(`  ${describe(a, written.get(a.id))}`);
+      // The stored advice ends by pointing at 'warden why': this is it.
+      ctx.out.line(`    ${clean(withoutWhy(a.advice), 600)}`);
       if (a.quarantine) ctx.out.line(`    what was rejected: 'warden diff ${clean(a.id, 80)}'`);
     }
     return EXIT.ok;

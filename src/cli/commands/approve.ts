@@ -1,4 +1,4 @@
-import type { CommandSpec } from '../types.js';
+import type { CommandContext, CommandSpec } from '../types.js';
 import { EXIT, WardenError } from '../../common/errors.js';
 import { approveLoop } from '../changes/flow.js';
 import { runChangeOp } from '../changes/writer.js';
@@ -28,10 +28,10 @@ export const approveCommand: CommandSpec = {
       // Decided before asking: a stale request was replaced by a fresh one (new id, new code).
       if (r.stale && r.pending) {
         if (!ctx.json) ctx.out.err(`warden: ${String(r.error)}`);
-        return approveLoop(ctx, r.pending as PendingView);
+        return approveLoop(ctx, r.pending as PendingView, undefined, true);
       }
       if (!r.ok) throw new WardenError(String(r.error), Number(r.exitCode ?? 1));
-      return approveLoop(ctx, r.pending as PendingView, ctx.values.code as string | undefined);
+      return approveLoop(ctx, r.pending as PendingView, ctx.values.code as string | undefined, true);
     });
   },
 };
@@ -39,11 +39,14 @@ export const approveCommand: CommandSpec = {
 export const denyCommand: CommandSpec = {
   name: 'deny',
   summary: 'Refuse a pending approval: the change is dropped and nothing is applied.',
-  usage: 'deny ID [--root DIR] [--json]',
+  usage: 'deny ID [--root DIR] [--json]\ndeny --all [--root DIR] [--json]',
   allowPositionals: true,
+  options: { all: { type: 'boolean', default: false } },
   async run(ctx) {
     const [id, ...extra] = ctx.positionals;
-    if (!id || extra.length) throw new WardenError('usage: warden deny ID');
+    const all = Boolean(ctx.values.all);
+    if (all ? id !== undefined : !id || extra.length) throw new WardenError('usage: warden deny ID, or warden deny --all');
+    if (all || id === undefined) return refusing(ctx, 'deny', async () => denyAll(ctx));
     return refusing(ctx, 'deny', async () => {
       const r = await runChangeOp(ctx.root, { action: 'answer', id, answer: 'deny' });
       if (!r.ok) throw new WardenError(String(r.error), Number(r.exitCode ?? 1));
@@ -53,3 +56,19 @@ export const denyCommand: CommandSpec = {
     });
   },
 };
+
+/** `deny --all`: every pending request is dropped; nothing is applied. */
+async function denyAll(ctx: CommandContext): Promise<number> {
+  const r = await runChangeOp(ctx.root, { action: 'list' });
+  if (!r.ok) throw new WardenError(String(r.error), Number(r.exitCode ?? 1));
+  const denied: string[] = [];
+  for (const p of r.pending as PendingView[]) {
+    const d = await runChangeOp(ctx.root, { action: 'answer', id: p.id, answer: 'deny' });
+    if (!d.ok) throw new WardenError(`${String(d.error)} (denied before it: ${denied.join(', ') || 'none'})`, Number(d.exitCode ?? 1));
+    denied.push(p.id);
+    if (!ctx.json) ctx.out.line(`request ${p.id} denied (${p.paths.join(', ')})`);
+  }
+  if (ctx.json) ctx.out.json({ ok: true, denied });
+  else ctx.out.line(denied.length ? `${denied.length} request(s) denied; nothing was changed` : 'no pending approvals');
+  return EXIT.ok;
+}

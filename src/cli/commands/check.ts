@@ -2,19 +2,42 @@
  * `warden check`: validate every policy file of the root, in the manner of `visudo -c`
  * or `nginx -t`. Read-only. Exit 0 when clean, 1 on any error (each with file:line:column).
  */
+import { lstatSync } from 'node:fs';
+import { join } from 'node:path';
 import { escapeText } from '../../common/escape.js';
-import { EXIT, formatLocated } from '../../common/errors.js';
-import { loadPolicyFromRoot } from '../../policy/index.js';
+import { EXIT, WardenError, formatLocated } from '../../common/errors.js';
+import { buildPolicy, readPolicyFiles } from '../../policy/index.js';
+import { rootRelative } from '../root.js';
+import { readCandidate, settingsErrors, withCandidate } from './check-candidate.js';
 import { errorVerdicts } from '../../policy/verdict.js';
 import { credentialModeReport } from '../changes/cred-mode.js';
 import type { CommandSpec } from '../types.js';
 
+/** PATH in the root as a file to read: refused when it is a symlink (it could lead out of the root). */
+function inRoot(root: string, path: string): string {
+  const abs = join(root, path);
+  let st;
+  try { st = lstatSync(abs); } catch { throw new WardenError(`${path}: no such file in the root (to check a candidate from elsewhere: warden check --from FILE ${path})`, EXIT.usage); }
+  if (!st.isFile()) throw new WardenError(`${path} is not a regular file`, EXIT.finding);
+  return abs;
+}
+
 export const checkCommand: CommandSpec = {
   name: 'check',
   summary: 'Validate conditions.toml, guests.toml, orgs/*.toml, blocks/conditional/*.md and the owner (exit 1 on any error).',
-  usage: 'check [--root DIR] [--json]',
+  usage: 'check [PATH | --from FILE PATH] [--root DIR] [--json]',
+  allowPositionals: true,
+  options: { from: { type: 'string' } },
   async run(ctx) {
-    const r = loadPolicyFromRoot(ctx.root);
+    const [given, ...extra] = ctx.positionals;
+    const from = ctx.values.from as string | undefined;
+    if (extra.length || (from !== undefined && given === undefined)) throw new WardenError('usage: warden check [PATH | --from FILE PATH]', EXIT.usage);
+    // A candidate (visudo -c -f): FILE's content in PATH's place; the root's own PATH as it is on disk without --from.
+    const path = given === undefined ? null : rootRelative(ctx.root, given);
+    const candidate = path === null ? null : readCandidate(path, from ?? inRoot(ctx.root, path));
+    const r = buildPolicy(candidate ? withCandidate(readPolicyFiles(ctx.root), candidate) : readPolicyFiles(ctx.root));
+    if (candidate) r.errors.push(...settingsErrors(candidate));
+    if (candidate && !ctx.json) ctx.out.line(`checking ${escapeText(candidate.from === '-' ? 'stdin' : candidate.from)} as ${escapeText(candidate.path)} (nothing is installed)`);
     const ok = r.errors.length === 0;
     const credModes = credentialModeReport(ctx.root);
     if (ctx.json) {

@@ -3,6 +3,7 @@
  * that was approved then. Credential files are compared as their fingerprint text (the
  * same one history keeps): key names and 12-hex fingerprints, never a value.
  */
+import { describeBy } from '../../store/writer-words.js';
 import type { CommandSpec } from '../types.js';
 import { EXIT, WardenError } from '../../common/errors.js';
 import { findAlert, readAlerts } from '../../store/alerts.js';
@@ -104,6 +105,8 @@ export const diffCommand: CommandSpec = {
       return EXIT.ok;
     }
     ctx.out.line(ctx.out.color.bold(`alert ${clean(a.id, 80)}: ${clean(a.action, 20)} ${clean(a.path, 300)} (${clean(a.reason, 40)}) at ${clean(a.time, 40)}`));
+    const who = describeBy(a.by);
+    if (who) ctx.out.line(`  ${who}`);
     for (const n of notes) ctx.out.line(`  ${n}`);
     const oldHead = approved === null ? `--- ${a.path} (no approved version: a new file)` : `--- ${a.path} (approved)`;
     const newHead = a.quarantine ? `+++ ${a.path} (rejected, kept in ${a.quarantine})` : `+++ ${a.path} (rejected: ${rejected.kind === 'none' ? rejected.why : 'not kept'})`;

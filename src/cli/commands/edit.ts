@@ -38,6 +38,10 @@ export const editCommand: CommandSpec = {
     if (!given || extra.length) throw new WardenError('usage: warden edit PATH');
     const path = normalizeRelPath(given);
     const editor = process.env.VISUAL || process.env.EDITOR || 'vi';
+    // An editor that needs a terminal, started without one, waits forever: refuse at once.
+    if (!process.stdin.isTTY && needsTerminal(editor)) {
+      throw new WardenError(`no terminal for the editor (${editor}): it would wait for keys that never come. In a script use 'warden apply ${path} --from FILE' (or - for stdin), or set EDITOR to a command that edits the file it is given without a terminal`, EXIT.usage);
+    }
     const first = loadBaseline(ctx.root, { blobs: true });
     let approved: Buffer | null;
     let maxBytes: number;
@@ -90,6 +94,17 @@ export const editCommand: CommandSpec = {
     }
   },
 };
+
+/** Editors that read their keys from a terminal (the first word of $VISUAL/$EDITOR, any directory). */
+const TERMINAL_EDITORS = new Set(['vi', 'vim', 'nvim', 'view', 'vim.basic', 'vim.tiny', 'nvi', 'elvis', 'nano', 'pico', 'rnano', 'emacs', 'emacsclient', 'micro', 'joe', 'jed', 'mg', 'ne', 'hx', 'helix', 'kak', 'mcedit', 'ed', 'ex', 'sensible-editor', 'editor', 'select-editor']);
+
+/** Does this editor command need a terminal? (`emacs --batch` does not.) */
+export function needsTerminal(editor: string): boolean {
+  const words = editor.trim().split(/\s+/);
+  const cmd = (words[0] ?? '').split('/').pop() ?? '';
+  if (cmd.startsWith('emacs') && words.includes('--batch')) return false;
+  return TERMINAL_EDITORS.has(cmd);
+}
 
 /** Remove warden-edit-<pid>-* directories of ours whose process is gone. */
 function sweepStaleCopies(): void {

@@ -27,5 +27,7 @@ export const commands: CommandEntry[] = [
   { name: 'explain', summary: 'Show what a person can see right now: tier and why, blocks, commands, and allow/deny per target.', load: async () => (await import('./explain.js')).explainCommand },
   { name: 'notify test', summary: 'Send a test message on every configured notification channel and report each result.', load: async () => (await import('./notify-test.js')).notifyTestCommand },
   { name: 'install-units', summary: 'Print the hardened systemd units for this installation, or write them (--write).', load: async () => (await import('./install-units.js')).installUnitsCommand },
+  { name: 'desktop', summary: "Show the deployment's alerts as desktop notifications, as the owner in the owner's session (read from the guard's journal entries).", load: async () => (await import('./desktop.js')).desktopCommand },
   { name: 'rehome', summary: "After moving a root: move its HMAC key, seal and store to the root's new path (--from OLD-PATH).", load: async () => (await import('./rehome.js')).rehomeCommand },
+  { name: 'completion', summary: 'Print shell completion for bash, zsh or fish (or the man page: man), generated from the --help table.', load: async () => (await import('./completion.js')).completionCommand },
 ];

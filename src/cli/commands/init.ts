@@ -3,16 +3,27 @@ import { WardenError } from '../../common/errors.js';
 import { escapeText } from '../../common/escape.js';
 import { initRoot } from '../../changes/init.js';
 import { keyPath } from '../../store/keys.js';
+import { isInitialised } from '../../store/initialised.js';
 import { credentialModeReport } from '../changes/cred-mode.js';
+import { byDirectory, progressLine } from '../progress.js';
+
+/** Up to this many files, init lists them all; beyond it, a summary by directory (the list with --list). */
+export const LIST_AT_MOST = 50;
 
 async function firstInit(ctx: CommandContext, force: boolean): Promise<number> {
-  const r = await initRoot(ctx.root, { force });
+  const bar = ctx.json ? null : progressLine(process.stderr);
+  let r;
+  try { r = await initRoot(ctx.root, { force, ...(bar ? { progress: bar.update } : {}) }); } finally { bar?.done(); }
   const paths = r.state.paths();
   const modes = credentialModeReport(ctx.root);
   if (ctx.json) ctx.out.json({ root: ctx.root, files: paths, dirs: Object.keys(r.state.index.dirs), key: keyPath(ctx.root), store: r.storeDir, credential_modes: modes });
   else {
     ctx.out.line(`Baseline recorded: ${r.files} file(s), ${r.dirs} protected director${r.dirs === 1 ? 'y' : 'ies'} in ${r.storeDir}`);
-    for (const p of paths) ctx.out.line(`  ${escapeText(p)}`);
+    if (ctx.values.list || paths.length <= LIST_AT_MOST) for (const p of paths) ctx.out.line(`  ${escapeText(p)}`);
+    else {
+      for (const [dir, n] of byDirectory(paths)) ctx.out.line(`  ${escapeText(dir)}  ${n} file(s)`);
+      ctx.out.line(`  (${paths.length} files in all; 'warden status --list' lists each one)`);
+    }
     ctx.out.line(`HMAC key: ${keyPath(ctx.root)} (keep it; it authenticates the baseline)`);
     for (const f of modes) ctx.out.err(`warning: ${f.message}`);
   }
@@ -46,9 +57,16 @@ async function reinit(ctx: CommandContext): Promise<number> {
 export const initCommand: CommandSpec = {
   name: 'init',
   summary: 'Record the first baseline of every protected file; --force re-baselines through approval (and recovers a store that fails authentication).',
-  usage: 'init [--force] [--root DIR] [--json]',
-  options: { force: { type: 'boolean', default: false } },
+  usage: 'init [--force | --if-needed] [--list] [--root DIR] [--json]',
+  options: { force: { type: 'boolean', default: false }, 'if-needed': { type: 'boolean', default: false }, list: { type: 'boolean', short: 'v', default: false } },
   async run(ctx) {
+    if (ctx.values.force && ctx.values['if-needed']) throw new WardenError('--force and --if-needed exclude each other');
+    if (ctx.values['if-needed'] && isInitialised(ctx.root)) {
+      // A deploy script run a second time: the baseline stays as approved (mkdir -p, useradd's `id … ||`).
+      if (ctx.json) ctx.out.json({ root: ctx.root, initialised: true, nothing: true });
+      else ctx.out.line(`${ctx.root} already has a baseline; nothing done (--if-needed)`);
+      return 0;
+    }
     if (!ctx.values.force) return firstInit(ctx, false);
     const { refusing } = await import('./apply.js');
     return refusing(ctx, 'init', () => reinit(ctx));

@@ -15,6 +15,8 @@ import type { CommandSpec } from '../types.js';
 import { GUARD_STATE_NAME, STORES_DIR, rootId } from '../../store/location.js';
 
 export const UNIT_NAMES = ['warden-guard.service', 'warden-notify.service'] as const;
+/** The user unit for the owner's desktop alerts (`--desktop-user`): systemd/user/, written to /etc/systemd/user/. */
+export const DESKTOP_UNIT = 'warden-desktop.service';
 
 /** Capabilities the guard may keep (docs/DEPLOY.md says why each). */
 export const ALLOWED_CAPS = ['CAP_CHOWN', 'CAP_FOWNER', 'CAP_DAC_OVERRIDE', 'CAP_DAC_READ_SEARCH'] as const;
@@ -38,6 +40,8 @@ export interface RenderOptions {
   groups?: string[];
   /** The Discord bot token file the notifier gets through LoadCredential=, if any. */
   discordToken?: string | null;
+  /** The owner's account: also render the desktop user unit for it. */
+  desktopUser?: string | null;
   templatesDir?: string;
 }
 
@@ -59,7 +63,7 @@ function checkPath(what: string, p: string): void {
   }
 }
 
-export function renderUnits(o: RenderOptions): { name: string; content: string }[] {
+export function renderUnits(o: RenderOptions): { name: string; content: string; scope: 'system' | 'user' }[] {
   checkPath('the root', o.root);
   if (o.root === '/') throw new WardenError('the root cannot be "/": the guard would get write access to everything');
   checkPath('the node binary', o.node);
@@ -68,6 +72,10 @@ export function renderUnits(o: RenderOptions): { name: string; content: string }
   for (const [what, n] of [['--user', o.user], ['--group', o.group]] as const) {
     if (!SAFE_NAME.test(n)) throw new WardenError(`${what} "${n}" is not a valid system account name`);
     if (n === 'root') throw new WardenError(`${what} root defeats the point: warden runs under its own account (see docs/DEPLOY.md)`);
+  }
+  if (o.desktopUser) {
+    if (!SAFE_NAME.test(o.desktopUser)) throw new WardenError(`--desktop-user "${o.desktopUser}" is not a valid account name`);
+    if (o.desktopUser === 'root' || o.desktopUser === o.user) throw new WardenError(`--desktop-user ${o.desktopUser}: the desktop unit runs as the owner in the owner's session, not as ${o.desktopUser}`);
   }
   for (const g of o.groups ?? []) {
     if (!SAFE_NAME.test(g)) throw new WardenError(`--agent-group "${g}" is not a valid group name`);
@@ -96,24 +104,28 @@ export function renderUnits(o: RenderOptions): { name: string; content: string }
     // ProtectHome=yes makes /home unreachable even below a bind mount; a root there
     // needs the empty tmpfs variant, which BindPaths= can punch through.
     PROTECT_HOME: ['/home', '/root', '/run/user'].some((h) => o.root === h || o.root.startsWith(`${h}/`)) ? 'tmpfs' : 'yes',
+    DESKTOP_USER: o.desktopUser ?? '',
+    ROOT_ID: rootId(o.root),
   };
-  return UNIT_NAMES.map((name) => {
+  const names: { name: string; file: string; scope: 'system' | 'user' }[] = UNIT_NAMES.map((name) => ({ name, file: join(dir, name), scope: 'system' }));
+  if (o.desktopUser) names.push({ name: DESKTOP_UNIT, file: join(dir, 'user', DESKTOP_UNIT), scope: 'user' });
+  return names.map(({ name, file, scope }) => {
     let template: string;
     try {
-      template = readFileSync(join(dir, name), 'utf8');
+      template = readFileSync(file, 'utf8');
     } catch (err) {
-      throw new WardenError(`cannot read the unit template ${join(dir, name)}: ${errnoCode(err) ?? String(err)}`);
+      throw new WardenError(`cannot read the unit template ${file}: ${errnoCode(err) ?? String(err)}`);
     }
     // The template's leading comment documents the placeholders; the rendered unit gets
     // a header saying where it came from instead.
     const body = template.replace(/^(?:#[^\n]*\n|\s*\n)*/, '');
-    const header = `# ${name}: rendered by \`warden install-units\` from ${join(dir, name)}.\n# Re-render rather than edit: see ${o.docs} for every setting.\n\n`;
+    const header = `# ${name}: rendered by \`warden install-units\` from ${file}.\n# Re-render rather than edit: see ${o.docs} for every setting.\n\n`;
     const content = header + body.replace(/@([A-Z_]+)@/g, (whole, key: string) => {
       const v = values[key];
       if (v === undefined) throw new WardenError(`unit template ${name} has an unknown placeholder ${whole}`);
       return v;
     });
-    return { name, content };
+    return { name, content, scope };
   });
 }
 
@@ -154,17 +166,47 @@ function groupName(gid: number): string | null {
   return null;
 }
 
-/** [notify.discord] token_file from the root's warden.toml, or --discord-token; warns when it is missing. */
-function discordTokenFile(root: string, given: string | undefined, warn: (m: string) => void): string | null {
-  let file: string | null = null;
-  if (given !== undefined) file = given === 'none' || given === '' ? null : resolve(given);
-  else {
-    try { file = loadWardenConfigFromDisk(root).notify.discord?.token_file ?? null; } catch (err) {
-      warn(`cannot read config/warden.toml (${(err as Error).message}); rendering no LoadCredential= (pass --discord-token FILE)`);
-    }
+/** Where the docs put warden's own bot token (README Deploy, docs/DEPLOY.md §2.7). */
+export const DEFAULT_TOKEN_FILE = '/etc/warden/discord-token';
+
+/**
+ * [notify.discord] token_file from the root's warden.toml, or --discord-token. Warns when
+ * it is missing, and whenever a token file exists that warden.toml does not name: the
+ * notifier would never use it, and nothing else would say so.
+ */
+function discordTokenFile(root: string, given: string | undefined, prefix: string, warn: (m: string) => void): string | null {
+  let configured: string | null = null;
+  let readable = true;
+  try { configured = loadWardenConfigFromDisk(root).notify.discord?.token_file ?? null; } catch (err) {
+    readable = false;
+    if (given === undefined) warn(`cannot read config/warden.toml (${(err as Error).message}); rendering no LoadCredential= (pass --discord-token FILE)`);
   }
+  const file = given !== undefined ? (given === 'none' || given === '' ? null : resolve(given)) : configured;
   if (file && statCode(file) === 'ENOENT') warn(`the Discord token file ${file} does not exist yet: create it (root-only, docs/DEPLOY.md §2.7) before starting warden-notify, or systemd refuses to start it (status 243/CREDENTIALS)`);
+  const onDisk = file ?? (statCode(join(prefix, DEFAULT_TOKEN_FILE)) === null ? DEFAULT_TOKEN_FILE : null);
+  if (readable && onDisk && configured === null) {
+    warn(file
+      ? `warning: the units hand the notifier ${onDisk}, but ${join(root, 'config', 'warden.toml')} has no [notify.discord] token_file, so the notifier will not use Discord until it names one: do that with a sanctioned change (the README's Deploy block does, in its last step: warden apply config/warden.toml)`
+      : `warning: ${onDisk} exists, but ${join(root, 'config', 'warden.toml')} has no [notify.discord] token_file, so no LoadCredential= is rendered and the notifier will not use Discord: name it with a sanctioned change (warden apply config/warden.toml, as the README's Deploy block does) and re-render, or pass --discord-token ${onDisk}`);
+  } else if (readable && file && configured !== null && resolve(configured) !== file) {
+    warn(`warning: --discord-token ${file} differs from [notify.discord] token_file = ${configured}: the notifier reads the credential systemd hands it, whatever its source`);
+  }
   return file;
+}
+
+/**
+ * --desktop-user NAME: the account must exist, and it reads warden's alerts from the system
+ * journal, which needs the group systemd-journal (or adm): warn when it is in neither.
+ */
+function desktopUser(given: string | undefined, prefix: string, warn: (m: string) => void): string | null {
+  if (given === undefined || given === '' || given === 'none') return null;
+  const etc = (f: string) => { try { return readFileSync(join(prefix, 'etc', f), 'utf8'); } catch { return ''; } };
+  const pw = etc('passwd').split('\n').map((l) => l.split(':')).find((f) => f[0] === given);
+  if (!pw) { warn(`warning: there is no account "${given}" (--desktop-user) in ${join(prefix, 'etc', 'passwd')}`); return given; }
+  const readers = ['systemd-journal', 'adm', 'wheel'];
+  const member = etc('group').split('\n').map((l) => l.split(':')).some((f) => readers.includes(f[0] ?? '') && ((f[3] ?? '').split(',').includes(given) || f[2] === pw[3]));
+  if (!member) warn(`warning: ${given} is in none of the groups ${readers.join(', ')}, so it cannot read the system journal and would see no warden alerts: sudo usermod -aG systemd-journal ${given} (then log in again)`);
+  return given;
 }
 
 function statCode(p: string): string | null {
@@ -186,11 +228,12 @@ function writeUnit(path: string, content: string): void {
 export const installUnitsCommand: CommandSpec = {
   name: 'install-units',
   summary: 'Print the hardened systemd units for this installation, or write them (--write).',
-  usage: 'install-units [--root DIR] [--user NAME] [--group NAME] [--capabilities LIST|none] [--agent-group NAME] [--discord-token FILE|none] [--prefix DIR] [--write [--force]]',
+  usage: 'install-units [--root DIR] [--user NAME] [--group NAME] [--capabilities LIST|none] [--agent-group NAME] [--discord-token FILE|none] [--desktop-user NAME] [--prefix DIR] [--write [--force]]',
   options: {
     user: { type: 'string' },
     'agent-group': { type: 'string' },
     'discord-token': { type: 'string' },
+    'desktop-user': { type: 'string' },
     group: { type: 'string' },
     capabilities: { type: 'string' },
     prefix: { type: 'string' },
@@ -219,7 +262,8 @@ export const installUnitsCommand: CommandSpec = {
       ctx.out.err(`warden install-units: warning: ${msg}`);
     }
     const groups = agentGroups(ctx.root, caps, group, ctx.values['agent-group'] as string | undefined);
-    const discordToken = discordTokenFile(ctx.root, ctx.values['discord-token'] as string | undefined, (m) => ctx.out.err(`warden install-units: ${m}`));
+    const prefix = resolve((ctx.values.prefix as string | undefined) ?? '/');
+    const discordToken = discordTokenFile(ctx.root, ctx.values['discord-token'] as string | undefined, prefix, (m) => ctx.out.err(`warden install-units: ${m}`));
     const units = renderUnits({
       root: ctx.root,
       user,
@@ -231,6 +275,7 @@ export const installUnitsCommand: CommandSpec = {
       notifyAccess: native ? 'main' : 'all',
       groups,
       discordToken,
+      desktopUser: desktopUser(ctx.values['desktop-user'] as string | undefined, prefix, (m) => ctx.out.err(`warden install-units: ${m}`)),
     });
     if (!native) {
       ctx.out.err('warden install-units: the optional unix-dgram module is not installed, so sd_notify goes through systemd-notify and the units use NotifyAccess=all (slightly weaker; see docs/DEPLOY.md)');
@@ -240,9 +285,9 @@ export const installUnitsCommand: CommandSpec = {
       else units.forEach((u, i) => { if (i) ctx.out.line(); ctx.out.line(`# ---- ${u.name} ----`); ctx.out.line(u.content.trimEnd()); });
       return EXIT.ok;
     }
-    const dir = join(resolve((ctx.values.prefix as string | undefined) ?? '/'), 'etc', 'systemd', 'system');
+    const dirOf = (scope: 'system' | 'user') => join(prefix, 'etc', 'systemd', scope);
     const plan = units.map((u) => {
-      const path = join(dir, u.name);
+      const path = join(dirOf(u.scope), u.name);
       let current: string | null = null;
       try { current = readFileSync(path, 'utf8'); } catch (err) {
         if (errnoCode(err) !== 'ENOENT') throw new WardenError(`cannot read ${path}: ${errnoCode(err) ?? String(err)}`);
@@ -253,8 +298,10 @@ export const installUnitsCommand: CommandSpec = {
     if (conflicts.length && !ctx.values.force) {
       throw new WardenError(`refusing to overwrite ${conflicts.map((c) => c.path).join(' and ')}: it differs from what would be installed (print the units without --write to compare, or pass --force)`);
     }
-    try { mkdirSync(dir, { recursive: true, mode: 0o755 }); } catch (err) {
-      throw new WardenError(`cannot create ${dir}: ${errnoCode(err) ?? String(err)}`);
+    for (const dir of new Set(plan.map((p) => dirOf(p.scope)))) {
+      try { mkdirSync(dir, { recursive: true, mode: 0o755 }); } catch (err) {
+        throw new WardenError(`cannot create ${dir}: ${errnoCode(err) ?? String(err)}`);
+      }
     }
     for (const p of plan) {
       if (p.state === 'unchanged' && existsSync(p.path)) { chmodSync(p.path, 0o644); continue; }
@@ -268,6 +315,11 @@ export const installUnitsCommand: CommandSpec = {
       ctx.out.line('next: record the first baseline as the guard will run (once; skip if this root is initialised), then start:');
       ctx.out.line(`  ${initCommand(ctx.root, caps, user)}`);
       ctx.out.line('  systemctl daemon-reload && systemctl enable --now warden-guard.service warden-notify.service');
+      const owner = units.find((u) => u.scope === 'user') ? (ctx.values['desktop-user'] as string) : null;
+      if (owner) {
+        ctx.out.line(`desktop alerts: in ${owner}'s session (docs/DEPLOY.md §2.8):`);
+        ctx.out.line('  systemctl --user daemon-reload && systemctl --user enable --now warden-desktop.service');
+      }
     }
     return EXIT.ok;
   },

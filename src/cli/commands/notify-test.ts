@@ -1,7 +1,20 @@
 /** `warden notify test`: send a test message on every configured channel and report each. */
+import { fstatSync } from 'node:fs';
+import { isatty } from 'node:tty';
 import { EXIT, WardenError } from '../../common/errors.js';
 import { loadWardenConfig } from '../../store/approved-config.js';
 import type { CommandSpec } from '../types.js';
+
+/**
+ * Where a line on stderr lands: the journal only when stderr is the journal's stream
+ * (systemd sets $JOURNAL_STREAM to its device:inode), else this command's own stderr.
+ */
+export function journalWhere(env: NodeJS.ProcessEnv, fd: number): string {
+  let st;
+  try { st = fstatSync(fd); } catch { return 'stderr (closed)'; }
+  if (env.JOURNAL_STREAM && env.JOURNAL_STREAM === `${st.dev}:${st.ino}`) return 'the journal (stderr is its stream)';
+  return `this command's stderr${isatty(fd) ? ' (the terminal, above)' : ''}, not the journal; the guard's journal lines reach the journal when it runs under systemd ('journalctl -u warden-guard')`;
+}
 
 export const notifyTestCommand: CommandSpec = {
   name: 'notify test',
@@ -14,11 +27,15 @@ export const notifyTestCommand: CommandSpec = {
     if (configuredChannels(config).length === 0) {
       throw new WardenError('no notification channel is configured: add [notify.discord], [notify.desktop] or [notify.journal] to config/warden.toml', EXIT.usage);
     }
-    const results = await sendTestMessages(ctx.root, config, (l) => ctx.out.err(l));
+    const sent = await sendTestMessages(ctx.root, config, (l) => ctx.out.err(l));
+    // The journal channel is a line on stderr: say where that went, not "journal ok".
+    const where = journalWhere(process.env, 2);
+    const results = sent.map((r) => (r.channel === 'journal' && r.ok ? { ...r, where } : r));
     const ok = results.every((r) => r.ok);
     if (ctx.json) ctx.out.json({ ok, results });
     for (const r of results) {
-      ctx.out.line(r.ok ? `${ctx.out.color.green('ok')}    ${r.channel}` : `${ctx.out.color.red('FAIL')}  ${r.channel}: ${r.error}`);
+      const at = 'where' in r && r.where ? `: the line went to ${r.where}` : '';
+      ctx.out.line(r.ok ? `${ctx.out.color.green('ok')}    ${r.channel}${at}` : `${ctx.out.color.red('FAIL')}  ${r.channel}: ${r.error}`);
     }
     return ok ? EXIT.ok : EXIT.finding;
   },

@@ -6,16 +6,24 @@ import { pingDaemon } from '../daemon-client.js';
 import { lastAlerts } from '../../store/alerts.js';
 import { WardenError } from '../../common/errors.js';
 import { policyFileHealth } from '../../policy/index.js';
-import { channelsOff, deliveryReport } from '../delivery.js';
+import { channelsOff, deliveryReport, undeliveredOn } from '../delivery.js';
 import { manifestStatus } from '../../store/manifest.js';
 import { EXIT } from '../../common/errors.js';
 import { clean } from '../../notifier/format.js';
+import type { WitnessReport } from '../../daemon/witness-link.js';
 import { credentialModeReport } from '../changes/cred-mode.js';
+
+/** Up to this many files, status lists each one; beyond it the summary and the drifted ones (each with --list). */
+const LIST_AT_MOST = 50;
+
+/** What approval = "tty" is worth where the agent runs as the owner's own user (docs/CHANGES.md, "tty"). */
+export const TTY_NOTE = 'approval = "tty": a y/N on a terminal. It stops scripts and piped input from approving, and an agent that cannot reach the guard (the deployment: another user); it does not stop a program running as you with its own pseudo-terminal (script -c "warden approve ID"). Where the agent runs as you (npm start, warden run in your session), use approval = "owner-code".';
 
 export const statusCommand: CommandSpec = {
   name: 'status',
   summary: "Is the daemon running, each protected file's state, policy files that grant nothing, the last alert.",
-  usage: 'status [--root DIR] [--json]',
+  usage: 'status [--list] [--root DIR] [--json]',
+  options: { list: { type: 'boolean', short: 'v', default: false } },
   // Exit 1 on drift, else 3 when no daemon runs (nothing reverts direct edits), else 0.
   async run(ctx) {
     const ping = await pingDaemon(ctx.root, 5000);
@@ -29,7 +37,9 @@ export const statusCommand: CommandSpec = {
         return { path: p, kind: e?.kind, state: f ? 'drift' : 'ok', reason: f?.verdict.reason ?? null, mode: e ? octal(e.mode) : null, size: e?.size ?? null };
       });
       const unexpected = findings.filter((f) => !l.state.entry(f.path) && !f.isDir).map((f) => ({ path: f.path, state: 'unexpected', reason: f.verdict.reason }));
-      const dirs = findings.filter((f) => f.isDir).map((f) => ({ path: f.path, state: 'drift', reason: f.verdict.reason }));
+      const dirs: { path: string; state: string; reason: string; detail?: string }[] = findings.filter((f) => f.isDir).map((f) => ({ path: f.path, state: 'drift', reason: f.verdict.reason }));
+      const replaced = l.store.rootReplaced(l.rootFd);
+      if (replaced) dirs.unshift({ path: '', state: 'drift', reason: 'root-replaced', detail: replaced });
       // A damaged store (say a directory where alerts.jsonl belongs) is reported, never a crash.
       const storeProblems: string[] = [];
       const pathProblem = l.store.pathProblem();
@@ -40,26 +50,36 @@ export const statusCommand: CommandSpec = {
       const policy = policyFileHealth(ctx.root);
       const warnings: string[] = [];
       if (l.config.approval === 'none') warnings.push('approval = "none": changes are applied without confirmation (tests and development only)');
+      const notes: string[] = [];
+      if (l.config.approval === 'tty') notes.push(TTY_NOTE);
       warnings.push(...credentialModeReport(ctx.root).map((f) => f.message));
       const report = deliveryReport(ctx.root);
       const delivery = report ? { outbox_depth: report.outboxDepth, last_error: report.lastDeliveryError ?? null, state_dir: report.stateDir, log_lines_ignored: report.logLinesIgnored } : null;
       const m = manifestStatus(ctx.root);
       // Behind the baseline: the runtime's view keeps an older approved state until the guard publishes.
       const runtimeManifest = { path: m.path, setup: m.setup, present: m.present, generation: m.generation, current: m.generation === l.state.index.generation, problem: m.problem };
-      const daemon = ping?.ok ? { running: true, pid: ping.pid, polling: ping.polling, watcher_alive: ping.watcherAlive, failing: ping.failing, notifier: ping.notifier ?? null } : { running: false };
+      const daemon = ping?.ok ? { running: true, pid: ping.pid, polling: ping.polling, watcher_alive: ping.watcherAlive, failing: ping.failing, notifier: ping.notifier ?? null, witness: ping.witness ?? null } : { running: false };
       if (ctx.json) {
-        ctx.out.json({ root: ctx.root, store: { dir: l.store.dir, mode: l.store.mode, problems: storeProblems }, daemon, generation: l.state.index.generation, approval: l.config.approval, warnings, files: [...files, ...unexpected], dirs, policy, last_alert: last, delivery, runtime_manifest: runtimeManifest });
+        ctx.out.json({ root: ctx.root, store: { dir: l.store.dir, mode: l.store.mode, problems: storeProblems }, daemon, generation: l.state.index.generation, approval: l.config.approval, warnings, notes, files: [...files, ...unexpected], dirs, policy, last_alert: last, delivery, runtime_manifest: runtimeManifest });
       } else {
         const c = ctx.out.color;
         ctx.out.line(daemon.running ? c.green(`daemon: running (pid ${String(daemon.pid)})${daemon.polling ? ' — polling (inotify unavailable)' : ''}`) : c.yellow('daemon: not running — direct edits are not being reverted'));
+        if (daemon.running) ctx.out.line(witnessLine(daemon.witness as WitnessReport | null));
         for (const w of warnings) ctx.out.line(c.yellow(`warning: ${w}`));
+        for (const n of notes) ctx.out.line(`note: ${n}`);
         for (const p of storeProblems) ctx.out.line(c.red(`store damaged: ${p}`));
-        for (const f of files) ctx.out.line(`  ${f.state === 'ok' ? c.green('ok   ') : c.red('DRIFT')} ${escapeText(f.path)}${f.reason ? ` (${f.reason})` : ''}`);
-        for (const u of [...unexpected, ...dirs]) ctx.out.line(`  ${c.red('DRIFT')} ${u.path ? escapeText(u.path) : '.'} (${u.reason})`);
+        // The summary first; each file only for a small root or on request (--list): 10,000 ok lines bury the one that drifted.
+        const drifted = files.filter((f) => f.state !== 'ok').length + unexpected.length + dirs.length;
+        ctx.out.line(`files: ${files.length} protected, ${files.length - files.filter((f) => f.state !== 'ok').length} ok${drifted ? c.red(`, ${drifted} drift`) : ''}`);
+        const listAll = Boolean(ctx.values.list) || files.length <= LIST_AT_MOST;
+        for (const f of files) if (listAll || f.state !== 'ok') ctx.out.line(`  ${f.state === 'ok' ? c.green('ok   ') : c.red('DRIFT')} ${escapeText(f.path)}${f.reason ? ` (${f.reason})` : ''}`);
+        if (!listAll) ctx.out.line(c.dim(`  (each file: 'warden status --list')`));
+        for (const u of [...unexpected, ...dirs]) ctx.out.line(`  ${c.red('DRIFT')} ${u.path ? escapeText(u.path) : '.'} (${u.reason})${'detail' in u && u.detail ? `: ${u.detail}` : ''}`);
         for (const p of policy.filter((x) => x.grantsNothing)) ctx.out.line(c.yellow(`  grants nothing: ${escapeText(p.path)} — ${p.reason ?? p.status}`));
         if (delivery) {
           const off = channelsOff(report);
-          ctx.out.line(`notifications: ${delivery.outbox_depth ? `${delivery.outbox_depth} not delivered yet on some channel` : 'all delivered'}`);
+          const owed = [...undeliveredOn(report, off)].map(([ch, n]) => `${n} on ${ch}`);
+          ctx.out.line(`notifications: ${owed.length ? `not delivered yet: ${owed.join(', ')}` : off.size ? 'all delivered on the channels that are on' : 'all delivered'}`);
           for (const [ch, why] of off) ctx.out.line(`  ${ch}: off — ${clean(why, 200)}`);
           const e = report?.lastDeliveryError;
           if (e && !off.has(e.channel)) ctx.out.line(c.yellow(`  last delivery error: ${clean(e.channel, 20)} at ${clean(e.time, 40)}: ${clean(e.message, 300)}`));
@@ -77,3 +97,13 @@ export const statusCommand: CommandSpec = {
     }
   },
 };
+
+/** Whether a witness runs (SPEC §6.1), where, and what it can see. */
+function witnessLine(w: WitnessReport | null): string {
+  if (!w) return 'witness: unknown (the daemon did not say)';
+  if (!w.running) return `witness: not running — alerts will not say who wrote (${clean(w.why ?? 'unknown', 200)})`;
+  const mode = w.enforce ? 'refusing opens for writing (enforce = true)' : 'recording who opens protected files for writing';
+  const s = w.status;
+  const seen = s ? `; ${s.dirs} director(ies) and ${s.files} file(s) marked, ${s.writesSeen} write(s) seen${s.overflows ? `, ${s.overflows} queue overflow(s)` : ''}${s.recordsLost ? `, ${s.recordsLost} record(s) lost` : ''}` : `; last heartbeat ${clean(w.lastBeat ?? 'never', 40)}`;
+  return `witness: ${w.where === 'in-process' ? 'running in the daemon' : 'running (warden-witness)'}, ${mode}${seen}. It sees opens for writing (a write through an existing descriptor or a rename into place is seen at its open; a chmod, a deletion or a rename is not)`;
+}

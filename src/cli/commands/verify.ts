@@ -29,6 +29,7 @@ export const verifyCommand: CommandSpec = {
     try {
       const { pset, maxBytes } = await settingsOf(l, modules);
       const findings = verifyAll(l.rootFd, l.state, pset, maxBytes);
+      const replaced = l.store.rootReplaced(l.rootFd);
       const rows = findings.map((f) => {
         const d = f.isDir ? l.state.index.dirs[f.path] : undefined;
         const fe = f.isDir ? undefined : l.state.entry(f.path);
@@ -39,12 +40,15 @@ export const verifyCommand: CommandSpec = {
           found: f.obs.type === 'absent' ? null : { type: f.obs.type, mode: octal(f.obs.mode), uid: f.obs.uid, gid: f.obs.gid, size: f.obs.size, ...(f.obs.sha256 ? { sha256: f.obs.sha256 } : {}) },
         };
       });
+      // SPEC §4: the root path names another directory than the guarded one (the guard, when
+      // it runs, has put it right already and recorded it; stopped, it does so at start).
+      if (replaced) rows.unshift({ path: '', directory: true, reason: 'root-replaced', also: [], expected: null, found: { type: 'dir', mode: '', uid: -1, gid: -1, size: 0 }, detail: replaced } as (typeof rows)[number]);
       if (ctx.json) ctx.out.json({ clean: rows.length === 0, checked: l.state.paths().length, drift: rows });
       else if (rows.length === 0) ctx.out.line(ctx.out.color.green(`clean: ${l.state.paths().length} file(s) match the baseline`));
       else {
         for (const r of rows) {
           const what = [r.reason, ...r.also].join(', ');
-          const detail = r.found?.type && r.found.type !== 'file' && r.found.type !== 'dir' ? ` (now a ${r.found.type})` : '';
+          const detail = r.reason === 'root-replaced' ? ` (${replaced ?? ''})` : r.found?.type && r.found.type !== 'file' && r.found.type !== 'dir' ? ` (now a ${r.found.type})` : '';
           ctx.out.line(`${ctx.out.color.red('DRIFT')} ${r.path ? escapeText(r.path) : '.'}: ${what}${detail}`);
         }
         ctx.out.line(`${rows.length} path(s) differ from the baseline`);

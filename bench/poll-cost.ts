@@ -1,0 +1,24 @@
+/**
+ * The stamp poll's cost alone (issue 21): the guard's idle CPU on the 10,000-file root with
+ * the poll on and, in the window after, off (WARDEN_STAMP_POLL=off, a bench-only switch).
+ * `node dist/bench/poll-cost.js` after a build; BENCH_IDLE_SECONDS sets each window (60).
+ */
+import { bigRoot } from './big-root.js';
+import { IDLE_S, node, warden } from './config.js';
+import { idleWindow, type IdleStats } from './idle.js';
+import { cleanupTemps, startReady, wardenSync } from './lib.js';
+
+async function main(): Promise<void> {
+  const big = bigRoot('http://127.0.0.1:9'); // no notifier runs: the URL is never used
+  try {
+    const init = wardenSync(big, ['init']);
+    if (init.code !== 0) throw new Error(`warden init failed: ${init.stderr}`);
+    const out: Record<string, IdleStats> = {};
+    for (const mode of ['on', 'off']) {
+      const guard = await startReady(node, warden(['run', '--guard', '--root', big.root]), { ...big.env, WARDEN_STAMP_POLL: mode }, 60_000);
+      try { out[mode] = ((await idleWindow(`guard, stamp poll ${mode}`, { guard }, IDLE_S)).guard as IdleStats); } finally { await guard.stop(); }
+    }
+    process.stdout.write(`${JSON.stringify({ seconds: IDLE_S, on: out.on, off: out.off })}\n`);
+  } finally { cleanupTemps(); }
+}
+main().then(() => process.exit(0), (err) => { process.stderr.write(`${(err as Error).stack ?? String(err)}\n`); process.exit(1); });

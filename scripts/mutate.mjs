@@ -1,0 +1,58 @@
+// npm run mutate [folder...] [-- --mutate <pattern>]: mutation testing (StrykerJS) of the
+// critical folders, one Stryker run per folder with that folder's focused test files (the
+// whole suite per mutant would take days). Builds first; writes reports/mutation/<folder>.{json,html}
+// and prints each folder's score. Long: not part of `npm test` or CI's default stage.
+//   npm run mutate                       every folder below
+//   npm run mutate -- guard store        some folders
+//   npm run mutate -- guard --mutate 'dist/src/guard/classify.js' --tests guard/units   a sample, named as such
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync } from 'node:fs';
+
+/** Per folder: what is mutated, and the test files (run-tests.mjs filters) that should kill its mutants. */
+export const FOLDERS = {
+  guard: { mutate: ['dist/src/guard/**/*.js'], tests: ['guard/units', 'guard/lifecycle', 'guard/attacks', 'guard/verify-pass', 'guard/blob-restore', 'guard/restore-put-back'] },
+  store: { mutate: ['dist/src/store/**/*.js'], tests: ['store/', 'guard/lifecycle', 'runtime/manifest'] },
+  changes: { mutate: ['dist/src/changes/**/*.js'], tests: ['changes/names', 'changes/changes', 'changes/journal', 'changes/approvals', 'changes/cred-groups', 'changes/owner-tasks'] },
+  runtime: { mutate: ['dist/src/runtime/**/*.js'], tests: ['runtime/fail-closed', 'runtime/manifest', 'runtime/storm', 'runtime/layering'] },
+  credentials: { mutate: ['dist/src/credentials/**/*.js'], tests: ['guard/units', 'changes/names', 'changes/cred-groups'] },
+  // Lane 23 rewrites src/policy: measure it last, and say which code was measured.
+  policy: { mutate: ['dist/src/policy/**/*.js'], tests: ['policy/'] },
+};
+
+const args = process.argv.slice(2);
+const at = args.indexOf('--mutate');
+const override = at >= 0 ? args.splice(at, 2)[1] : null;
+const tt = args.indexOf('--tests');
+const testsOverride = tt >= 0 ? args.splice(tt, 2)[1].split(',') : null;
+const nb = args.indexOf('--no-build');
+const noBuild = nb >= 0 && args.splice(nb, 1).length > 0;
+const wanted = args.length ? args : Object.keys(FOLDERS);
+for (const f of wanted) if (!FOLDERS[f]) { console.error(`unknown folder ${f}; one of ${Object.keys(FOLDERS).join(', ')}`); process.exit(2); }
+
+if (!noBuild) {
+  const tsc = spawnSync('npx', ['tsc', '-p', 'tsconfig.json'], { stdio: 'inherit' });
+  if (tsc.status !== 0) process.exit(tsc.status ?? 1);
+}
+mkdirSync('reports/mutation', { recursive: true });
+const scores = [];
+for (const folder of wanted) {
+  const { mutate } = FOLDERS[folder];
+  const tests = testsOverride ?? FOLDERS[folder].tests;
+  const patterns = override ? [override] : mutate;
+  const command = `node scripts/run-tests.mjs ${tests.join(' ')}`;
+  console.log(`# mutate ${folder}: ${patterns.join(', ')} with: ${command}`);
+  const r = spawnSync('npx', ['stryker', 'run', 'stryker.config.mjs'], {
+    stdio: 'inherit', env: { ...process.env, WARDEN_MUTATE_FOLDER: folder, WARDEN_MUTATE_FILES: patterns.join(','), WARDEN_MUTATE_COMMAND: command },
+  });
+  let killed = 0, survived = 0, timeout = 0, noCov = 0, errors = 0;
+  try {
+    const rep = JSON.parse(readFileSync(`reports/mutation/${folder}.json`, 'utf8'));
+    for (const file of Object.values(rep.files)) for (const m of file.mutants) {
+      if (m.status === 'Killed') killed++; else if (m.status === 'Timeout') timeout++; else if (m.status === 'Survived') survived++; else if (m.status === 'NoCoverage') noCov++; else errors++;
+    }
+  } catch (e) { console.error(`# ${folder}: no report (${e.message})`); }
+  const valid = killed + timeout + survived + noCov;
+  scores.push({ folder, sample: override ?? 'whole folder', tests: tests.join(' '), killed, timeout, survived, noCov, errors, score: valid ? (100 * (killed + timeout) / valid).toFixed(1) + ' %' : 'n/a', exit: r.status });
+}
+console.table(scores);
+process.exit(scores.some((s) => s.exit !== 0) ? 1 : 0);

@@ -1,0 +1,37 @@
+/**
+ * What an alert's quarantine holds now, for wording that tells the truth: a file seen empty
+ * (`echo … > file` truncates first) is often written a moment later, and its quarantined
+ * inode (hard-linked before the revert) then holds that content, not nothing.
+ */
+import { QUARANTINE_DIR } from '../store/layout.js';
+import { lstatAt, withDir } from '../fsx/beneath.js';
+import type { Alert } from '../store/alert-types.js';
+import { Store } from '../store/store.js';
+
+/** Size of the alert's quarantined regular file; null when none is kept or it is not one. */
+export function rejectedSize(store: Store, a: Alert): number | null {
+  if (!a.quarantine) return null;
+  const prefix = store.label(`${QUARANTINE_DIR}/${a.id}/`);
+  const name = a.quarantine.startsWith(prefix) ? a.quarantine.slice(prefix.length) : '';
+  if (!name || name.includes('/') || !/^[A-Za-z0-9._-]+$/.test(a.id)) return null;
+  return withDir(store.fd, `${QUARANTINE_DIR}/${a.id}`, (fd) => {
+    const st = lstatAt(fd, name);
+    return st && st.isFile() ? st.size : null;
+  }, () => null);
+}
+
+/** For alerts that say "emptied": id → the bytes their rejected file holds now (only those that hold some). */
+export function writtenAfterEmptied(root: string, alerts: readonly Alert[]): Map<string, number> {
+  const out = new Map<string, number>();
+  const emptied = alerts.filter((a) => a.quarantine && (a.reason === 'emptied' || a.also?.includes('emptied')));
+  if (!emptied.length) return out;
+  let store: Store;
+  try { store = Store.open(root); } catch { return out; }
+  try {
+    for (const a of emptied) {
+      const n = rejectedSize(store, a);
+      if (n) out.set(a.id, n);
+    }
+  } finally { store.close(); }
+  return out;
+}

@@ -1,0 +1,215 @@
+/**
+ * The witness (SPEC §6.1): a fanotify listener in permission mode over the protected
+ * directories and files. This side (the main thread) opens the group, places the marks
+ * (confined beneath the held root descriptor, as every other access to the root), renews
+ * them every second (a directory put back by the guard is a new inode), and supervises two
+ * threads: the answering loop (worker.ts) and a watchdog (watchdog.ts) that closes the
+ * group if that loop stops beating, which lets every held open through.
+ *
+ * Never throws at start: without the capability, the binding, or kernel support, the
+ * witness reports why it is not running, and everything else works as before.
+ */
+import { Worker, MessageChannel } from 'node:worker_threads';
+import { closeSync, realpathSync } from 'node:fs';
+import { withDir } from '../fsx/beneath.js';
+import { baseOf, dirOf } from '../common/rel-path.js';
+import {
+  FAN_CLASS_CONTENT, FAN_CLOEXEC, FAN_EVENT_ON_CHILD, FAN_MARK_ADD, FAN_NONBLOCK, FAN_OPEN_PERM, FAN_REPORT_TID,
+  FAN_UNLIMITED_MARKS, FAN_UNLIMITED_QUEUE, O_LARGEFILE, O_RDONLY, loadError, loadFanotify, type Fanotify,
+} from './fanotify.js';
+import { BEAT_MS, beatLine, openRecordForAppend } from './record.js';
+import { writeSync } from 'node:fs';
+import type { WitnessTargets, WorkerInit } from './types.js';
+
+const FAN_MARK_DONT_FOLLOW = 0x4;
+const FAN_MARK_ONLYDIR = 0x8;
+/** Per-file inode marks beyond this many are left to the directory marks (as the guard's own per-file watches). */
+const MAX_FILE_MARKS = 1000;
+
+export interface WitnessOptions {
+  root: string;
+  rootFd: number;
+  targets: () => WitnessTargets;
+  enforce: boolean;
+  /** Warden's own writers besides this process: pids, and cgroup paths (the guard's unit). Never names. */
+  exemptPids?: number[];
+  exemptCgroups?: string[];
+  recordDir: string;
+  /** Record 0640 (group-readable) for a guard of another account in this process's group. */
+  groupRead?: boolean;
+  log: (line: string) => void;
+  /** How long the answering loop may go without a beat before the group is closed. */
+  staleMs?: number;
+}
+
+export interface WitnessStatus {
+  running: boolean;
+  why: string | null;
+  enforce: boolean;
+  dirs: number;
+  files: number;
+  writesSeen: number;
+  recordsLost: number;
+  overflows: number;
+  restarts: number;
+}
+
+const ERRNO: Record<number, string> = { 1: 'EPERM', 22: 'EINVAL', 38: 'ENOSYS', 24: 'EMFILE', 12: 'ENOMEM', 13: 'EACCES' };
+
+export class Witness {
+  private fanFd = -1;
+  private recordFd = -1;
+  private worker: Worker | null = null;
+  private dog: Worker | null = null;
+  private shared = new SharedArrayBuffer(8 * 4);
+  private hb = new Int32Array(this.shared);
+  private port: MessageChannel | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private stopped = false;
+  private why: string | null = null;
+  private marked = { dirs: 0, files: 0 };
+  private restarts = 0;
+  private totals = { seen: 0, lost: 0, overflows: 0 };
+  private readonly rootReal: string;
+
+  private constructor(private readonly opts: WitnessOptions, private readonly fan: Fanotify | null) {
+    let r = opts.root;
+    try { r = realpathSync(opts.root); } catch { /* as given */ }
+    this.rootReal = r;
+  }
+
+  /** Start watching; on any failure, a witness that is not running and says why. */
+  static start(opts: WitnessOptions): Witness {
+    const fan = loadFanotify();
+    const w = new Witness(opts, fan);
+    if (!fan) { w.why = loadError(); return w; }
+    w.open();
+    if (w.fanFd >= 0) {
+      w.timer = setInterval(() => w.tick(), 1000);
+      w.timer.unref();
+    }
+    return w;
+  }
+
+  private open(): void {
+    const fan = this.fan!;
+    const fd = fan.init(FAN_CLASS_CONTENT | FAN_CLOEXEC | FAN_NONBLOCK | FAN_REPORT_TID | FAN_UNLIMITED_QUEUE | FAN_UNLIMITED_MARKS, O_RDONLY | O_LARGEFILE);
+    if (fd < 0) {
+      const e = fan.errno();
+      this.why = `fanotify_init refused (${ERRNO[e] ?? `errno ${e}`}${e === 1 ? ': the witness needs CAP_SYS_ADMIN' : ''})`;
+      return;
+    }
+    if (this.recordFd < 0) {
+      try { this.recordFd = openRecordForAppend(this.opts.recordDir, this.opts.groupRead); }
+      catch (err) { fan.close(fd); this.why = `cannot open the witness record: ${String((err as Error).message)}`; return; }
+    }
+    this.fanFd = fd;
+    this.hb.fill(0);
+    this.remark();
+    this.startThreads();
+    this.why = null;
+    this.beat();
+  }
+
+  private startThreads(): void {
+    const ch = new MessageChannel();
+    this.port = ch;
+    const init: WorkerInit = {
+      fanFd: this.fanFd, recordFd: this.recordFd, rootReal: this.rootReal, enforce: this.opts.enforce,
+      exemptPids: this.opts.exemptPids ?? [], exemptCgroups: this.opts.exemptCgroups ?? [],
+      targets: this.opts.targets(), shared: this.shared, port: ch.port2,
+    };
+    const w = new Worker(new URL('./worker.js', import.meta.url), { workerData: init, transferList: [ch.port2] });
+    w.unref();
+    w.on('error', (err) => { this.opts.log(`<3>warden: the witness's answering thread failed: ${String(err?.message ?? err)}`); });
+    w.on('exit', () => { if (!this.stopped && this.worker === w) this.lost('its answering thread ended'); });
+    this.worker = w;
+    const d = new Worker(new URL('./watchdog.js', import.meta.url), { workerData: { shared: this.shared, fanFd: this.fanFd, staleMs: this.opts.staleMs ?? 3000 } });
+    d.unref();
+    d.on('message', (m: { hung?: boolean }) => { if (m.hung && !this.stopped) this.lost('its answering thread stopped answering (watchdog)', true); });
+    this.dog = d;
+  }
+
+  /** The group is gone or must go: close it (held opens go through), then open a fresh one. */
+  private lost(what: string, closedByDog = false): void {
+    this.opts.log(`<3>warden: the witness lost ${what}; opens go through unseen until it restarts`);
+    this.collect();
+    Atomics.store(this.hb, 1, 1);
+    Atomics.store(this.hb, 5, 1);
+    Atomics.notify(this.hb, 5);
+    if (!closedByDog && this.fanFd >= 0) { try { closeSync(this.fanFd); } catch { /* closed */ } }
+    this.fanFd = -1;
+    const old = this.worker;
+    this.worker = null;
+    void old?.terminate();
+    void this.dog?.terminate();
+    this.dog = null;
+    this.restarts++;
+    if (this.stopped) return;
+    this.why = `restarting (${what})`;
+    setTimeout(() => { if (!this.stopped && this.fanFd < 0) this.open(); }, 500).unref();
+  }
+
+  private collect(): void {
+    this.totals.seen += Atomics.exchange(this.hb, 2, 0);
+    this.totals.lost += Atomics.exchange(this.hb, 3, 0);
+    this.totals.overflows += Atomics.exchange(this.hb, 4, 0);
+  }
+
+  private lastBeat = 0;
+
+  private tick(): void {
+    if (this.stopped) return;
+    if (this.fanFd >= 0 && Date.now() - this.lastBeat >= BEAT_MS) this.beat();
+    if (this.fanFd < 0) { if (this.fan && !this.worker) this.open(); return; }
+    this.remark();
+  }
+
+  /** Place (again) a mark on every protected directory and file; new targets go to the answering thread too. */
+  remark(): void {
+    if (this.fanFd < 0 || !this.fan) return;
+    const fan = this.fan;
+    const t = this.opts.targets();
+    this.port?.port1.postMessage({ targets: t });
+    const dirs = new Set(t.dirs.filter((d) => d !== ''));
+    let nd = 0;
+    let nf = 0;
+    for (const d of dirs) {
+      nd += withDir(this.opts.rootFd, d, (fd) => (fan.mark(this.fanFd, FAN_MARK_ADD | FAN_MARK_ONLYDIR, BigInt(FAN_OPEN_PERM | FAN_EVENT_ON_CHILD), fd, null) === 0 ? 1 : 0), () => 0);
+    }
+    for (const f of t.files.slice(0, MAX_FILE_MARKS)) {
+      nf += withDir(this.opts.rootFd, dirOf(f), (fd) => (fan.mark(this.fanFd, FAN_MARK_ADD | FAN_MARK_DONT_FOLLOW, BigInt(FAN_OPEN_PERM), fd, baseOf(f)) === 0 ? 1 : 0), () => 0);
+    }
+    this.marked = { dirs: nd, files: nf };
+  }
+
+  /** A heartbeat line in the record: a reader in another process knows the witness is alive. */
+  private beat(): void {
+    this.lastBeat = Date.now();
+    try { writeSync(this.recordFd, beatLine(this.lastBeat)); } catch { this.totals.lost++; }
+  }
+
+  status(): WitnessStatus {
+    this.collect();
+    return {
+      running: this.fanFd >= 0, why: this.why, enforce: this.opts.enforce,
+      dirs: this.marked.dirs, files: this.marked.files,
+      writesSeen: this.totals.seen, recordsLost: this.totals.lost, overflows: this.totals.overflows, restarts: this.restarts,
+    };
+  }
+
+  get running(): boolean { return this.fanFd >= 0; }
+
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    Atomics.store(this.hb, 1, 1);
+    Atomics.store(this.hb, 5, 1);
+    Atomics.notify(this.hb, 5);
+    // Closing the group lets any held open through, then the threads end on their next beat.
+    if (this.fanFd >= 0) { try { closeSync(this.fanFd); } catch { /* closed */ } this.fanFd = -1; }
+    await Promise.all([this.worker?.terminate(), this.dog?.terminate()]);
+    if (this.recordFd >= 0) { try { closeSync(this.recordFd); } catch { /* closed */ } this.recordFd = -1; }
+  }
+}

@@ -1,0 +1,104 @@
+/**
+ * Issue 23, deliverable 2: commands no shell can widen. Every line below holds shell syntax
+ * and is refused with the reason, although its first words are a permitted prefix; plain
+ * lines are still permitted, with the argv a runtime executes without a shell.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { accessFor, argvPermitted, buildPolicy, commandArgv, commandPermitted } from '../../src/policy/index.js';
+import { org } from './fixtures.js';
+
+const policy = buildPolicy([{ path: 'orgs/dev.toml', text: org({ members: ['222'], channels: ['444'], folders: ['/workspace/dev/'], commands: ['git log', 'cat', 'ls'] }) }]).policy;
+const dev = accessFor(policy, { tier: 'member', org: 'dev' });
+
+const BYPASSES: [string, RegExp][] = [
+  ['git log && git push', /&&/],
+  ['git log || git push', /\|\|/],
+  ['git log; git push', /;/],
+  ['git log ;git push', /;/],
+  ['git log | sh', /pipe/],
+  ['git log|sh', /pipe/],
+  ['git log & git push', /&/],
+  ['git log $(id)', /\$\(/],
+  ['git log `id`', /backticks/],
+  ['ls ${IFS}x', /\$\{/],
+  ['cat $HOME/.ssh/id_rsa', /variable/],
+  ['cat $1', /variable/],
+  ['git log > /tmp/x', /redirection/],
+  ['git log >> /tmp/x', /redirection/],
+  ['git log 2> /tmp/x', /redirection/],
+  ['git log 2>&1', /redirection/],
+  ['cat < /etc/passwd', /redirection/],
+  ['cat <<EOF', /redirection/],
+  ['git log &> /tmp/x', /redirection/],
+  ['cat <(cat /etc/passwd)', /process substitution/],
+  ['cat >(tee /tmp/x)', /process substitution/],
+  ['git log\ngit push', /newline/],
+  ['git log\rgit push', /carriage return/],
+  ['git log\u0000x', /control/],
+  ['PAGER=sh git log', /VAR=value/],
+  ['GIT_DIR=/tmp/x git log', /VAR=value/],
+  ['cat "/etc/passwd"', /quotes/],
+  ["cat '/etc/passwd'", /quotes/],
+  ['cat /etc/pass\\wd', /backslash/],
+  ['cat /etc/pass*', /glob/],
+  ['cat /etc/passw?', /glob/],
+  ['cat /etc/[p]asswd', /glob/],
+  ['cat /etc/{passwd,shadow}', /brace/],
+  ['cat ~/.ssh/id_rsa', /tilde/],
+  ['cat ~root/.ssh/id_rsa', /tilde/],
+  ['ls # comment', /comment/],
+  ['ls (x)', /subshell/],
+  ['ls !x', /!/],
+  ['git log ^ sh', /\^/],
+  ['cat /etc/pass\u00a0wd', /character outside/],
+  ['ls\u2028x', /character outside/],
+];
+
+test(`${BYPASSES.length} shell-syntax lines are refused with the reason, though they start with a permitted prefix`, () => {
+  assert.ok(BYPASSES.length >= 30);
+  for (const [line, why] of BYPASSES) {
+    const d = commandArgv(dev, line);
+    assert.equal(d.permitted, false, JSON.stringify(line));
+    assert.ok(!d.permitted && why.test(d.reason), `${JSON.stringify(line)}: ${!d.permitted ? d.reason : ''}`);
+    assert.equal(commandPermitted(dev, line), false, JSON.stringify(line));
+  }
+});
+
+test('plain lines are permitted, with the argv to run without a shell', () => {
+  const ok: [string, string[], string][] = [
+    ['git log', ['git', 'log'], 'git log'],
+    ['git log -3 --oneline', ['git', 'log', '-3', '--oneline'], 'git log'],
+    ['git   log\t--format=%h', ['git', 'log', '--format=%h'], 'git log'],
+    ['cat /workspace/dev/a.md', ['cat', '/workspace/dev/a.md'], 'cat'],
+    ['ls -la /workspace/dev/', ['ls', '-la', '/workspace/dev/'], 'ls'],
+    ['  cat a,b+c@d:e  ', ['cat', 'a,b+c@d:e'], 'cat'],
+  ];
+  for (const [line, argv, prefix] of ok) {
+    const d = commandArgv(dev, line);
+    assert.deepEqual(d, { permitted: true, argv, prefix, shell: false }, line);
+    assert.equal(commandPermitted(dev, line), true, line);
+  }
+  for (const line of ['git push', 'git logx', 'rm -rf /', 'sh', '', '   ']) assert.equal(commandPermitted(dev, line), false, line);
+  assert.match((commandArgv(dev, 'git push') as { reason: string }).reason, /not one of the permitted commands/);
+});
+
+test('argvPermitted: an argv the runtime holds is matched word for word (its arguments are never a shell\'s)', () => {
+  assert.deepEqual(argvPermitted(dev, ['git', 'log', '--grep=a b; c']), { permitted: true, argv: ['git', 'log', '--grep=a b; c'], prefix: 'git log', shell: false });
+  assert.equal(argvPermitted(dev, ['git', 'push']).permitted, false);
+  assert.equal(argvPermitted(dev, ['sh', '-c', 'git log']).permitted, false);
+  assert.equal(argvPermitted(dev, ['cat', 'a\u0000b']).permitted, false);
+  assert.equal(argvPermitted(dev, []).permitted, false);
+  assert.equal(argvPermitted(dev, [''] as string[]).permitted, false);
+});
+
+test('the owner\'s shell permits any line (argv only when the line is plain); guests and none run nothing', () => {
+  const owner = accessFor(policy, { tier: 'owner', org: null });
+  assert.deepEqual(commandArgv(owner, 'git log | head'), { permitted: true, argv: null, prefix: '*', shell: true });
+  assert.deepEqual(commandArgv(owner, 'ls -l'), { permitted: true, argv: ['ls', '-l'], prefix: '*', shell: true });
+  for (const tier of ['guest', 'none'] as const) {
+    const a = accessFor(policy, { tier, org: null });
+    assert.equal(commandPermitted(a, 'ls'), false);
+    assert.match((commandArgv(a, 'ls') as { reason: string }).reason, /may run no command/);
+  }
+});

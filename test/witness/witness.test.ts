@@ -1,0 +1,130 @@
+/**
+ * The witness (SPEC §6.1), for real: `warden run` as root runs a fanotify listener; every
+ * alert of a direct edit names the process that opened the file for writing, joined by
+ * device + inode (two writers racing on two files are never swapped); `enforce = true`
+ * refuses the open (EPERM) and says who; a killed witness lets opens through and the guard
+ * still reverts; without CAP_SYS_ADMIN everything works as before and alerts say why they
+ * do not name a writer.
+ */
+import { after, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { cli, fileSha, readAlertsOf, testWorld, waitFor, CLI, TEST_WARDEN_TOML } from '../helpers/root.js';
+import type { Alert, Writer } from '../../src/store/alert-types.js';
+
+const ROOT_ONLY = process.getuid?.() !== 0 ? 'needs root (fanotify permission events need CAP_SYS_ADMIN)' : false;
+const A = 'config/conditions.toml';
+const B = 'orgs/bookclub.toml';
+const world = testWorld();
+after(() => world.cleanup());
+
+const ENFORCE_TOML = (base: string) => `${base}\n[witness]\nenforce = true\n`;
+
+/** A writer that appends one line to FILE through its own shell redirection: the shell is the process that opens it. */
+function writer(root: string, rel: string, text: string): { pid: number; done: Promise<{ code: number | null; err: string }> } {
+  const p = spawn('sh', ['-c', `printf '%s\\n' '${text}' >> ${rel}`], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] });
+  let err = '';
+  p.stderr!.on('data', (d) => { err += String(d); });
+  return { pid: p.pid!, done: new Promise((r) => p.once('exit', (code) => r({ code, err }))) };
+}
+
+const isWriter = (by: Alert['by']): by is Writer => typeof by === 'object' && by !== null && 'pid' in by;
+
+describe('the witness', { skip: ROOT_ONLY }, () => {
+  it('names the writer of each direct edit; two writers racing on two files are never swapped', async () => {
+    const t = world.root({ init: true });
+    const d = await world.daemon(t, []);
+    assert.match(d.stderr(), /witness running/);
+    for (let round = 0; round < 6; round++) {
+      const seen = readAlertsOf(t).length;
+      const a = writer(t.root, A, `# a ${round}`);
+      const b = writer(t.root, B, `# b ${round}`);
+      await Promise.all([a.done, b.done]);
+      const fresh = await waitFor(() => {
+        const n = readAlertsOf(t).slice(seen);
+        return n.some((x) => x.path === A) && n.some((x) => x.path === B) ? n : null;
+      }, 10_000, `round ${round}: both edits reverted`);
+      const byA = fresh.find((x) => x.path === A)!.by;
+      const byB = fresh.find((x) => x.path === B)!.by;
+      assert.ok(isWriter(byA) && isWriter(byB), `round ${round}: both alerts name a writer: ${JSON.stringify([byA, byB])}`);
+      assert.equal(byA.pid, a.pid, `round ${round}: ${A} was written by pid ${a.pid}`);
+      assert.equal(byB.pid, b.pid, `round ${round}: ${B} was written by pid ${b.pid}`);
+      assert.equal(byA.comm, 'sh');
+      assert.equal(byA.user, 'root');
+      assert.match(byA.exe ?? '', /\/(dash|bash|sh)$/);
+    }
+    assert.match(cli(t, ['status']).stdout, /witness: running in the daemon, recording who opens protected files for writing; \d+ director\(ies\) and \d+ file\(s\) marked, (1[2-9]|[2-9]\d) write\(s\) seen/);
+    // In plain words, in `warden why` and the journal line.
+    const why = cli(t, ['why', B]);
+    assert.match(why.stdout, /by sh, user root, (no login session|[^,]+\.(service|scope)|in .* login session)/);
+    assert.match(d.stderr(), /reverted orgs\/bookclub\.toml: content; alert \S+\. by sh, user root/);
+    // No argument list, no content: the record and the alert hold neither the text written nor the command line.
+    const alerts = JSON.stringify(readAlertsOf(t).map((x) => x.by));
+    assert.doesNotMatch(alerts, /printf|# a 0/);
+  });
+
+  it('enforce = true: an open for writing is refused at once (EPERM) and the alert says who; warden\'s own writes go through', async () => {
+    const t = world.root({ init: true, wardenToml: ENFORCE_TOML(TEST_WARDEN_TOML) });
+    const d = await world.daemon(t, []);
+    assert.match(d.stderr(), /witness running: refusing/);
+    const before = fileSha(t.p(B));
+    const w = writer(t.root, B, 'tampered = true');
+    const r = await w.done;
+    assert.notEqual(r.code, 0, 'the shell could not open the file');
+    assert.match(r.err, /Operation not permitted/);
+    assert.equal(fileSha(t.p(B)), before, 'nothing was written');
+    const refused = await waitFor(() => readAlertsOf(t).find((x) => x.reason === 'refused' && x.path === B), 5000, 'a refused alert');
+    assert.ok(isWriter(refused.by) && refused.by.pid === w.pid && refused.by.refused === true, JSON.stringify(refused.by));
+    assert.ok(!readAlertsOf(t).some((x) => x.action === 'reverted'), 'no revert was needed');
+    // The sanctioned path (the daemon writes): not refused.
+    const wanted = readFileSync(t.p(B), 'utf8').replace('hourly_cap = 20', 'hourly_cap = 12');
+    const ap = cli(t, ['apply', B, '--from', '-'], { input: wanted });
+    assert.equal(ap.code, 0, ap.stderr);
+    assert.equal(readFileSync(t.p(B), 'utf8'), wanted);
+  });
+
+  it('a killed witness lets opens through at once, and the guard still reverts', async () => {
+    const t = world.root({ init: true, wardenToml: ENFORCE_TOML(TEST_WARDEN_TOML) });
+    const g = await world.daemon(t, ['--guard']);
+    const w = await world.daemon(t, ['--witness', '--writer-pid', String(g.proc.pid)]);
+    const before = fileSha(t.p(B));
+    const first = await writer(t.root, B, 'tampered = 1').done;
+    assert.match(first.err, /Operation not permitted/, 'the separate witness refuses');
+    // Its refusal reaches the guard's alerts through the witness's record (another process).
+    const refused = await waitFor(() => readAlertsOf(t).find((x) => x.reason === 'refused'), 5000, 'the guard raised the refusal');
+    assert.ok(isWriter(refused.by));
+    await w.kill9();
+    const r = spawnSync('sh', ['-c', `printf 'tampered = 2\\n' >> ${B}`], { cwd: t.root, timeout: 5000 });
+    assert.equal(r.status, 0, 'the open went through (not held, not refused)');
+    await waitFor(() => fileSha(t.p(B)) === before, 5000, 'the guard reverted the edit');
+  });
+});
+
+
+describe('without a witness', () => {
+  it('no CAP_SYS_ADMIN: the guard reverts as before, and the alert says why it names no writer', async () => {
+    const t = world.root({ init: true });
+    // Drop the capability for real when we have it; as another user we never had it.
+    const useSetpriv = process.getuid?.() === 0;
+    const p = useSetpriv
+      ? spawn('setpriv', ['--bounding-set', '-sys_admin', '--inh-caps', '-sys_admin', process.execPath, CLI, 'run', '--root', t.root], { env: t.env, stdio: ['ignore', 'pipe', 'pipe'] })
+      : spawn(process.execPath, [CLI, 'run', '--root', t.root], { env: t.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    p.stdout!.on('data', (c) => { out += String(c); });
+    try {
+      await waitFor(() => out.includes('ready\n'), 20_000, 'daemon ready');
+      const before = fileSha(t.p(B));
+      await writer(t.root, B, 'tampered = true').done;
+      const a = await waitFor(() => readAlertsOf(t).find((x) => x.path === B), 5000, 'reverted');
+      assert.equal(fileSha(t.p(B)), before);
+      assert.ok(a.by && !isWriter(a.by), JSON.stringify(a.by));
+      assert.match((a.by as { unknown: string }).unknown, /no witness running/);
+      assert.match(cli(t, ['why', B]).stdout, /who: not known \(no witness running/);
+      assert.match(cli(t, ['status']).stdout, /witness: not running — alerts will not say who wrote \(no witness running \(this process lacks CAP_SYS_ADMIN/);
+    } finally {
+      p.kill('SIGTERM');
+      await new Promise((r) => (p.exitCode !== null ? r(null) : p.once('exit', r)));
+    }
+  });
+});
