@@ -5,11 +5,8 @@
  * the guard recognises the new files by their hash and never reverts its own write; a
  * crash in between leaves a baseline the next start rolls the files forward to.
  */
-<<<<<<< HEAD
 import { dict } from '../common/dict.js';
-=======
 import { notTextReason } from '../common/text.js';
->>>>>>> main
 import { normalizeRelPath } from '../common/rel-path.js';
 import { randomBytes } from 'node:crypto';
 import { EXIT, WardenError, type Located } from '../common/errors.js';

@@ -81,14 +81,9 @@ export function scanDisk(rootFd: number, pset: ProtectedSet, maxBytes: number, p
  * `history` says how the history records it (the first init, or a recovery commit).
  */
 export async function writeBaseline(root: string, rootFd: number, store: Store, key: Buffer, pset: ProtectedSet, scan: { files: DiskFile[]; dirs: BaselineIndex['dirs'] }, generation: number,
-<<<<<<< HEAD
-  history: { kind: 'init' } | { kind: 'commit'; command: string; user: string }): Promise<InitResult> {
-  const index: BaselineIndex = { version: 1, generation, updated: new Date().toISOString(), files: dict(), dirs: scan.dirs };
-=======
   history: { kind: 'init' } | { kind: 'commit'; command: string; user: string }, progress?: Progress): Promise<InitResult> {
   progress?.('writing', 0, scan.files.length);
-  const index: BaselineIndex = { version: 1, generation, updated: new Date().toISOString(), files: {}, dirs: scan.dirs };
->>>>>>> main
+  const index: BaselineIndex = { version: 1, generation, updated: new Date().toISOString(), files: dict(), dirs: scan.dirs };
   const blobs = new Map<string, Buffer>();
   const writes: BlobWrite[] = [];
   for (const f of scan.files) {

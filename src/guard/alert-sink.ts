@@ -77,7 +77,6 @@ export class AlertSink {
     this.folds.clear();
     this.perReason.clear();
     this.windowStart = this.now();
-<<<<<<< HEAD
     for (const f of folds) this.writeFold(f);
   }
 
@@ -86,7 +85,7 @@ export class AlertSink {
     const paths = [...f.paths];
     const more = f.count - paths.length;
     const kept = f.notKept ? `; ${f.notKept} of them not kept in quarantine (quarantine quota reached)` : '';
-    const { credential_changes: _c, also, ...first } = f.first;
+    const { credential_changes: _c, by: _b, also, ...first } = f.first;
     this.write({
       ...first, ...(also ? { also } : {}), id: newAlertId(), time: new Date().toISOString(), count: f.count,
       path: commonDir(paths), before: null, after: null, quarantine: null,
@@ -97,18 +96,6 @@ export class AlertSink {
         ? `Each alert folded here that kept content is listed with its own id and quarantine folder ('warden alerts' shows them): 'warden diff ID' shows what it rejected, 'warden accept ID' proposes it again.`
         : `The alerts folded here kept no content. See 'warden alerts' and 'warden why ${commonDir(paths)}'.`,
     });
-=======
-    for (const f of folds) {
-      const paths = [...f.paths];
-      const more = f.count - paths.length;
-      const kept = f.notKept ? `; ${f.notKept} of them not kept in quarantine (quarantine quota reached)` : '';
-      this.write({
-        ...f.first, id: newAlertId(), time: new Date().toISOString(), count: f.count,
-        path: commonDir(paths), before: null, after: null, quarantine: null, credential_changes: undefined, by: undefined,
-        detail: `${f.count} more ${f.first.reason} alert(s) folded into this one (storm; more than ${FULL_PER_WINDOW} in ${FOLD_WINDOW_MS / 1000} s): ${paths.join(', ')}${more > 0 ? ` and ${more} more` : ''}${kept}`,
-      });
-    }
->>>>>>> main
   }
 
   private write(alert: Alert): void {

@@ -25,7 +25,7 @@ import { protectedSet, type ProtectedSet } from '../config/protected-set.js';
 import { AlertSink } from './alert-sink.js';
 import { Quarantine, QuarantineQuota, fsyncQuiet } from './quarantine.js';
 import { LateWrites } from './late-writes.js';
-import { readHeldHead, safeClose } from '../fsx/beneath.js';
+import { readHeldHead } from '../fsx/beneath.js';
 import { unlinkAt } from '../fsx/beneath.js';
 import { RetryBook } from './retry.js';
 import { StoreCheck } from './store-check.js';
@@ -502,7 +502,7 @@ export class Guard {
     const name = baseOf(f.path);
     let quarantine: string | null = null;
     let linked = false;
-    let held: number | null = null;
+    let heldFd: number | null = null;
     let movedAside = false;
     try {
       if (verdict.action === 'removed') {
@@ -536,9 +536,9 @@ export class Guard {
         linked = this.quarantine.linkBefore(id, w.fd, name, obs.ino);
         // Not linked (the store on another file system): hold the rejected inode open, so
         // what a writer still puts into it is copied into quarantine (late-writes.ts).
-        if (!linked) held = this.quarantine.hold(w.fd, name, obs.ino);
+        if (!linked) heldFd = this.quarantine.hold(w.fd, name, obs.ino);
         // Not linked, not held and never read whole: it can only be kept by moving it aside.
-        if (!linked && held === null && obs.bytes === null) { quarantine = this.quarantine.move(id, w.fd, name, this.maxBytes); movedAside = true; }
+        if (!linked && heldFd === null && obs.bytes === null) { quarantine = this.quarantine.move(id, w.fd, name, this.maxBytes); movedAside = true; }
       }
       let fullDisk: string | null = null;
       try {
@@ -556,13 +556,12 @@ export class Guard {
       }
       this.tally.reverts++;
       // Securing the quarantined inode (or copying bytes we hold) comes after the restore, to keep the revert short.
-<<<<<<< HEAD
       if (obs.type === 'file' && !quarantine && keep) {
-        const bytes = obs.bytes ?? (held !== null ? readHeldHead(held, this.maxBytes) : null);
+        const bytes = obs.bytes ?? (heldFd !== null && !fullDisk ? readHeldHead(heldFd, this.maxBytes) : null);
         quarantine = this.quarantine.settle(id, name, linked, bytes, this.maxBytes);
-        if (held !== null) { if (quarantine) this.late.track(held, id, name); else safeClose(held); held = null; }
-=======
-      if (obs.type === 'file' && !quarantine && keep) quarantine = this.quarantine.settle(id, name, linked, obs.bytes, this.maxBytes);
+      }
+      // Written in place (a full disk), the held inode is the live file again: nothing late to keep from it.
+      if (heldFd !== null) { if (quarantine && !fullDisk) this.late.track(heldFd, id, name); else safeClose(heldFd); heldFd = null; }
       let fullNote: string | undefined;
       if (fullDisk) {
         // No room for the copy either (quarantine on the same full file system): held in
@@ -570,7 +569,6 @@ export class Guard {
         if (!quarantine && keep && obs.bytes) { this.owed.push({ id, name, bytes: obs.bytes }); quarantine = this.quarantine.label(id, name); }
         fullNote = `the file system is full (${fullDisk}): no temp file could be written, so the approved bytes were written over the rejected file in place`
           + (this.owed.some((o) => o.id === id) ? '; the rejected bytes are held in memory and written to quarantine as soon as there is room' : '');
->>>>>>> main
       }
       let v = verdict;
       let changes;
@@ -594,7 +592,7 @@ export class Guard {
       });
       this.markClean(f.path);
     } catch (err) {
-      if (held !== null) safeClose(held);
+      if (heldFd !== null) safeClose(heldFd);
       if (linked && !quarantine) this.quarantine.discard(id, name);
       this.failed(f.path, id, verdict, err, whileStopped, quarantine);
     }

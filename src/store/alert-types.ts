@@ -70,7 +70,6 @@ export interface Alert {
   credential_changes?: CredentialKeyChange[];
   /** A folded alert (a storm): how many alerts of this reason it stands for, itself included. */
   count?: number;
-<<<<<<< HEAD
   /**
    * A folded alert: each alert it stands for that kept something in quarantine, by its own
    * id (the name of its quarantine folder), so every quarantine folder is named by an alert
@@ -79,10 +78,8 @@ export interface Alert {
   folded?: FoldedAlert[];
   /** An alert reached through a folded one (findAlert): the id of the line that lists it. */
   folded_into?: string;
-=======
   /** Who made the direct edit (SPEC §6.1), or why that is not known. */
   by?: Writer | WriterUnknown;
->>>>>>> main
   /** What the owner should do instead (SPEC §6: every message says how to do it right). */
   advice: string;
 }

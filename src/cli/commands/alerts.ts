@@ -24,28 +24,13 @@ function describe(a: Alert, written?: number): string {
   const emptiedThen = written ? ` (then written: the rejected file holds ${written} byte(s); 'warden diff ${clean(a.id, 80)}')` : '';
   const why = `${reasons.map((x) => clean(x, 40) + (x === 'emptied' ? emptiedThen : '')).join(', ')}${stopped ? ', while warden was stopped' : ''}`;
   const count = a.count && a.count > 1 ? ` (${a.count} alerts folded)` : '';
-<<<<<<< HEAD
-  return `${clean(a.time, 40)}  ${clean(a.id, 80)}  ${clean(a.action, 20)} ${clean(a.path, 300)}: ${why}${count}${keys}${a.quarantine ? `  kept: ${clean(a.quarantine, 300)}` : ''}${a.detail && a.count ? `  ${clean(a.detail, 300)}` : ''}`;
+  return `${clean(a.time, 40)}  ${clean(a.id, 80)}  ${clean(a.action, 20)} ${clean(a.path, 300)}: ${why}${count}${keys}${a.quarantine ? `  kept: ${clean(a.quarantine, 300)}` : ''}${a.detail && (a.count || a.reason === 'content') ? `  ${clean(a.detail, 300)}` : ''}${a.by ? `  ${describeBy(a.by)}` : ''}`;
 }
 
 /** A folded alert's members that kept content, one line each: every quarantine folder is named. */
 function foldedLines(a: Alert): string {
   if (!Array.isArray(a.folded) || a.folded.length === 0) return '';
   return a.folded.map((m) => `\n    folded ${clean(String(m?.id), 80)}  ${clean(String(m?.path), 300)}  kept: ${clean(String(m?.quarantine), 300)}`).join('');
-}
-
-const UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 7 * 86_400_000 };
-
-/** `--since`: an ISO time, or an age such as 30s, 10m, 2h, 7d. */
-export function parseSince(v: string, now = Date.now()): number {
-  const age = /^(\d+)\s*([smhdw])$/.exec(v.trim());
-  if (age) return now - Number(age[1]) * UNITS[age[2]!]!;
-  const t = /^\d{4}-\d\d-\d\d/.test(v.trim()) ? Date.parse(v) : Number.NaN;
-  if (Number.isNaN(t)) throw new WardenError(`--since ${JSON.stringify(v)}: give an ISO time (2026-12-01T09:00Z, 2026-12-01) or an age (30s, 10m, 2h, 7d)`, EXIT.usage);
-  return t;
-=======
-  return `${clean(a.time, 40)}  ${clean(a.id, 80)}  ${clean(a.action, 20)} ${clean(a.path, 300)}: ${why}${count}${keys}${a.quarantine ? `  kept: ${clean(a.quarantine, 300)}` : ''}${a.detail && (a.count || a.reason === 'content') ? `  ${clean(a.detail, 300)}` : ''}${a.by ? `  ${describeBy(a.by)}` : ''}`;
->>>>>>> main
 }
 
 const under = (p: string) => (a: Alert) => a.path === p || a.path.startsWith(p + '/');
@@ -102,11 +87,7 @@ export const alertsCommand: CommandSpec = {
     for (const [ch, why] of off) ctx.out.err(`note: ${ch} notifications are off: ${why} (see the README, "Notifications")`);
     for (const a of withDelivery) {
       const d = Object.entries(a.delivery).map(([ch, s]) => `${ch}: ${off.has(ch) && s?.state !== 'delivered' ? 'off' : s?.state}`).join(', ');
-<<<<<<< HEAD
-      ctx.out.line(`${describe(a)}${d ? `  [${escapeText(d)}]` : ''}${foldedLines(a)}`);
-=======
-      ctx.out.line(`${describe(a, written.get(a.id))}${d ? `  [${escapeText(d)}]` : ''}`);
->>>>>>> main
+      ctx.out.line(`${describe(a, written.get(a.id))}${d ? `  [${escapeText(d)}]` : ''}${foldedLines(a)}`);
     }
     if (skipped) ctx.out.err(`warning: ${skipped} line(s) of snapshots/alerts.jsonl are not alerts and were skipped`);
     return EXIT.ok;
