@@ -348,7 +348,7 @@ describe('restore failures', () => {
       await waitFor(() => JSON.stringify(protectedPicture(t)) === JSON.stringify(approved), 5_000, 'reverted while the disk is still full');
       assert.ok(existsSync(join(mnt, 'filler')), 'the disk was still full');
       rmSync(join(mnt, 'filler'));
-      await waitFor(() => readAlertsOf(t).some((a) => a.path === ORG && a.action === 'reverted' && /full \(ENOSPC\)/.test(a.detail ?? '')), 20_000, 'the alert, naming the full disk, made it to disk once there was room');
+      await waitFor(() => readAlertsOf(t).some((a) => a.path === ORG && a.action === 'reverted' && /full \(ENOSPC\)/.test(a.detail ?? '')), 20_000, 'the alert, naming the full disk, made it to disk once there was room').catch((err: unknown) => { throw new Error(`${String(err)}; alerts: ${JSON.stringify(readAlertsOf(t).map((a) => [a.path, a.action, a.reason, a.detail]))}; stderr: ${d.stderr().slice(-6000)}`); });
       assert.equal(JSON.stringify(protectedPicture(t)), JSON.stringify(approved));
       await d.stop();
     } finally {
