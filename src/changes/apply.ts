@@ -5,6 +5,7 @@
  * the guard recognises the new files by their hash and never reverts its own write; a
  * crash in between leaves a baseline the next start rolls the files forward to.
  */
+import { dict } from '../common/dict.js';
 import { notTextReason } from '../common/text.js';
 import { normalizeRelPath } from '../common/rel-path.js';
 import { randomBytes } from 'node:crypto';
@@ -73,7 +74,7 @@ export { normalizeRelPath };
 
 /** The approved hashes of these paths now. */
 export function currentBase(ctx: ApplyContext, paths: readonly string[]): BaseHashes {
-  const out: BaseHashes = {};
+  const out: BaseHashes = dict();
   for (const p of paths) out[p] = ctx.state.entry(p)?.sha256 ?? null;
   return out;
 }
@@ -302,9 +303,9 @@ export function reconcileProtectedSet(ctx: ApplyContext, next: ProtectedSet, max
       if (r?.bytes) out.push({ path, kind, bytes: r.bytes, mode: r.stats.mode & 0o7777, uid: r.stats.uid, gid: r.stats.gid });
     }, () => undefined);
   }
-  const dirs = { ...ctx.state.index.dirs };
+  const dirs = dict(ctx.state.index.dirs);
   for (const d of next.dirs) {
-    if (dirs[d]) continue;
+    if (Object.hasOwn(dirs, d)) continue;
     const st = withDir(ctx.rootFd, dirOf(d), (fd) => lstatAt(fd, baseOf(d)), () => null);
     if (st?.isDirectory()) dirs[d] = { mode: st.mode & 0o7777, uid: st.uid, gid: st.gid };
   }

@@ -1,4 +1,5 @@
 /** `warden init`: record the first baseline of every protected file (SPEC §3). */
+import { dict } from '../common/dict.js';
 import { readdirSync } from 'node:fs';
 import { WardenError } from '../common/errors.js';
 import { loadWardenConfigFromDisk } from '../store/approved-config.js';
@@ -38,7 +39,7 @@ export type Progress = (phase: 'reading' | 'writing' | 'history', done?: number,
 
 export function scanDisk(rootFd: number, pset: ProtectedSet, maxBytes: number, progress?: Progress): { files: DiskFile[]; dirs: BaselineIndex['dirs'] } {
   const files: DiskFile[] = [];
-  const dirs: BaselineIndex['dirs'] = {};
+  const dirs: BaselineIndex['dirs'] = dict();
   for (const d of pset.dirs) {
     withDir(rootFd, dirOf(d), (fd) => {
       const st = lstatAt(fd, baseOf(d));
@@ -82,7 +83,7 @@ export function scanDisk(rootFd: number, pset: ProtectedSet, maxBytes: number, p
 export async function writeBaseline(root: string, rootFd: number, store: Store, key: Buffer, pset: ProtectedSet, scan: { files: DiskFile[]; dirs: BaselineIndex['dirs'] }, generation: number,
   history: { kind: 'init' } | { kind: 'commit'; command: string; user: string }, progress?: Progress): Promise<InitResult> {
   progress?.('writing', 0, scan.files.length);
-  const index: BaselineIndex = { version: 1, generation, updated: new Date().toISOString(), files: {}, dirs: scan.dirs };
+  const index: BaselineIndex = { version: 1, generation, updated: new Date().toISOString(), files: dict(), dirs: scan.dirs };
   const blobs = new Map<string, Buffer>();
   const writes: BlobWrite[] = [];
   for (const f of scan.files) {

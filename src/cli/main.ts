@@ -66,7 +66,7 @@ function optionLines(rows: [string, string][]): string[] {
 export function commandHelp(c: CommandSpec, sub?: string): string {
   const full = sub ? `${c.name} ${sub}` : c.name;
   const usage = c.usage.split('\n').filter((u) => !sub || u.startsWith(`${full} `) || u === full);
-  const h = HELP[full] ?? HELP[c.name];
+  const h = (Object.hasOwn(HELP, full) ? HELP[full] : undefined) ?? (Object.hasOwn(HELP, c.name) ? HELP[c.name] : undefined);
   const groupSummary = sub ? GROUPS[c.name]?.subcommands.find(([s]) => s.split(' ')[0] === sub)?.[1] : undefined;
   const lines = [`usage: ${usage.map((u) => `warden ${u}`).join('\n       ')}`, '', groupSummary ?? c.summary, ''];
   if (h?.options?.length) lines.push('options:', ...optionLines(h.options), '');
@@ -136,7 +136,7 @@ export async function main(rawArgv: string[]): Promise<number> {
   const joined = rest[0] && !rest[0].startsWith('-') ? `${name} ${rest[0]}` : undefined;
   let entry: CommandEntry | undefined = joined ? commands.find((c) => c.name === joined) : undefined;
   if (entry) rest.shift(); else entry = commands.find((c) => c.name === name);
-  const group = GROUPS[name];
+  const group = Object.hasOwn(GROUPS, name) ? GROUPS[name] : undefined; // `warden constructor` is no group
   if (group && !entry?.name.includes(' ')) {
     const sub = rest.find((a) => !a.startsWith('-'));
     const asked = rest.includes('--help') || rest.includes('-h');

@@ -8,6 +8,7 @@
  * the same answers.
  */
 import { parseToml } from '../toml/index.js';
+import { dict } from '../common/dict.js';
 import type { WardenConfig } from './warden-config.js';
 
 export const WARDEN_TOML = 'config/warden.toml';
@@ -62,16 +63,18 @@ export function quickConfig(value: unknown): WardenConfig | null {
     }
   }
 
-  let credentials: WardenConfig['credentials'] = { files: [...DEFAULT_CREDENTIAL_FILES], groups: {} };
+  let credentials: WardenConfig['credentials'] = { files: [...DEFAULT_CREDENTIAL_FILES], groups: dict() };
   if (value.credentials !== undefined) {
     const c = value.credentials;
     if (!isObj(c) || !onlyKeys(c, ['files', 'groups'])) return null;
     const files = opt(c, 'files', (v): v is string[] => strings(v, relPath) && v.length > 0, [...DEFAULT_CREDENTIAL_FILES]);
     if (files === FAIL) return null;
-    const groups: WardenConfig['credentials']['groups'] = {};
+    // Group names are data (SPEC §7): no prototype, so __proto__ is a group like any other.
+    const groups: WardenConfig['credentials']['groups'] = dict();
     if (c.groups !== undefined) {
       if (!isObj(c.groups)) return null;
       for (const [name, g] of Object.entries(c.groups)) {
+        if (name === '__proto__') return null; // the schema refuses it, located (toml/schema.ts)
         if (!isObj(g) || !onlyKeys(g, ['keys', 'check'])) return null;
         if (!strings(g.keys, (k) => typeof k === 'string' && k.length > 0) || g.keys.length === 0) return null;
         if (g.check !== undefined && g.check !== 'discord-token') return null;

@@ -2,12 +2,20 @@ import { z } from 'zod';
 import { WardenError, type Located } from '../common/errors.js';
 import { locateKey, parseToml } from '../toml/index.js';
 import { validateToml } from '../toml/schema.js';
+import { dict } from '../common/dict.js';
 import { DEFAULT_CREDENTIAL_FILES, DEFAULT_MAX_BYTES, WARDEN_TOML } from './quick-config.js';
 
 export { WARDEN_TOML };
 
 const snowflake = z.string().regex(/^[0-9]{1,20}$/, 'must be a Discord id: a string of decimal digits');
 const relPath = z.string().min(1).refine((p) => !p.startsWith('/') && !p.split('/').includes('..'), 'must be a path relative to the root, without ".."');
+
+function groupSchema() {
+  return z.strictObject({
+    keys: z.array(z.string().min(1)).min(1),
+    check: z.enum(['discord-token']).optional(),
+  });
+}
 
 export const wardenConfigSchema = z.strictObject({
   approval: z.enum(['tty', 'owner-code', 'none']).default('tty'),
@@ -18,10 +26,7 @@ export const wardenConfigSchema = z.strictObject({
   protect: z.array(z.strictObject({ path: relPath, kind: z.literal('text').default('text') })).default([]),
   credentials: z.strictObject({
     files: z.array(relPath).min(1).default([...DEFAULT_CREDENTIAL_FILES]),
-    groups: z.record(z.string(), z.strictObject({
-      keys: z.array(z.string().min(1)).min(1),
-      check: z.enum(['discord-token']).optional(),
-    })).default({}),
+    groups: z.record(z.string(), groupSchema()).default({}),
   }).default({ files: [...DEFAULT_CREDENTIAL_FILES], groups: {} }),
   notify: z.strictObject({
     min_interval_seconds: z.number().nonnegative().default(10),
@@ -51,6 +56,9 @@ export function parseWardenConfig(source: string, file = WARDEN_TOML): { ok: tru
   const v = validateToml(wardenConfigSchema, parsed.value, source, file);
   if (!v.ok) return v;
   const errors: Located[] = [];
+  // Group names are data (SPEC §7): a null-prototype record, so a group named constructor or
+  // toString is a group like any other (__proto__ is refused by validateToml).
+  v.value.credentials.groups = dict(v.value.credentials.groups);
   for (const f of v.value.credentials.files) {
     if (!f.endsWith('.toml')) errors.push({ file, key: 'credentials.files', message: `credential file "${f}" must be a .toml file` });
   }
@@ -63,7 +71,7 @@ export function parseWardenConfig(source: string, file = WARDEN_TOML): { ok: tru
 
 /** Settings from warden.toml bytes; none means all defaults. Throws WardenError (exit 2). */
 export function configFromBytes(bytes: Buffer | null): WardenConfig {
-  if (bytes === null) return wardenConfigSchema.parse({});
+  if (bytes === null) { const c = wardenConfigSchema.parse({}); c.credentials.groups = dict(); return c; }
   const r = parseWardenConfig(bytes.toString('utf8'));
   if (!r.ok) throw new WardenError(`${WARDEN_TOML} is invalid`, 2, r.errors);
   return r.config;

@@ -11,6 +11,7 @@
  * Errors never contain a value.
  */
 import { WardenError } from '../common/errors.js';
+import { dict, own } from '../common/dict.js';
 import { parseCredentials, type CredentialTables } from './rules.js';
 
 export interface ValueUpdate { group: string; key: string; value: string }
@@ -125,14 +126,15 @@ function verify(before: string, after: string, file: string, updates: readonly V
   const a = parseCredentials(after, file);
   if (!b.ok) throw new WardenError(`${file} does not parse as a credential file${hint}`, 1, b.errors);
   if (!a.ok) throw new WardenError(`could not place the new values in ${file} safely${hint}`);
-  const want: CredentialTables = {};
-  for (const [g, t] of Object.entries(b.tables)) want[g] = { ...t };
-  for (const u of updates) (want[u.group] ??= {})[u.key] = u.value;
+  const want: CredentialTables = dict();
+  for (const [g, t] of Object.entries(b.tables)) want[g] = dict(t);
+  for (const u of updates) (own(want, u.group) ?? (want[u.group] = dict()))[u.key] = u.value;
   const same = (x: CredentialTables, y: CredentialTables) => {
     const gs = new Set([...Object.keys(x), ...Object.keys(y)]);
     for (const g of gs) {
-      const ks = new Set([...Object.keys(x[g] ?? {}), ...Object.keys(y[g] ?? {})]);
-      for (const k of ks) if (x[g]?.[k] !== y[g]?.[k]) return false;
+      const xg = own(x, g), yg = own(y, g);
+      const ks = new Set([...Object.keys(xg ?? {}), ...Object.keys(yg ?? {})]);
+      for (const k of ks) if (own(xg, k) !== own(yg, k)) return false;
     }
     return true;
   };

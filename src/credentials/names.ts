@@ -10,6 +10,7 @@
  *   was just refused.
  */
 import type { WardenConfig } from '../config/warden-config.js';
+import { own } from '../common/dict.js';
 import { groupUnits, unitOf, type CredentialDiff, type CredentialTables } from './rules.js';
 
 export interface KeyName { group: string; key: string }
@@ -46,8 +47,8 @@ export function unknownKeyErrors(tables: CredentialTables, config: WardenConfig,
   const groups = [...new Set([...Object.keys(tables), ...Object.keys(config.credentials.groups)])].sort();
   for (const { group, key } of names) {
     const id = `${group}.${key}`;
-    const conf = config.credentials.groups[group];
-    const keys = [...new Set([...(conf?.keys ?? []), ...Object.keys(tables[group] ?? {})])];
+    const conf = own(config.credentials.groups, group);
+    const keys = [...new Set([...(conf?.keys ?? []), ...Object.keys(own(tables, group) ?? {})])];
     if (keys.includes(key)) continue;
     if (!groups.includes(group)) {
       if (allowNew) continue;

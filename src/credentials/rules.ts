@@ -7,6 +7,7 @@ import { parseToml, type TomlTable } from '../toml/index.js';
 import type { Located } from '../common/errors.js';
 import type { WardenConfig } from '../config/warden-config.js';
 import type { CredentialKeyChange } from './types.js';
+import { dict, own } from '../common/dict.js';
 
 /** First 12 hex digits of sha256 — enough to tell values apart, useless to recover them. */
 export const fingerprint = (value: string): string => createHash('sha256').update(value).digest('hex').slice(0, 12);
@@ -20,13 +21,13 @@ export function parseCredentials(text: string, file: string): CredentialParse {
   const p = parseToml(text, file);
   if (!p.ok) return { ok: false, errors: [p.error] };
   const errors: Located[] = [];
-  const tables: CredentialTables = {};
+  const tables: CredentialTables = dict();
   for (const [group, value] of Object.entries(p.value as TomlTable)) {
     if (typeof value !== 'object' || value === null || Array.isArray(value) || value instanceof Date) {
       errors.push({ file, key: group, message: 'top-level keys must be groups (TOML tables) of string values' });
       continue;
     }
-    const t: Record<string, string> = {};
+    const t: Record<string, string> = dict();
     for (const [k, v] of Object.entries(value as TomlTable)) {
       if (typeof v !== 'string') errors.push({ file, key: `${group}.${k}`, message: 'credential values must be strings' });
       else t[k] = v;
@@ -47,8 +48,8 @@ export function groupUnits(tables: CredentialTables, config: WardenConfig): Grou
   const units: GroupUnit[] = [];
   const names = new Set([...Object.keys(tables), ...Object.keys(config.credentials.groups)]);
   for (const table of [...names].sort()) {
-    const present = Object.keys(tables[table] ?? {});
-    const conf = config.credentials.groups[table];
+    const present = Object.keys(own(tables, table) ?? {});
+    const conf = own(config.credentials.groups, table);
     if (conf) {
       units.push({ name: table, table, keys: conf.keys, ...(conf.check ? { check: conf.check } : {}) });
       const rest = present.filter((k) => !conf.keys.includes(k));
@@ -62,8 +63,8 @@ export function groupUnits(tables: CredentialTables, config: WardenConfig): Grou
 
 /** The built-in check: the token's first dot-separated segment, base64-decoded, is application_id. */
 export function discordTokenHolds(t: Record<string, string> | undefined): boolean {
-  const token = t?.token;
-  const app = t?.application_id;
+  const token = own(t, 'token');
+  const app = own(t, 'application_id');
   if (!token || !app) return false;
   const first = token.split('.')[0] ?? '';
   try {
@@ -88,9 +89,10 @@ export interface CredentialDiff {
 function keyChanges(before: CredentialTables, after: CredentialTables): CredentialKeyChange[] {
   const changes: CredentialKeyChange[] = [];
   for (const g of [...new Set([...Object.keys(before), ...Object.keys(after)])].sort()) {
-    for (const k of [...new Set([...Object.keys(before[g] ?? {}), ...Object.keys(after[g] ?? {})])].sort()) {
-      const b = before[g]?.[k];
-      const a = after[g]?.[k];
+    const bg = own(before, g), ag = own(after, g);
+    for (const k of [...new Set([...Object.keys(bg ?? {}), ...Object.keys(ag ?? {})])].sort()) {
+      const b = own(bg, k);
+      const a = own(ag, k);
       if (b !== a) changes.push({ group: g, key: k, before: b === undefined ? null : fingerprint(b), after: a === undefined ? null : fingerprint(a) });
     }
   }
@@ -107,13 +109,13 @@ function keyChanges(before: CredentialTables, after: CredentialTables): Credenti
 function unitRules(before: CredentialTables, after: CredentialTables, config: WardenConfig, changes: readonly CredentialKeyChange[], confirmed: ReadonlySet<string>): Pick<CredentialDiff, 'halfGroups' | 'failedChecks'> {
   const halfGroups: CredentialDiff['halfGroups'] = [];
   const failedChecks: CredentialDiff['failedChecks'] = [];
-  for (const u of groupUnits({ ...before, ...after }, config)) {
+  for (const u of groupUnits(dict([...Object.entries(before), ...Object.entries(after)]), config)) {
     const changed = u.keys.filter((k) => changes.some((c) => c.group === u.table && c.key === k));
     if (changed.length === 0) continue;
     const covered = u.keys.filter((k) => changed.includes(k) || confirmed.has(`${u.table}.${k}`));
     const unchanged = u.keys.filter((k) => !covered.includes(k));
     if (u.check) {
-      if (u.check === 'discord-token' && !discordTokenHolds(after[u.table])) failedChecks.push({ group: u.name, check: u.check, unchanged });
+      if (u.check === 'discord-token' && !discordTokenHolds(own(after, u.table))) failedChecks.push({ group: u.name, check: u.check, unchanged });
     } else if (unchanged.length) {
       halfGroups.push({ group: u.name, changed: covered, unchanged });
     }
@@ -122,10 +124,10 @@ function unitRules(before: CredentialTables, after: CredentialTables, config: Wa
 }
 
 export function diffCredentials(oldText: string | null, newText: string | null, config: WardenConfig, file: string, confirmed: ReadonlySet<string> = new Set()): CredentialDiff {
-  const oldP = oldText === null ? { ok: true as const, tables: {} } : parseCredentials(oldText, file);
-  const newP = newText === null ? { ok: true as const, tables: {} } : parseCredentials(newText, file);
-  const before = oldP.ok ? oldP.tables : {};
-  const after = newP.ok ? newP.tables : {};
+  const oldP = oldText === null ? { ok: true as const, tables: dict<Record<string, string>>() } : parseCredentials(oldText, file);
+  const newP = newText === null ? { ok: true as const, tables: dict<Record<string, string>>() } : parseCredentials(newText, file);
+  const before = oldP.ok ? oldP.tables : dict<Record<string, string>>();
+  const after = newP.ok ? newP.tables : dict<Record<string, string>>();
   const changes = keyChanges(before, after);
   const rules = newP.ok ? unitRules(before, after, config, changes, confirmed) : { halfGroups: [], failedChecks: [] };
   const parseErrors = newP.ok ? [] : newP.errors;
@@ -137,7 +139,7 @@ export function credentialFingerprintText(bytes: Uint8Array): string {
   const p = parseCredentials(Buffer.from(bytes).toString('utf8'), 'credentials');
   if (!p.ok) return `# does not parse (sha256 ${createHash('sha256').update(bytes).digest('hex').slice(0, 12)})\n`;
   const lines: string[] = ['# fingerprints only: first 12 hex digits of sha256(value)'];
-  for (const g of Object.keys(p.tables).sort()) for (const k of Object.keys(p.tables[g] ?? {}).sort()) lines.push(`${g}.${k} = ${fingerprint(p.tables[g]?.[k] ?? '')}`);
+  for (const g of Object.keys(p.tables).sort()) for (const k of Object.keys(own(p.tables, g) ?? {}).sort()) lines.push(`${g}.${k} = ${fingerprint(own(own(p.tables, g), k) ?? '')}`);
   return lines.join('\n') + '\n';
 }
 
@@ -154,15 +156,15 @@ export interface CredentialSet {
 
 /** Merge the files of a credential set (SPEC §7: a set may be kept in several files). */
 export function mergeCredentialSet(files: readonly CredentialFileText[]): CredentialSet {
-  const tables: CredentialTables = {};
-  const where: Record<string, string> = {};
+  const tables: CredentialTables = dict();
+  const where: Record<string, string> = dict();
   const errors: Located[] = [];
   for (const f of files) {
     if (f.text === null) continue;
     const p = parseCredentials(f.text, f.path);
     if (!p.ok) { errors.push(...p.errors); continue; }
     for (const [g, t] of Object.entries(p.tables)) {
-      const dst = (tables[g] ??= {});
+      const dst = own(tables, g) ?? (tables[g] = dict());
       for (const [k, v] of Object.entries(t)) {
         const id = `${g}.${k}`;
         if (Object.hasOwn(where, id)) { errors.push({ file: f.path, key: id, message: `${id} is also defined in ${where[id]}; a key lives in one file of the set` }); continue; }
@@ -182,6 +184,9 @@ export function diffCredentialSet(before: CredentialTables, after: CredentialTab
 
 /** The unit (keys that change together) a group.key belongs to. */
 export function unitOf(tables: CredentialTables, config: WardenConfig, group: string, key: string): GroupUnit | undefined {
-  const withKey: CredentialTables = { ...tables, [group]: { ...(tables[group] ?? {}), [key]: tables[group]?.[key] ?? '' } };
+  const withKey: CredentialTables = dict(tables);
+  const t = dict(own(tables, group) ?? {});
+  t[key] = own(t, key) ?? '';
+  withKey[group] = t;
   return groupUnits(withKey, config).find((u) => u.table === group && u.keys.includes(key));
 }

@@ -494,3 +494,27 @@ export function readRangeAt(dirFd: number, name: string, position: number, lengt
     closeSync(fd);
   }
 }
+
+/**
+ * Open a regular file to hold it (read-only; no link followed, a FIFO never blocks us), only
+ * when it is still inode `ino`: the rejected inode across file systems, where it cannot be
+ * linked into quarantine (guard/late-writes.ts). null when it is not that file any more.
+ */
+export function holdFileAt(dirFd: number, name: string, ino: number): number | null {
+  let fd: number;
+  try { fd = openSync(at(dirFd, name), O_RDONLY | O_NOFOLLOW | O_NONBLOCK); } catch { return null; }
+  try {
+    const st = fstatSync(fd);
+    if (st.isFile() && st.ino === ino) return fd;
+  } catch { /* closed below */ }
+  closeSync(fd);
+  return null;
+}
+
+/** The first `maxBytes` of a held regular file, read from offset 0 (pread: the offset of fd is not moved). */
+export function readHeldHead(fd: number, maxBytes: number): Buffer {
+  const buf = Buffer.allocUnsafeSlow(Math.min(maxBytes, fstatSync(fd).size));
+  let n = 0;
+  while (n < buf.length) { const r = readSync(fd, buf, n, buf.length - n, n); if (r === 0) break; n += r; }
+  return buf.subarray(0, n);
+}

@@ -7,10 +7,14 @@
  * window are written one by one; the rest of that window become one alert with `count`
  * (how many it stands for) and a sample of paths, written when the window closes. So a
  * storm of 371,000 new files costs a few hundred lines, and every revert is still counted.
+ * Every quarantine folder stays named by an alert line (SPEC §5): a folded alert lists, by
+ * id, path and folder, each alert it stands for that kept something (`folded`); one that
+ * reaches FOLD_LISTED of them is written at once and the window goes on in a new one, so no
+ * line grows without bound (the quarantine quota keeps such lines few).
  */
 import { errnoCode } from '../common/errors.js';
 import { escapeText } from '../common/escape.js';
-import type { Alert, AlertReason } from '../store/alert-types.js';
+import type { Alert, AlertReason, FoldedAlert } from '../store/alert-types.js';
 import { appendAlert, newAlertId } from '../store/alerts.js';
 import { ALERT_PRIORITY } from '../store/journal-entry.js';
 import { ALERTS_FILE } from '../store/layout.js';
@@ -21,8 +25,10 @@ import { describeBy, isWriter } from '../store/writer-words.js';
 export const FOLD_WINDOW_MS = 10_000;
 export const FULL_PER_WINDOW = 100;
 const SAMPLE_PATHS = 10;
+/** At most this many folded alerts with a quarantine folder are listed in one line. */
+export const FOLD_LISTED = 500;
 
-interface Fold { first: Alert; count: number; paths: Set<string>; notKept: number }
+interface Fold { first: Alert; count: number; paths: Set<string>; notKept: number; listed: FoldedAlert[] }
 
 export class AlertSink {
   private readonly unwritten: Alert[] = [];
@@ -52,10 +58,12 @@ export class AlertSink {
     this.perReason.set(key, n + 1);
     if (n < FULL_PER_WINDOW) { this.write(alert); return; }
     let f = this.folds.get(key);
-    if (!f) { f = { first: alert, count: 0, paths: new Set(), notKept: 0 }; this.folds.set(key, f); }
+    if (!f) { f = { first: alert, count: 0, paths: new Set(), notKept: 0, listed: [] }; this.folds.set(key, f); }
     f.count++;
     if (notKept) f.notKept++;
     if (f.paths.size < SAMPLE_PATHS) f.paths.add(alert.path);
+    if (alert.quarantine) f.listed.push({ id: alert.id, path: alert.path, quarantine: alert.quarantine });
+    if (f.listed.length >= FOLD_LISTED) { this.folds.delete(key); this.writeFold(f); }
     if (!this.foldTimer) {
       this.foldTimer = setTimeout(() => { this.foldTimer = null; this.closeWindow(); }, Math.max(10, this.windowStart + FOLD_WINDOW_MS - t));
       this.foldTimer.unref?.();
@@ -69,16 +77,25 @@ export class AlertSink {
     this.folds.clear();
     this.perReason.clear();
     this.windowStart = this.now();
-    for (const f of folds) {
-      const paths = [...f.paths];
-      const more = f.count - paths.length;
-      const kept = f.notKept ? `; ${f.notKept} of them not kept in quarantine (quarantine quota reached)` : '';
-      this.write({
-        ...f.first, id: newAlertId(), time: new Date().toISOString(), count: f.count,
-        path: commonDir(paths), before: null, after: null, quarantine: null, credential_changes: undefined, by: undefined,
-        detail: `${f.count} more ${f.first.reason} alert(s) folded into this one (storm; more than ${FULL_PER_WINDOW} in ${FOLD_WINDOW_MS / 1000} s): ${paths.join(', ')}${more > 0 ? ` and ${more} more` : ''}${kept}`,
-      });
-    }
+    for (const f of folds) this.writeFold(f);
+  }
+
+  /** One folded alert: a fresh id of its own, the count, sample paths and every kept folder. */
+  private writeFold(f: Fold): void {
+    const paths = [...f.paths];
+    const more = f.count - paths.length;
+    const kept = f.notKept ? `; ${f.notKept} of them not kept in quarantine (quarantine quota reached)` : '';
+    const { credential_changes: _c, by: _b, also, ...first } = f.first;
+    this.write({
+      ...first, ...(also ? { also } : {}), id: newAlertId(), time: new Date().toISOString(), count: f.count,
+      path: commonDir(paths), before: null, after: null, quarantine: null,
+      ...(f.listed.length ? { folded: f.listed } : {}),
+      detail: `${f.count} more ${f.first.reason} alert(s) folded into this one (storm; more than ${FULL_PER_WINDOW} in ${FOLD_WINDOW_MS / 1000} s): ${paths.join(', ')}${more > 0 ? ` and ${more} more` : ''}${kept}`,
+      // The first folded alert's advice names its own id, which has no line of its own.
+      advice: f.listed.length
+        ? `Each alert folded here that kept content is listed with its own id and quarantine folder ('warden alerts' shows them): 'warden diff ID' shows what it rejected, 'warden accept ID' proposes it again.`
+        : `The alerts folded here kept no content. See 'warden alerts' and 'warden why ${commonDir(paths)}'.`,
+    });
   }
 
   private write(alert: Alert): void {

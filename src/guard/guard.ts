@@ -24,6 +24,8 @@ import { statStamp } from './observe.js';
 import { protectedSet, type ProtectedSet } from '../config/protected-set.js';
 import { AlertSink } from './alert-sink.js';
 import { Quarantine, QuarantineQuota, fsyncQuiet } from './quarantine.js';
+import { LateWrites } from './late-writes.js';
+import { readHeldHead } from '../fsx/beneath.js';
 import { unlinkAt } from '../fsx/beneath.js';
 import { RetryBook } from './retry.js';
 import { StoreCheck } from './store-check.js';
@@ -103,6 +105,8 @@ export class Guard {
   private readonly writers: WriterSource | null;
   private readonly alerts: AlertSink;
   private readonly quarantine: Quarantine;
+  /** Rejected inodes held open across file systems: their late writes are copied into quarantine. */
+  private readonly late: LateWrites;
   private readonly quota = new QuarantineQuota();
   private readonly defer: ((rel: string) => void) | null;
   private readonly retries = new RetryBook();
@@ -134,6 +138,8 @@ export class Guard {
     this.alerts = new AlertSink(opts.store, opts.journal ?? this.log, opts.onAlert ?? (() => {}), repair);
     this.defer = opts.defer ?? null;
     this.quarantine = new Quarantine(opts.store, this.log, repair);
+    this.late = new LateWrites((id, name, bytes) => this.safely(`keeping late writes of ${name}`, () => this.quarantine.rewrite(id, name, bytes)), () => this.maxBytes);
+    this.quarantine.onHeld = (fd, id, name) => this.late.track(fd, id, name);
     this.store = new StoreCheck(opts.store, opts.state, (detail, path) => this.raiseTamper(detail, path), this.log, opts.rootFd);
   }
 
@@ -496,6 +502,7 @@ export class Guard {
     const name = baseOf(f.path);
     let quarantine: string | null = null;
     let linked = false;
+    let heldFd: number | null = null;
     let movedAside = false;
     try {
       if (verdict.action === 'removed') {
@@ -527,8 +534,11 @@ export class Guard {
       if (obs.type !== 'file' && obs.type !== 'absent') { quarantine = this.quarantine.move(id, w.fd, name, this.maxBytes); movedAside = true; }
       else if (obs.type === 'file' && keep) {
         linked = this.quarantine.linkBefore(id, w.fd, name, obs.ino);
-        // Not linked and never read whole: it can only be kept by moving it aside.
-        if (!linked && obs.bytes === null) { quarantine = this.quarantine.move(id, w.fd, name, this.maxBytes); movedAside = true; }
+        // Not linked (the store on another file system): hold the rejected inode open, so
+        // what a writer still puts into it is copied into quarantine (late-writes.ts).
+        if (!linked) heldFd = this.quarantine.hold(w.fd, name, obs.ino);
+        // Not linked, not held and never read whole: it can only be kept by moving it aside.
+        if (!linked && heldFd === null && obs.bytes === null) { quarantine = this.quarantine.move(id, w.fd, name, this.maxBytes); movedAside = true; }
       }
       let fullDisk: string | null = null;
       try {
@@ -546,7 +556,12 @@ export class Guard {
       }
       this.tally.reverts++;
       // Securing the quarantined inode (or copying bytes we hold) comes after the restore, to keep the revert short.
-      if (obs.type === 'file' && !quarantine && keep) quarantine = this.quarantine.settle(id, name, linked, obs.bytes, this.maxBytes);
+      if (obs.type === 'file' && !quarantine && keep) {
+        const bytes = obs.bytes ?? (heldFd !== null && !fullDisk ? readHeldHead(heldFd, this.maxBytes) : null);
+        quarantine = this.quarantine.settle(id, name, linked, bytes, this.maxBytes);
+      }
+      // Written in place (a full disk), the held inode is the live file again: nothing late to keep from it.
+      if (heldFd !== null) { if (quarantine && !fullDisk) this.late.track(heldFd, id, name); else safeClose(heldFd); heldFd = null; }
       let fullNote: string | undefined;
       if (fullDisk) {
         // No room for the copy either (quarantine on the same full file system): held in
@@ -577,6 +592,7 @@ export class Guard {
       });
       this.markClean(f.path);
     } catch (err) {
+      if (heldFd !== null) safeClose(heldFd);
       if (linked && !quarantine) this.quarantine.discard(id, name);
       this.failed(f.path, id, verdict, err, whileStopped, quarantine);
     }
@@ -663,6 +679,7 @@ export class Guard {
     this.safely('flushing alerts', () => this.alerts.flush());
     this.alerts.reportUnwritten();
     this.retries.stop();
+    this.late.stop();
   }
 
   failingPaths(): string[] {

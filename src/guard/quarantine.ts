@@ -18,11 +18,11 @@
 import { fsyncSync } from 'node:fs';
 import { errnoCode } from '../common/errors.js';
 import {
-  createFileAt, ensureDirBeneath, linkAt, lstatAt, moveAt, readHeadAt, safeClose, setModeAt, unlinkAt, withDir,
+  createFileAt, ensureDirBeneath, holdFileAt, linkAt, lstatAt, moveAt, readHeadAt, readHeldHead, safeClose, setModeAt, unlinkAt, withDir,
 } from '../fsx/beneath.js';
 import { QUARANTINE_DIR } from '../store/layout.js';
 import type { Store } from '../store/store.js';
-import { readdirSync, rmdirSync } from 'node:fs';
+import { readdirSync, readlinkSync, rmdirSync, symlinkSync } from 'node:fs';
 import { at } from '../fsx/beneath.js';
 
 const MAX_SECURED_ENTRIES = 10_000;
@@ -34,6 +34,12 @@ export class Quarantine {
     /** Repair a damaged layout entry (quarantine/ planted as a link or a file); true when it did. */
     private readonly repair: (name: string) => boolean = () => false,
   ) {}
+
+  /**
+   * Where a rejected inode held open across file systems goes (late-writes.ts), so what a
+   * writer still puts into it is copied into quarantine; unset, the descriptor is closed.
+   */
+  onHeld: ((fd: number, id: string, name: string) => void) | null = null;
 
   private dir(id: string): number {
     try {
@@ -57,7 +63,8 @@ export class Quarantine {
   move(id: string, dirFd: number, name: string, maxBytes: number, durable = true): string {
     const q = this.dir(id);
     try {
-      moveAt(dirFd, name, q, name);
+      try { moveAt(dirFd, name, q, name); }
+      catch (err) { if (errnoCode(err) !== 'EXDEV' || !this.copyAcross(id, dirFd, name, q, maxBytes)) throw err; }
       // Moved is kept: a failure to secure it (not ours to chmod, unreadable to copy) must not
       // lose track of it, or a failed restore could not put it back (SPEC §5).
       try { this.secure(q, name, maxBytes, null); }
@@ -65,6 +72,50 @@ export class Quarantine {
       if (durable) fsyncQuiet(q);
     } finally { safeClose(q); }
     return this.rel(id, name);
+  }
+
+  /**
+   * The store is on another file system (rename and link say EXDEV): a regular file is
+   * copied (its first max_bytes), held open for late writes and unlinked; a symlink is
+   * recreated and unlinked. False for anything else (a directory, a FIFO): not moved.
+   */
+  private copyAcross(id: string, dirFd: number, name: string, q: number, maxBytes: number): boolean {
+    const st = lstatAt(dirFd, name);
+    if (st?.isSymbolicLink()) {
+      symlinkSync(readlinkSync(at(dirFd, name)), at(q, name));
+      unlinkAt(dirFd, name);
+      return true;
+    }
+    if (!st?.isFile()) return false;
+    const fd = holdFileAt(dirFd, name, st.ino);
+    if (fd === null) return false;
+    try {
+      createFileAt(q, name, readHeldHead(fd, maxBytes), 0o600);
+      unlinkAt(dirFd, name);
+    } catch (err) { safeClose(fd); throw err; }
+    this.held(fd, id, name);
+    return true;
+  }
+
+  /** Hold the rejected inode `ino` open (it could not be linked): late writes are copied. */
+  hold(dirFd: number, name: string, ino: number): number | null {
+    return holdFileAt(dirFd, name, ino);
+  }
+
+  /** Hand a held descriptor on (or close it). */
+  held(fd: number, id: string, name: string): void {
+    if (this.onHeld) this.onHeld(fd, id, name); else safeClose(fd);
+  }
+
+  /** Replace the kept copy quarantine/<id>/<name> with `bytes` (temp + rename: never a torn copy). */
+  rewrite(id: string, name: string, bytes: Buffer): void {
+    const q = this.dir(id);
+    try {
+      const tmp = `.${name}.warden-late.tmp`;
+      if (lstatAt(q, tmp)) unlinkAt(q, tmp);
+      createFileAt(q, tmp, bytes, 0o600, false);
+      moveAt(q, tmp, q, name);
+    } finally { safeClose(q); }
   }
 
   /**

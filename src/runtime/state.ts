@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import type { FileKind } from '../config/protected-set.js';
 import { mergeCredentialSet } from '../credentials/rules.js';
+import { dict } from '../common/dict.js';
 import { buildPolicy, policyKindOf, type PolicyFileInput, type PolicySet } from '../policy/index.js';
 
 export type Credentials = Readonly<Record<string, Readonly<Record<string, string>>>>;
@@ -48,7 +49,7 @@ function decode(b: Buffer): string | null {
 export function buildState(generation: number, files: ReadonlyMap<string, Verified>): ApprovedState {
   const policyInputs: PolicyFileInput[] = [];
   const credFiles: { path: string; text: string | null }[] = [];
-  const hashes: Record<string, string> = {};
+  const hashes: Record<string, string> = dict();
   for (const [path, v] of [...files].sort(([a], [b]) => (a < b ? -1 : 1))) {
     hashes[path] = v.sha256;
     const text = decode(v.bytes);
@@ -57,7 +58,8 @@ export function buildState(generation: number, files: ReadonlyMap<string, Verifi
   }
   const { policy } = buildPolicy(policyInputs);
   const merged = mergeCredentialSet(credFiles);
-  const credentials: Record<string, Readonly<Record<string, string>>> = {};
-  for (const [g, t] of Object.entries(merged.tables)) credentials[g] = Object.freeze({ ...t });
+  // Null-prototype records: a group or key named __proto__ or constructor is an ordinary name (SPEC §7).
+  const credentials: Record<string, Readonly<Record<string, string>>> = dict();
+  for (const [g, t] of Object.entries(merged.tables)) credentials[g] = Object.freeze(dict(t));
   return Object.freeze({ ok: true, reason: null, generation, policy, credentials: Object.freeze(credentials), files: Object.freeze(hashes) });
 }

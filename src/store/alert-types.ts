@@ -16,6 +16,9 @@ export type AlertReason =
   // Not in SPEC §6's list: the witness (enforce = true) refused an open for writing (SPEC §6.1).
   | 'refused';
 
+/** One alert a folded alert stands for: its id, path and what it kept. */
+export interface FoldedAlert { id: string; path: string; quarantine: string }
+
 /** sha256 is null when the content was not read (too large, not a regular file). */
 export interface FileFacts { sha256: string | null; size: number; mode: number }
 
@@ -67,6 +70,14 @@ export interface Alert {
   credential_changes?: CredentialKeyChange[];
   /** A folded alert (a storm): how many alerts of this reason it stands for, itself included. */
   count?: number;
+  /**
+   * A folded alert: each alert it stands for that kept something in quarantine, by its own
+   * id (the name of its quarantine folder), so every quarantine folder is named by an alert
+   * line (SPEC §5). `warden diff ID` and `warden accept ID` take these ids too.
+   */
+  folded?: FoldedAlert[];
+  /** An alert reached through a folded one (findAlert): the id of the line that lists it. */
+  folded_into?: string;
   /** Who made the direct edit (SPEC §6.1), or why that is not known. */
   by?: Writer | WriterUnknown;
   /** What the owner should do instead (SPEC §6: every message says how to do it right). */

@@ -17,6 +17,24 @@ export function appendAlert(storeFd: StoreFd, alert: Alert): void {
   appendFileAt(storeFd, ALERTS_FILE, Buffer.from(JSON.stringify(alert) + '\n'));
 }
 
+/**
+ * The alert with this id: a line of its own, or one a folded alert lists (SPEC §5: every
+ * quarantine folder is named by an alert line). A folded member is the folded alert with
+ * the member's id, path and quarantine, and `folded_into` naming the line.
+ */
+export function findAlert(alerts: readonly Alert[], id: string): Alert | undefined {
+  for (let i = alerts.length - 1; i >= 0; i--) {
+    const a = alerts[i] as Alert;
+    if (a.id === id) return a;
+    const m = Array.isArray(a.folded) ? a.folded.find((f) => f && f.id === id) : undefined;
+    if (m) {
+      const { folded: _f, count: _c, ...rest } = a;
+      return { ...rest, id: m.id, path: m.path, quarantine: m.quarantine, folded_into: a.id };
+    }
+  }
+  return undefined;
+}
+
 const CHUNK = 1 << 20;
 
 export interface AlertsRead {

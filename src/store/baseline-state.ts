@@ -4,6 +4,7 @@
  * never adopted. Approved bytes are not held: each is read from its store blob when needed
  * and used only when it hashes to the sha256 the authenticated index names (issue 17).
  */
+import { dict } from '../common/dict.js';
 import { WardenError } from '../common/errors.js';
 import {
   blobDir, readIndex, serializeIndex, sha256Hex, writeBlob, writeIndexBytes,
@@ -212,7 +213,7 @@ export class BaselineState {
 
   /** Record accepted changes: blobs first, then the authenticated index in one rename. */
   commit(storeFd: StoreFd, changes: BaselineChange[]): void {
-    const files = { ...this.index.files };
+    const files = dict(this.index.files);
     for (const c of changes) {
       if (c.bytes === null) { delete files[c.path]; continue; }
       const sha = writeBlob(storeFd, c.kind, c.bytes);

@@ -5,6 +5,7 @@
  * anyway. Pure: this module is imported by the runtime library as well as by the writer
  * (store/manifest.ts); nothing here does I/O except the one existence probe passed in.
  */
+import { dict } from '../common/dict.js';
 import { join } from 'node:path';
 import type { FileKind } from '../config/protected-set.js';
 import type { BaselineIndex } from './baseline.js';
@@ -32,7 +33,7 @@ export interface RuntimeManifest {
 
 /** The manifest of an approved baseline index. Pure. */
 export function manifestFromIndex(index: BaselineIndex, root: RootIdentity): RuntimeManifest {
-  const files: Record<string, ManifestFile> = {};
+  const files: Record<string, ManifestFile> = dict();
   for (const path of Object.keys(index.files).sort()) {
     const e = index.files[path]!;
     files[path] = { kind: e.kind, sha256: e.sha256, size: e.size, mode: e.mode & 0o7777 };
@@ -74,7 +75,7 @@ export function parseManifest(raw: Uint8Array): ManifestParse {
     return { ok: false, problem: 'root is not {path, dev, ino}' };
   }
   if (!isObj(v.files)) return { ok: false, problem: 'files is not an object' };
-  const files: Record<string, ManifestFile> = {};
+  const files: Record<string, ManifestFile> = dict();
   for (const [path, f] of Object.entries(v.files)) {
     if (!plainRelative(path)) return { ok: false, problem: `file path ${JSON.stringify(path)} is not a plain relative path` };
     if (!isObj(f) || typeof f.kind !== 'string' || !KINDS.has(f.kind) || typeof f.sha256 !== 'string' || !SHA.test(f.sha256) || !isCount(f.size) || !isCount(f.mode) || f.mode > 0o7777) {

@@ -1,6 +1,6 @@
 import type { CommandSpec } from '../types.js';
 import { WardenError } from '../../common/errors.js';
-import { readAlerts } from '../../store/alerts.js';
+import { findAlert, readAlerts } from '../../store/alerts.js';
 import { QUARANTINE_DIR } from '../../store/layout.js';
 import { lstatAt, readRegularAt, withDir } from '../../fsx/beneath.js';
 import { loadWardenConfigFrom } from '../../store/approved-config.js';
@@ -22,7 +22,7 @@ export const acceptCommand: CommandSpec = {
   async run(ctx) {
     const [id, ...extra] = ctx.positionals;
     if (!id || extra.length) throw new WardenError('usage: warden accept ALERT-ID');
-    const alert = readAlerts(ctx.root).alerts.find((a) => a.id === id);
+    const alert = findAlert(readAlerts(ctx.root).alerts, id);
     if (!alert) throw new WardenError(`no alert ${id} (see 'warden alerts')`, 1);
     const reasons = alert.reason === 'changed-while-stopped' ? (alert.also ?? []) : [alert.reason, ...(alert.also ?? [])];
     const contentChanged = reasons.some((r) => r === 'content' || r === 'emptied' || r === 'too-large' || r === 'half-applied');

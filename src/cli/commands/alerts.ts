@@ -27,6 +27,12 @@ function describe(a: Alert, written?: number): string {
   return `${clean(a.time, 40)}  ${clean(a.id, 80)}  ${clean(a.action, 20)} ${clean(a.path, 300)}: ${why}${count}${keys}${a.quarantine ? `  kept: ${clean(a.quarantine, 300)}` : ''}${a.detail && (a.count || a.reason === 'content') ? `  ${clean(a.detail, 300)}` : ''}${a.by ? `  ${describeBy(a.by)}` : ''}`;
 }
 
+/** A folded alert's members that kept content, one line each: every quarantine folder is named. */
+function foldedLines(a: Alert): string {
+  if (!Array.isArray(a.folded) || a.folded.length === 0) return '';
+  return a.folded.map((m) => `\n    folded ${clean(String(m?.id), 80)}  ${clean(String(m?.path), 300)}  kept: ${clean(String(m?.quarantine), 300)}`).join('');
+}
+
 const under = (p: string) => (a: Alert) => a.path === p || a.path.startsWith(p + '/');
 
 function filterOf(ctx: CommandContext): (a: Alert) => boolean {
@@ -42,7 +48,7 @@ async function follow(ctx: CommandContext, keep: (a: Alert) => boolean, seen: Se
       if (seen.has(a.id)) continue;
       seen.add(a.id);
       if (!keep(a)) continue;
-      if (ctx.json) process.stdout.write(JSON.stringify(a) + '\n'); else ctx.out.line(describe(a));
+      if (ctx.json) process.stdout.write(JSON.stringify(a) + '\n'); else ctx.out.line(describe(a) + foldedLines(a));
     }
   };
   return new Promise((resolve) => {
@@ -70,7 +76,7 @@ export const alertsCommand: CommandSpec = {
     if (ctx.values.follow) {
       // One JSON object per line while following: an array never ends.
       for (const a of withDelivery) {
-        if (ctx.json) process.stdout.write(JSON.stringify(a) + '\n'); else ctx.out.line(describe(a));
+        if (ctx.json) process.stdout.write(JSON.stringify(a) + '\n'); else ctx.out.line(describe(a) + foldedLines(a));
       }
       return follow(ctx, keep, new Set(all.map((a) => a.id)));
     }
@@ -81,7 +87,7 @@ export const alertsCommand: CommandSpec = {
     for (const [ch, why] of off) ctx.out.err(`note: ${ch} notifications are off: ${why} (see the README, "Notifications")`);
     for (const a of withDelivery) {
       const d = Object.entries(a.delivery).map(([ch, s]) => `${ch}: ${off.has(ch) && s?.state !== 'delivered' ? 'off' : s?.state}`).join(', ');
-      ctx.out.line(`${describe(a, written.get(a.id))}${d ? `  [${escapeText(d)}]` : ''}`);
+      ctx.out.line(`${describe(a, written.get(a.id))}${d ? `  [${escapeText(d)}]` : ''}${foldedLines(a)}`);
     }
     if (skipped) ctx.out.err(`warning: ${skipped} line(s) of snapshots/alerts.jsonl are not alerts and were skipped`);
     return EXIT.ok;
@@ -92,7 +98,7 @@ export const alertsCommand: CommandSpec = {
 function isProtected(root: string, path: string): boolean {
   const l = loadBaseline(root);
   safeClose(l.rootFd);
-  if (l.state.entry(path) || l.pset.kindOf(path) || l.state.index.dirs[path] || l.pset.dirs.includes(path)) return true;
+  if (l.state.entry(path) || l.pset.kindOf(path) || Object.hasOwn(l.state.index.dirs, path) || l.pset.dirs.includes(path)) return true;
   return l.state.paths().some((p) => p.startsWith(path + '/'));
 }
 

@@ -6,7 +6,7 @@
 import { describeBy } from '../../store/writer-words.js';
 import type { CommandSpec } from '../types.js';
 import { EXIT, WardenError } from '../../common/errors.js';
-import { readAlerts } from '../../store/alerts.js';
+import { findAlert, readAlerts } from '../../store/alerts.js';
 import { QUARANTINE_DIR } from '../../store/layout.js';
 import { blobDir, sha256Hex } from '../../store/baseline.js';
 import { loadBaseline, octal } from '../../store/load-baseline.js';
@@ -62,7 +62,7 @@ export const diffCommand: CommandSpec = {
     const [id, ...extra] = ctx.positionals;
     if (extra.length) throw new WardenError('usage: warden diff [ALERT-ID]');
     const all = readAlerts(ctx.root).alerts;
-    const a = id ? all.find((x) => x.id === id) : all[all.length - 1];
+    const a = id ? findAlert(all, id) : all[all.length - 1];
     if (!a) throw new WardenError(id ? `no alert ${id} (see 'warden alerts')` : 'no alerts yet', EXIT.finding);
     const l = loadBaseline(ctx.root);
     const notes: string[] = [];
