@@ -271,7 +271,7 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
       const pollTimer = setInterval(() => {
         if (g.safely('checking the root path', () => g.checkRootPath())) return;
         if (!pollOff) g.safely('polling stamps', () => poll.tick());
-        g.safely('keeping rejected content', () => g.keepOwed());
+        g.safely('writing what a full disk kept back', () => g.keepOwed());
       }, STAMP_TICK_MS);
       cleanups.push(() => clearInterval(pollTimer));
       if (sd.watchdogIntervalMs) {

@@ -333,10 +333,19 @@ export class Guard {
   private readonly owed: { id: string; name: string; bytes: Buffer }[] = [];
   private owedTriedAt = 0;
 
-  /** Write what a full disk kept out of quarantine; at most one try a second. */
+  /**
+   * Write what a full disk kept back, at most one try a second: alerts that could not be
+   * appended first (never lose an alert; the rescan alone would leave them waiting up to
+   * rescan_seconds), then rejected bytes owed to quarantine.
+   */
   keepOwed(now = Date.now()): void {
-    if (this.owed.length === 0 || now - this.owedTriedAt < 1000) return;
+    const alertsWaiting = this.alerts.pending() > 0;
+    if ((this.owed.length === 0 && !alertsWaiting) || now - this.owedTriedAt < 1000) return;
     this.owedTriedAt = now;
+    if (alertsWaiting) {
+      try { this.alerts.flush(); } catch { return; /* still full: the next second */ }
+      this.log('<5>warden: there is room again: the alerts kept in memory are written');
+    }
     while (this.owed.length) {
       const o = this.owed[0] as { id: string; name: string; bytes: Buffer };
       if (this.quarantine.write(o.id, o.name, o.bytes) === null) return;

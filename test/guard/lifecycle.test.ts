@@ -330,7 +330,7 @@ describe('restore failures', () => {
   // root and its embedded store, the in-place revert lands but its alert is never written, not
   // even once there is room (alerts.jsonl stays empty; the only stderr line is "could not keep
   // rejected content … ENOSPC"). Marked todo so the report keeps showing it; it must fail until fixed.
-  it('disk full (store on the same full file system): the revert still lands in place, the alert names the full disk once it can be written (SPEC §5)', { todo: 'known bug: the alert of an in-place revert on a full disk shared with the store is never written' }, async (ctx) => {
+  it('disk full (store on the same full file system): the revert still lands in place, the alert names the full disk once it can be written (SPEC §5)', async (ctx) => {
     const base = join(makeRoot().base);
     const mnt = join(base, 'mnt');
     mkdirSync(mnt);
@@ -352,7 +352,8 @@ describe('restore failures', () => {
       await waitFor(() => JSON.stringify(protectedPicture(t)) === JSON.stringify(approved), 5_000, 'reverted while the disk is still full');
       assert.ok(existsSync(join(mnt, 'filler')), 'the disk was still full');
       rmSync(join(mnt, 'filler'));
-      await waitFor(() => readAlertsOf(t).some((a) => a.path === ORG && a.action === 'reverted' && /full \(ENOSPC\)/.test(a.detail ?? '')), 20_000, 'the alert, naming the full disk, made it to disk once there was room').catch((err: unknown) => { throw new Error(`${String(err)}; alerts: ${JSON.stringify(readAlertsOf(t).map((a) => [a.path, a.action, a.reason, a.detail]))}; stderr: ${d.stderr().slice(-6000)}`); });
+      // Within seconds, not at the next rescan (rescan_seconds = 30): alerts kept in memory are retried every second.
+      await waitFor(() => readAlertsOf(t).some((a) => a.path === ORG && a.action === 'reverted' && /full \(ENOSPC\)/.test(a.detail ?? '')), 8_000, 'the alert, naming the full disk, made it to disk once there was room').catch((err: unknown) => { throw new Error(`${String(err)}; alerts: ${JSON.stringify(readAlertsOf(t).map((a) => [a.path, a.action, a.reason, a.detail]))}; stderr: ${d.stderr().slice(-6000)}`); });
       assert.equal(JSON.stringify(protectedPicture(t)), JSON.stringify(approved));
       await d.stop();
     } finally {
