@@ -267,6 +267,8 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
       // The same array while the baseline is unchanged: the poll sorts only a new one.
       const approvedPaths = () => { if (g.state.index.files !== pollFiles) { pollFiles = g.state.index.files; pollPaths = g.state.paths(); } return pollPaths; };
       const poll = new StampPoll({ rootFd: () => g.rootFd, paths: approvedPaths, cleanStamp: (rel) => g.cleanStamp(rel), hint: (rel) => q.hint(rel, false) });
+      g.onCleanStamp = (rel) => poll.cleanChanged(rel);
+      cleanups.push(() => poll.close());
       const pollOff = process.env.WARDEN_STAMP_POLL === 'off'; // bench seam: the poll's cost alone (bench/poll-cost.ts)
       const pollTimer = setInterval(() => {
         if (g.safely('checking the root path', () => g.checkRootPath())) return;

@@ -113,6 +113,8 @@ export class Guard {
   private readonly store: StoreCheck;
   /** Stat stamps of files verified clean by hash: lets the backstop rescan skip unchanged files. */
   private readonly cleanStamps = new Map<string, string>();
+  /** Told when a clean stamp changes (null: all forgotten): the stamp poll watches the new inode. */
+  onCleanStamp: (rel: string | null) => void = () => {};
   private stopped = false;
   /** Paths whose revert found no intact approved content (the store blob missing or altered). */
   readonly unavailable = new Set<string>();
@@ -410,7 +412,7 @@ export class Guard {
       this.rootId = { dev: ns.dev, ino: ns.ino };
       this.store.rootFd = fd;
       this.state.publishFor(fd);
-      this.cleanStamps.clear();
+      this.cleanStamps.clear(); this.onCleanStamp(null);
       safeClose(old);
       this.raise({ id, path: '', whileStopped: false, verdict, action: 'reverted', quarantine,
         detail: `${this.root} named ${what} instead of the directory warden guards (renamed away); the approved tree was put back at the path` });
@@ -444,13 +446,19 @@ export class Guard {
     return kept;
   }
 
+  private setClean(rel: string, stamp: string): void {
+    if (this.cleanStamps.get(rel) === stamp) return;
+    this.cleanStamps.set(rel, stamp);
+    this.onCleanStamp(rel);
+  }
+
   private markClean(rel: string, dirFd?: number, stamp?: string): void {
     this.retries.clear(rel);
-    if (!this.state.entry(rel)) { this.cleanStamps.delete(rel); return; }
-    if (stamp) { this.cleanStamps.set(rel, stamp); return; }
+    if (!this.state.entry(rel)) { this.cleanStamps.delete(rel); this.onCleanStamp(rel); return; }
+    if (stamp) { this.setClean(rel, stamp); return; }
     const stampAt = (fd: number): void => {
       const st = lstatAt(fd, baseOf(rel));
-      if (st?.isFile()) this.cleanStamps.set(rel, statStamp(st));
+      if (st?.isFile()) this.setClean(rel, statStamp(st));
     };
     if (dirFd !== undefined) stampAt(dirFd);
     else withDir(this.rootFd, dirOf(rel), stampAt, () => undefined);
@@ -680,7 +688,7 @@ export class Guard {
   setConfig(config: WardenConfig): void {
     this.config = config;
     this.pset = protectedSet(config);
-    this.cleanStamps.clear();
+    this.cleanStamps.clear(); this.onCleanStamp(null);
   }
 
   stop(): void {

@@ -2,24 +2,32 @@
  * Shared mappings (SPEC §4, issue 21): a write through mmap(MAP_SHARED) raises no inotify
  * event, but the kernel still moves the file's mtime/ctime when the page is dirtied. So the
  * stat stamps of the approved files (inode, size, ctime: ctime moves with every content or
- * metadata change, and no user can set it) are polled in
- * slices: one tick every TICK_MS looks at 1/SLICES of them, so each file is looked at once
- * per CYCLE_MS (800 ms: the rest of the 1 s budget is the revert). A stamp that differs from the one recorded when the file was last verified
- * clean becomes a hint, and the ordinary check (hash, not stamp) decides.
+ * metadata change, and no user can set it) are polled. A stamp that differs from the one
+ * recorded when the file was last verified clean becomes a hint, and the ordinary check
+ * (hash, not stamp) decides.
  *
- * Cost: one lstat per file per cycle, by plain name from inside each directory (no path
- * walk); nothing is read or hashed unless a stamp moved.
+ * Two speeds (issue 26: idle CPU). A file that is open (a live mapping counts: it holds the file open), or that has
+ * no inode watch yet (src/guard/open-watch.ts says which: "hot"), is looked at once per
+ * HOT_CYCLE_MS (800 ms: the rest of the 1 s budget is the revert). Every other file is looked
+ * at once per COLD_CYCLE_MS, which bounds what the watch cannot see (a mapping made while the
+ * guard was stopped). Without inotify every file is hot: one lstat per file per 800 ms.
+ *
+ * Cost: one lstat per looked-at file, by plain name from inside its directory (no path walk);
+ * nothing is read or hashed unless a stamp moved.
  */
 import { lstatSync } from 'node:fs';
 import { withCwdAt } from '../fsx/beneath.js';
 import { DirCache, baseOf, dirOf } from './inspect.js';
+import { OpenWatch } from './open-watch.js';
 
 /** What a stamp says, parsed once: inode, size and ctime (every content or metadata change moves ctime, which no user can set). */
 interface Parsed { stamp: string; ino: number; size: number; ctimeMs: number }
 
 export const TICK_MS = 100;
-const SLICES = 8;
-export const CYCLE_MS = TICK_MS * SLICES;
+const HOT_SLICES = 8;
+const COLD_SLICES = 80;
+export const HOT_CYCLE_MS = TICK_MS * HOT_SLICES;
+export const COLD_CYCLE_MS = TICK_MS * COLD_SLICES;
 
 export interface StampSource {
   /** The root descriptor now (it changes after a root swap is put right). */
@@ -35,54 +43,94 @@ export interface StampSource {
 export class StampPoll {
   private list: readonly string[] = [];
   private listOf: readonly string[] | null = null;
-  private cursor = 0;
+  /** Which tick of the slow cycle this is. */
+  private cold = 0;
   private readonly parsed = new Map<string, Parsed>();
+  /** Files looked at on the fast cycle: possibly open or mapped for writing, or not watched. */
+  private readonly hot = new Set<string>();
+  private hotQueue: string[] = [];
+  private hotPerTick = 1;
 
-  constructor(private readonly src: StampSource) {}
+  constructor(private readonly src: StampSource, private readonly opens: OpenWatch = new OpenWatch()) {}
 
-  /** One slice. Returns the number of hints raised. */
+  /** The clean stamp of `rel` changed (verified clean again, or forgotten): look at it fast until watched. */
+  cleanChanged(rel: string | null): void {
+    if (rel === null) { for (const p of this.list) this.hot.add(p); return; }
+    this.hot.add(rel);
+  }
+
+  /** One tick: the watch's events, a slice of the hot files, a slice of all. Returns the hints raised. */
   tick(): number {
-    if (this.cursor >= this.list.length) {
-      // A new cycle: the current list, grouped by directory (one cwd change per group); sorted again only when it changed.
-      const now = this.src.paths();
-      if (now !== this.listOf) { this.listOf = now; this.list = [...now].sort(); this.parsed.clear(); }
-      this.cursor = 0;
-      if (this.list.length === 0) return 0;
+    const now = this.src.paths();
+    if (now !== this.listOf) {
+      // A new baseline: sorted (grouped by directory, one cwd change per group), every file hot until watched.
+      this.listOf = now; this.list = [...now].sort(); this.parsed.clear(); this.cold = 0;
+      this.hot.clear(); for (const p of this.list) this.hot.add(p);
+      this.hotQueue = [];
     }
-    const end = Math.min(this.list.length, this.cursor + Math.ceil(this.list.length / SLICES));
-    const moved: string[] = [];
+    if (this.list.length === 0) return 0;
+    const moved = new Set<string>();
+    this.opens.drain((rel, written) => { this.hot.add(rel); if (written) moved.add(rel); });
+    // The fast cycle: the hot files in slices, so each is looked at once per HOT_CYCLE_MS.
+    if (this.hotQueue.length === 0 && this.hot.size) { this.hotQueue = [...this.hot].sort(); this.hotPerTick = Math.ceil(this.hotQueue.length / HOT_SLICES); }
+    const fast = this.hotQueue.splice(0, this.hotPerTick);
+    // The slow cycle: a slice of every file, so each is looked at once per COLD_CYCLE_MS.
+    // Tick k of COLD_SLICES looks at files [k·n/S, (k+1)·n/S): a few files are not looked at faster.
+    const n = this.list.length;
+    const slow = this.list.slice(Math.floor(this.cold * n / COLD_SLICES), Math.floor((this.cold + 1) * n / COLD_SLICES));
+    this.cold = (this.cold + 1) % COLD_SLICES;
     const dirs = new DirCache(this.src.rootFd());
     try {
-      let i = this.cursor;
-      while (i < end) {
-        const dir = dirOf(this.list[i] as string);
-        let j = i + 1;
-        while (j < end && dirOf(this.list[j] as string) === dir) j++;
-        const fd = dirs.get(dir);
-        const group = this.list.slice(i, j);
-        // A directory that cannot be entered: its files are hinted (the check repairs it).
-        const looked = fd === null ? null : withCwdAt(fd, () => {
-          for (const rel of group) {
-            const want = this.src.cleanStamp(rel);
-            if (want === undefined) continue; // not verified clean yet: the check that runs will record it
-            let p = this.parsed.get(rel);
-            if (p?.stamp !== want) {
-              const f = want.split(':');
-              p = { stamp: want, ino: Number(f[0]), size: Number(f[1]), ctimeMs: Number(f[6]) };
-              this.parsed.set(rel, p);
-            }
-            const st = lstatSync(baseOf(rel), { throwIfNoEntry: false });
-            if (!st || !st.isFile() || st.ino !== p.ino || st.size !== p.size || st.ctimeMs !== p.ctimeMs) moved.push(rel);
-          }
-        });
-        if (!looked) for (const rel of group) if (this.src.cleanStamp(rel) !== undefined) moved.push(rel);
-        i = j;
-      }
-      this.cursor = end;
+      this.look(fast, dirs, moved);
+      this.look(slow.filter((rel) => !this.hot.has(rel)), dirs, moved);
     } finally {
       dirs.close();
     }
     for (const rel of moved) this.src.hint(rel);
-    return moved.length;
+    return moved.size;
   }
+
+  /** lstat each of `rels` (sorted) from inside its directory; watch the ones that match their clean stamp. */
+  private look(rels: readonly string[], dirs: DirCache, moved: Set<string>): void {
+    let i = 0;
+    while (i < rels.length) {
+      const dir = dirOf(rels[i] as string);
+      let j = i + 1;
+      while (j < rels.length && dirOf(rels[j] as string) === dir) j++;
+      const group = rels.slice(i, j);
+      const fd = dirs.get(dir);
+      // A directory that cannot be entered: its files are hinted (the check repairs it).
+      const looked = fd === null ? null : withCwdAt(fd, () => { for (const rel of group) this.lookAt(rel, moved); });
+      if (!looked) for (const rel of group) if (this.src.cleanStamp(rel) !== undefined) moved.add(rel);
+      i = j;
+    }
+  }
+
+  private lookAt(rel: string, moved: Set<string>): void {
+    const want = this.src.cleanStamp(rel);
+    if (want === undefined) return; // not verified clean yet: the check that runs will record it (and cleanChanged)
+    let p = this.parsed.get(rel);
+    if (p?.stamp !== want) {
+      const f = want.split(':');
+      p = { stamp: want, ino: Number(f[0]), size: Number(f[1]), ctimeMs: Number(f[6]) };
+      this.parsed.set(rel, p);
+    }
+    const name = baseOf(rel);
+    const st = lstatSync(name, { throwIfNoEntry: false });
+    if (!st || !st.isFile() || st.ino !== p.ino || st.size !== p.size || st.ctimeMs !== p.ctimeMs) { moved.add(rel); this.hot.add(rel); return; }
+    if (!this.opens.watched(rel, p.ino)) {
+      // Watch the inode, then make sure the name still names it (a swap in between would watch another one).
+      if (!this.opens.watch(rel, name, p.ino)) return;
+      const again = lstatSync(name, { throwIfNoEntry: false });
+      if (!again || again.ino !== p.ino || again.ctimeMs !== p.ctimeMs) { this.opens.forget(rel); moved.add(rel); return; }
+    }
+    if (!this.opens.hot(rel, p.ino)) this.hot.delete(rel);
+  }
+
+  /** For the bench and tests: files watched, files on the fast cycle, why watches are missing. */
+  counts(): { watched: number; hot: number; whyNot: string } {
+    return { watched: this.opens.size(), hot: this.hot.size, whyNot: this.opens.whyNot };
+  }
+
+  close(): void { this.opens.close(); }
 }

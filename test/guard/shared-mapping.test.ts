@@ -7,7 +7,8 @@
 import { after, afterEach, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { cli, readAlertsOf, testWorld, waitFor } from '../helpers/root.js';
+import { TEST_WARDEN_TOML, cli, readAlertsOf, testWorld, waitFor } from '../helpers/root.js';
+import { join } from 'node:path';
 import { giveToAgent, makeAgent, type Agent } from '../helpers/agent.js';
 
 const ORG = 'orgs/bookclub.toml';
@@ -45,4 +46,51 @@ m.close()"`);
     // The alert proves the mapping wrote (the revert may land before this test reads the file).
     await waitFor(() => readAlertsOf(t).filter((x) => x.path === ORG && x.reason === 'content').length === round, 5_000, 'alerted');
   }
+});
+
+it('a mapping made, its descriptor closed, and written only seconds later is still reverted within the budget (issue 26: idle files are polled slowly, an open for writing puts a file on the fast cycle)', async () => {
+  // The witness off: it is the guard's own poll under test here, not the witness's view of opens.
+  const t = world.root({ wardenToml: `${TEST_WARDEN_TOML}\n[witness]\nenabled = false\n` });
+  const a = makeAgent('wtmd');
+  agents.push(a);
+  giveToAgent(t, a);
+  assert.equal(cli(t, ['init']).code, 0);
+  await world.daemon(t);
+  const files = [ORG, 'config/conditions.toml', 'config/guests.toml'];
+  const approved = files.map((f) => readFileSync(t.p(f), 'utf8'));
+  // The agent maps all three and closes the descriptors, waits until any fast polling that an
+  // open alone would cause has long ended, then patches one byte of each through its mapping.
+  const r = a.sh(`python3 -c "
+import mmap, os, time
+time.sleep(2)  # the agent attacks a guard that has settled (every file watched, none polled fast)
+ms = []
+for p in [${files.map((f) => `'${t.p(f)}'`).join(', ')}]:
+    fd = os.open(p, os.O_RDWR)
+    ms.append(mmap.mmap(fd, 0, mmap.MAP_SHARED))
+    os.close(fd)
+time.sleep(3)
+for m in ms:
+    i = m.find(b'=')
+    m[i:i+1] = b'#'
+    m.flush()
+# The mappings stay alive in a child for a while (its exit would be a hint of its own).
+pid = os.fork()
+if pid:
+    open('${t.base}/holder.pid', 'w').write(str(pid))
+else:
+    nul = os.open('/dev/null', os.O_RDWR)
+    for k in (0, 1, 2):
+        os.dup2(nul, k)
+    time.sleep(8)
+    os._exit(0)
+"`);
+  const t0 = Date.now();
+  const holder = Number(readFileSync(join(t.base, 'holder.pid'), 'utf8'));
+  after(() => { try { process.kill(holder, 'SIGKILL'); } catch { /* gone */ } });
+  assert.equal(r.code, 0, r.out);
+  // Waited for by the alerts, not by reading the files: an open of a file is itself what puts it
+  // on the fast cycle, so a test that polled the files would find them fast for that reason alone.
+  await waitFor(() => files.every((f) => readAlertsOf(t).some((x) => x.path === f && x.reason === 'content')), BUDGET_MS, 'a revert alert for each file within the budget');
+  process.stdout.write(`# three late mapping writes reverted ${Date.now() - t0} ms after the last msync\n`);
+  for (const [k, f] of files.entries()) assert.equal(readFileSync(t.p(f), 'utf8'), approved[k], `${f}: approved bytes back`);
 });

@@ -1,0 +1,94 @@
+/**
+ * Raw inotify on single inodes, through koffi (the FFI the witness already uses), for what
+ * Node's fs.watch never reports: IN_OPEN and IN_CLOSE_WRITE. A watch on a file's inode sees
+ * every open of it by any path (a hard link elsewhere, /proc/PID/fd), which is what tells
+ * the guard a shared mapping may exist (src/guard/open-watch.ts). Needs no capability.
+ * Loaded lazily; where koffi or inotify is missing, `loadInotify()` is null and the caller
+ * polls instead. Reads go through Node's own readSync on a non-blocking descriptor.
+ */
+import { closeSync, readSync } from 'node:fs';
+import { createRequire } from 'node:module';
+
+export const IN_MODIFY = 0x2;
+export const IN_ATTRIB = 0x4;
+export const IN_CLOSE_WRITE = 0x8;
+export const IN_CLOSE_NOWRITE = 0x10;
+export const IN_OPEN = 0x20;
+export const IN_DELETE_SELF = 0x400;
+export const IN_MOVE_SELF = 0x800;
+export const IN_Q_OVERFLOW = 0x4000;
+export const IN_IGNORED = 0x8000;
+export const IN_DONT_FOLLOW = 0x02000000;
+export const IN_NONBLOCK = 0o4000;
+export const IN_CLOEXEC = 0o2000000;
+
+/** sizeof(struct inotify_event) without its name: s32 wd, u32 mask, u32 cookie, u32 len. */
+const HEADER = 16;
+
+export interface InotifyEvent { wd: number; mask: number }
+
+/** Parse the events of one read(2) (pure; inode watches carry no name). */
+export function parseInotify(buf: Buffer, len: number): InotifyEvent[] {
+  const out: InotifyEvent[] = [];
+  let off = 0;
+  while (off + HEADER <= len) {
+    const nameLen = buf.readUInt32LE(off + 12);
+    out.push({ wd: buf.readInt32LE(off), mask: buf.readUInt32LE(off + 4) });
+    off += HEADER + nameLen;
+  }
+  return out;
+}
+
+export interface Inotify {
+  /** A new non-blocking inotify descriptor, or -1 (errno()). */
+  init(): number;
+  /** A watch on what `path` names (IN_DONT_FOLLOW: never a symlink's target), or -1 (errno()). */
+  addWatch(fd: number, path: string, mask: number): number;
+  removeWatch(fd: number, wd: number): void;
+  errno(): number;
+}
+
+let cached: Inotify | null | undefined;
+let whyNot = '';
+
+/** The bindings, or null (and why: loadInotifyError) when koffi cannot load here. */
+export function loadInotify(): Inotify | null {
+  if (cached !== undefined) return cached;
+  try {
+    const koffi = createRequire(import.meta.url)('koffi') as typeof import('koffi');
+    const libc = koffi.load('libc.so.6');
+    const init = libc.func('int inotify_init1(int flags)');
+    const add = libc.func('int inotify_add_watch(int fd, const char *path, uint32_t mask)');
+    const rm = libc.func('int inotify_rm_watch(int fd, int wd)');
+    cached = {
+      init: () => init(IN_NONBLOCK | IN_CLOEXEC) as number,
+      addWatch: (fd, path, mask) => add(fd, path, (mask | IN_DONT_FOLLOW) >>> 0) as number,
+      removeWatch: (fd, wd) => { rm(fd, wd); },
+      errno: () => koffi.errno(),
+    };
+  } catch (err) {
+    whyNot = `the inotify binding (koffi) did not load: ${String((err as Error)?.message ?? err).split('\n')[0]}`;
+    cached = null;
+  }
+  return cached;
+}
+
+export function loadInotifyError(): string { return whyNot; }
+
+/** Drain a non-blocking inotify descriptor: every event now queued (none when EAGAIN). */
+export function drainInotify(fd: number, buf: Buffer): InotifyEvent[] {
+  const out: InotifyEvent[] = [];
+  for (;;) {
+    let n: number;
+    try { n = readSync(fd, buf, 0, buf.length, null); } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EAGAIN') return out;
+      throw err;
+    }
+    if (n <= 0) return out;
+    out.push(...parseInotify(buf, n));
+  }
+}
+
+export function closeInotify(fd: number): void {
+  try { closeSync(fd); } catch { /* already closed */ }
+}

@@ -1,0 +1,113 @@
+/**
+ * Which approved files could hold a shared writable mapping (SPEC §4, issue 21 row 2), from
+ * one inotify watch on each file's inode (src/fsx/inotify.ts). A writable MAP_SHARED mapping
+ * needs an open for writing, and an inode watch sees every open of the inode by any path:
+ *
+ *   IN_OPEN            the file is open: hot until the matching close
+ *   IN_CLOSE_*         sent when the last reference to that open file goes, and a mapping is
+ *                      one: closing the descriptor of a mapped file sends nothing, the munmap
+ *                      (or the mapper's exit) sends IN_CLOSE_WRITE (measured, kernel 6.18).
+ *                      So "opens not closed yet" covers every live mapping; CLOSE_WRITE is a hint
+ *   IN_MODIFY/ATTRIB   written or chmod'ed through any path (a hard link outside the root): a hint now
+ *   IN_IGNORED         the watch went with the inode: hot until watched again
+ *   IN_Q_OVERFLOW      events were lost, so the counts are unknown: every watched file stays hot
+ *                      until the path names another inode (a revert or a sanctioned change)
+ *
+ * A file with no watch on the inode its clean stamp names (not watched yet, the watch limit
+ * reached, no koffi) is hot too. The stamp poll looks at hot files fast and at the rest on a
+ * slow cycle, so what this cannot see (a mapping made while the guard was stopped) still
+ * shows within that cycle. This file only keeps the state; the stamp poll does the I/O.
+ */
+import {
+  IN_ATTRIB, IN_CLOSE_NOWRITE, IN_CLOSE_WRITE, IN_IGNORED, IN_MODIFY, IN_OPEN, IN_Q_OVERFLOW,
+  closeInotify, drainInotify, loadInotify, type Inotify,
+} from '../fsx/inotify.js';
+
+const MASK = IN_OPEN | IN_CLOSE_WRITE | IN_CLOSE_NOWRITE | IN_MODIFY | IN_ATTRIB;
+
+interface Watched { rel: string; wd: number; ino: number; opens: number; unsure: boolean }
+
+export class OpenWatch {
+  private readonly lib: Inotify | null;
+  private fd = -1;
+  private readonly byWd = new Map<number, Watched>();
+  private readonly byRel = new Map<string, Watched>();
+  private readonly buf = Buffer.alloc(64 * 1024);
+  /** Why watches cannot be added (the limit, no binding); shown by the bench and the log. */
+  whyNot = '';
+
+  constructor(lib: Inotify | null = loadInotify()) {
+    this.lib = lib;
+    if (!lib) { this.whyNot = 'no inotify binding'; return; }
+    this.fd = lib.init();
+    if (this.fd < 0) { this.whyNot = `inotify_init1 failed (errno ${lib.errno()})`; this.fd = -1; }
+  }
+
+  /** Is `rel` (whose clean stamp names inode `ino`) possibly open or mapped for writing, or not watched? */
+  hot(rel: string, ino: number): boolean {
+    const w = this.byRel.get(rel);
+    return w === undefined || w.ino !== ino || w.opens > 0 || w.unsure;
+  }
+
+  watched(rel: string, ino: number): boolean {
+    const w = this.byRel.get(rel);
+    return w !== undefined && w.ino === ino;
+  }
+
+  /**
+   * Watch the inode that `name` (a plain name, resolved in the current directory: the caller
+   * runs this inside withCwdAt) names now, recorded as `rel` at inode `ino`. The caller checks
+   * afterwards that the name still names `ino` and calls forget() when it does not.
+   */
+  watch(rel: string, name: string, ino: number): boolean {
+    if (!this.lib || this.fd < 0) return false;
+    this.forget(rel);
+    const wd = this.lib.addWatch(this.fd, name, MASK);
+    if (wd < 0) { this.whyNot = `inotify_add_watch failed (errno ${this.lib.errno()}: ENOSPC is the max_user_watches limit)`; return false; }
+    const other = this.byWd.get(wd);
+    // The same inode under two approved names (hard links): the first keeps the watch, the second stays hot.
+    if (other && other.rel !== rel) return false;
+    const w: Watched = { rel, wd, ino, opens: 0, unsure: false };
+    this.byWd.set(wd, w);
+    this.byRel.set(rel, w);
+    return true;
+  }
+
+  forget(rel: string): void {
+    const w = this.byRel.get(rel);
+    if (!w) return;
+    this.byRel.delete(rel);
+    if (this.byWd.get(w.wd) === w) {
+      this.byWd.delete(w.wd);
+      this.lib?.removeWatch(this.fd, w.wd);
+    }
+  }
+
+  /** Read what happened since the last call: `touched` gets every file with an event, `written` true when written or chmod'ed. */
+  drain(touched: (rel: string, written: boolean) => void): void {
+    if (this.fd < 0) return;
+    for (const e of drainInotify(this.fd, this.buf)) {
+      if (e.mask & IN_Q_OVERFLOW) {
+        // Opens may have been missed: every watched inode counts as possibly open (until replaced).
+        for (const w of this.byRel.values()) { w.unsure = true; touched(w.rel, false); }
+        continue;
+      }
+      const w = this.byWd.get(e.wd);
+      if (!w) continue;
+      if (e.mask & IN_OPEN) w.opens++;
+      if (e.mask & (IN_CLOSE_WRITE | IN_CLOSE_NOWRITE)) w.opens = Math.max(0, w.opens - 1);
+      if (e.mask & IN_IGNORED) { this.byWd.delete(e.wd); if (this.byRel.get(w.rel) === w) this.byRel.delete(w.rel); }
+      touched(w.rel, (e.mask & (IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE)) !== 0);
+    }
+  }
+
+  /** Counts for the bench and tests. */
+  size(): number { return this.byRel.size; }
+
+  close(): void {
+    if (this.fd >= 0) closeInotify(this.fd);
+    this.fd = -1;
+    this.byWd.clear();
+    this.byRel.clear();
+  }
+}
