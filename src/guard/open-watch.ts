@@ -49,6 +49,12 @@ export class OpenWatch {
     return w === undefined || w.ino !== ino || w.opens > 0 || w.unsure;
   }
 
+  /** Is `rel` open now (a live mapping included), or are its counts unknown? Then its stamp alone cannot be trusted. */
+  open(rel: string): boolean {
+    const w = this.byRel.get(rel);
+    return w !== undefined && (w.opens > 0 || w.unsure);
+  }
+
   watched(rel: string, ino: number): boolean {
     const w = this.byRel.get(rel);
     return w !== undefined && w.ino === ino;

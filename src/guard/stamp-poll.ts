@@ -12,8 +12,11 @@
  * at once per COLD_CYCLE_MS, which bounds what the watch cannot see (a mapping made while the
  * guard was stopped). Without inotify every file is hot: one lstat per file per 800 ms.
  *
+ * A file that is open right now is handed to the check (hash) on each fast look whatever its
+ * stamp says: on tmpfs a store into a shared mapping moves no stamp at all.
+ *
  * Cost: one lstat per looked-at file, by plain name from inside its directory (no path walk);
- * nothing is read or hashed unless a stamp moved.
+ * nothing is read or hashed unless a stamp moved or the file is open.
  */
 import { lstatSync } from 'node:fs';
 import { withCwdAt } from '../fsx/beneath.js';
@@ -124,7 +127,10 @@ export class StampPoll {
       const again = lstatSync(name, { throwIfNoEntry: false });
       if (!again || again.ino !== p.ino || again.ctimeMs !== p.ctimeMs) { this.opens.forget(rel); moved.add(rel); return; }
     }
-    if (!this.opens.hot(rel, p.ino)) this.hot.delete(rel);
+    // An open file is checked by hash, not by stamp: a store into a shared mapping moves no
+    // stamp on tmpfs (no page_mkwrite there) nor within one coarse clock tick elsewhere.
+    if (this.opens.open(rel)) moved.add(rel);
+    else if (!this.opens.hot(rel, p.ino)) this.hot.delete(rel);
   }
 
   /** For the bench and tests: files watched, files on the fast cycle, why watches are missing. */
