@@ -1,4 +1,5 @@
 /** `warden init`: record the first baseline of every protected file (SPEC §3). */
+import { nameFromBytes } from '../common/names.js';
 import { dict } from '../common/dict.js';
 import { readdirSync } from 'node:fs';
 import { WardenError } from '../common/errors.js';
@@ -18,7 +19,7 @@ import { NotInitialised, Store } from '../store/store.js';
 export function candidatePathsFor(rootFd: number, pset: ProtectedSet): string[] {
   const set = new Set<string>(pset.exactPaths);
   const walk = (dir: string, depth: number) => {
-    const names = withDir(rootFd, dir, (fd) => readdirSync(at(fd, '.'), { withFileTypes: true }).map((e) => ({ name: e.name, dir: e.isDirectory() })), () => []);
+    const names = withDir(rootFd, dir, (fd) => readdirSync(at(fd, '.'), { withFileTypes: true, encoding: 'buffer' }).map((e) => ({ name: nameFromBytes(e.name), dir: e.isDirectory() })), () => []);
     for (const n of names) {
       const rel = dir === '' ? n.name : `${dir}/${n.name}`;
       if (pset.kindOf(rel)) set.add(rel);

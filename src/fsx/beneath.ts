@@ -15,6 +15,7 @@ import {
 } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { errnoCode } from '../common/errors.js';
+import { hasRawBytes, nameToBytes } from '../common/names.js';
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_DIRECTORY, O_NONBLOCK, O_APPEND } = constants;
 
@@ -25,7 +26,17 @@ const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_DIRECTORY, O_NONBLOCK
  */
 export const AT_FDCWD = -100;
 
-export const at = (dirFd: number, name: string): string => (dirFd === AT_FDCWD ? name : `/proc/self/fd/${dirFd}/${name}`);
+/**
+ * A name that is not UTF-8 (common/names.ts) is addressed by its bytes: the path is then a
+ * Buffer, which every fs call takes as it is.
+ */
+/** `at` for a fixed name warden chose (a socket, a git directory): always a string. */
+export const atText = (dirFd: number, name: string): string => (dirFd === AT_FDCWD ? name : `/proc/self/fd/${dirFd}/${name}`);
+
+export const at = (dirFd: number, name: string): string | Buffer => {
+  const path = dirFd === AT_FDCWD ? name : `/proc/self/fd/${dirFd}/${name}`;
+  return hasRawBytes(name) ? nameToBytes(path) : path;
+};
 
 /**
  * Run `fn` with the process's current directory set to the directory behind dirFd, then put

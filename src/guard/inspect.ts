@@ -2,6 +2,7 @@
  * Read-only inspection: what differs from the baseline right now. Used by `warden verify`
  * (which changes nothing) and by the guard before it acts.
  */
+import { nameFromBytes } from '../common/names.js';
 import { fstatSync, opendirSync, type Dir } from 'node:fs';
 import { at, lstatAt, tryOpenDir, safeClose, typeOf, withDir } from '../fsx/beneath.js';
 import { classify, type Observation, type Verdict } from './classify.js';
@@ -109,9 +110,11 @@ function listDir(rootFd: number, dir: string, depth: number, each: (rel: string)
   withDir(rootFd, dir, (fd) => {
     let d: Dir | null = null;
     try {
-      d = opendirSync(at(fd, '.'), { bufferSize: 256 });
+      // Names are bytes (SPEC §4): listed undecoded, carried losslessly (common/names.ts).
+      d = opendirSync(at(fd, '.'), { bufferSize: 256, encoding: 'buffer' as BufferEncoding });
       for (let ent = d.readSync(); ent !== null; ent = d.readSync()) {
-        const rel = dir === '' ? ent.name : `${dir}/${ent.name}`;
+        const name = nameFromBytes(ent.name as unknown as Buffer);
+        const rel = dir === '' ? name : `${dir}/${name}`;
         each(rel);
         if (depth > 1 && ent.isDirectory()) listDir(rootFd, rel, depth - 1, each);
       }

@@ -19,6 +19,7 @@
  * an `error` event later. Both go to onError — also while arming, before the caller holds
  * the handle (watch-supervisor.ts copes with that).
  */
+import { nameFromBytes, nameToBytes } from '../common/names.js';
 import type { FSWatcher } from 'chokidar';
 import { lstatSync, readdirSync, watch as fsWatch, type FSWatcher as NodeWatcher, type Stats } from 'node:fs';
 import { basename, dirname, join, relative, sep } from 'node:path';
@@ -83,7 +84,7 @@ function dirsToWatch(root: string, pset: ProtectedSet): string[] {
   const walk = (rel: string, depth: number) => {
     if (depth === 0 || out.size >= MAX_DIR_WATCHES) return;
     let names: string[];
-    try { names = readdirSync(join(root, rel), { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name); } catch { return; }
+    try { names = readdirSync(nameToBytes(join(root, rel)), { withFileTypes: true, encoding: 'buffer' }).filter((e) => e.isDirectory()).map((e) => nameFromBytes(e.name)); } catch { return; }
     for (const n of names) { const r = rel === '' ? n : `${rel}/${n}`; out.add(r); walk(r, depth - 1); }
   };
   for (const p of pset.patterns) if (p.glob && p.pattern.includes('**')) walk(p.base, 8);
@@ -122,7 +123,8 @@ async function startInotify(root: string, pset: ProtectedSet, events: WatchEvent
     if (ino === -1) return;
     try {
       if (fault?.when === 'early') throw Object.assign(new Error(`simulated ${fault.code}`), { code: fault.code });
-      const watcher = fsWatch(join(root, rel), { persistent: false }, (_type, name) => onDirEvent(rel, name === null ? null : String(name)));
+      // Names are bytes (SPEC §4): the event's name undecoded, carried losslessly (common/names.ts).
+      const watcher = fsWatch(nameToBytes(join(root, rel)), { persistent: false, encoding: 'buffer' }, (_type, name) => onDirEvent(rel, name === null ? null : nameFromBytes(name)));
       watcher.on('error', (err) => {
         unwatchDir(rel);
         const code = errnoCode(err);

@@ -8,7 +8,7 @@ import type { SimpleGit } from 'simple-git';
 import { userInfo } from 'node:os';
 import { constants, openSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { at, createFileAt, ensureDirBeneath, lstatAt, replaceFileAt, safeClose, unlinkAt, withDir } from '../fsx/beneath.js';
+import { at, atText, createFileAt, ensureDirBeneath, lstatAt, replaceFileAt, safeClose, unlinkAt, withDir } from '../fsx/beneath.js';
 import { errnoCode, WardenError } from '../common/errors.js';
 import { HISTORY_DIR } from './layout.js';
 import type { Store, StoreFd } from './store.js';
@@ -26,7 +26,7 @@ async function git(store: Store, extraConfig: string[] = []): Promise<SimpleGit>
   // The work tree is reached through the held store descriptor: git's child process
   // changes into it before exec, so a renamed or exchanged store path never redirects it.
   return simpleGit({
-    baseDir: at(store.fd, HISTORY_DIR),
+    baseDir: atText(store.fd, HISTORY_DIR),
     config: ['user.name=warden', 'user.email=warden@localhost', 'commit.gpgsign=false', ...extraConfig],
     // A git that makes no progress (a FIFO planted as .git/HEAD blocks its open forever) is
     // killed: a sanctioned change then reports the failed history commit instead of hanging.
@@ -165,7 +165,7 @@ async function fastImport(store: Store, stream: Buffer): Promise<void> {
       // As simple-git does: no GIT_* variable of ours reaches git; the repository is the held store's.
       // --depth=0: no delta attempts (the first commit's blobs are distinct files);
       // core.compression=0: zlib was a third of git's time here. A later gc compresses it.
-      const child = spawn('git', ['-c', 'core.compression=0', 'fast-import', '--quiet', '--done', '--depth=0'], { cwd: at(store.fd, HISTORY_DIR), env: { PATH: process.env.PATH ?? '/usr/bin:/bin' }, stdio: [input, 'ignore', 'pipe'] });
+      const child = spawn('git', ['-c', 'core.compression=0', 'fast-import', '--quiet', '--done', '--depth=0'], { cwd: atText(store.fd, HISTORY_DIR), env: { PATH: process.env.PATH ?? '/usr/bin:/bin' }, stdio: [input, 'ignore', 'pipe'] });
       let err = '';
       const timer = setTimeout(() => child.kill('SIGKILL'), gitTimeoutMs());
       child.stderr?.on('data', (d: Buffer) => { if (err.length < 4096) err += String(d); });
@@ -247,7 +247,7 @@ export async function latestHistoryTree(store: Store): Promise<{ commit: string;
     const names = (await g.raw(['ls-tree', '-r', '--name-only', '-z', 'HEAD'])).split('\0').filter(Boolean);
     const files = new Map<string, Buffer>();
     const { execFileSync } = await import('node:child_process');
-    for (const n of names) files.set(n, execFileSync('git', ['show', `HEAD:${n}`], { cwd: at(store.fd, HISTORY_DIR), timeout: 30_000, maxBuffer: 64 * 1024 * 1024, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } }));
+    for (const n of names) files.set(n, execFileSync('git', ['show', `HEAD:${n}`], { cwd: atText(store.fd, HISTORY_DIR), timeout: 30_000, maxBuffer: 64 * 1024 * 1024, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } }));
     return { commit, files };
   } catch { return null; }
 }
