@@ -285,9 +285,13 @@ export interface WriteOptions {
  */
 export const MAX_NAME_BYTES = 255 - '..warden-4194304-00000000.tmp'.length;
 export const MAX_PATH_BYTES = 4095 - 64;
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /** Null when `rel` fits; else why not. */
 export function nameProblem(rel: string): string | null {
+  // Names are bytes (SPEC §4): one that is not UTF-8 (a listed name carried as lone
+  // surrogates, common/names.ts, or a lone surrogate from a client) is never approved.
+  if (hasRawBytes(rel) || LONE_SURROGATE.test(rel)) return 'the name is not valid UTF-8; warden never approves such a name';
   if (Buffer.byteLength(rel) > MAX_PATH_BYTES) return `the path is ${Buffer.byteLength(rel)} bytes, over the limit of ${MAX_PATH_BYTES}`;
   for (const seg of rel.split('/')) {
     const n = Buffer.byteLength(seg);

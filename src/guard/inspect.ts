@@ -59,14 +59,14 @@ export function inspectDirs(rootFd: number, state: BaselineState): Finding[] {
 /** Every path that is protected now: baseline paths, exact paths, and what the globs match on disk. */
 export function candidatePaths(rootFd: number, state: BaselineState, pset: ProtectedSet): readonly string[] {
   const deep = (base: string) => pset.patterns.some((p) => p.glob && p.base === base && p.pattern.includes('**'));
-  const flat = pset.globDirs.some(deep) ? null : pset.globDirs.map((base) => flatMatches(rootFd, base, pset));
+  const flat = pset.listedDirs.some(deep) ? null : pset.listedDirs.map((base) => flatMatches(rootFd, base, pset));
   // Nothing changed since the last call (same baseline, settings and glob listings): the
   // same list. A rescan of 10,000 files then builds no Set and sorts nothing (issue 17).
   if (flat && memo && memo.files === state.index.files && memo.pset === pset && memo.rootFd === rootFd
     && memo.flat.length === flat.length && memo.flat.every((m, i) => m === flat[i])) return memo.paths;
   const set = new Set<string>(state.paths());
   for (const p of pset.exactPaths) set.add(p);
-  pset.globDirs.forEach((base, i) => {
+  pset.listedDirs.forEach((base, i) => {
     if (flat) { for (const rel of flat[i] ?? []) set.add(rel); return; }
     if (!deep(base)) { for (const rel of flatMatches(rootFd, base, pset)) set.add(rel); return; }
     // Baseline paths are protected by definition: skip the glob matcher for them.

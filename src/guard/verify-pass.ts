@@ -99,7 +99,7 @@ export function verifyAll(rootFd: number, state: BaselineState, pset: ProtectedS
     if (pset.patterns.some((p) => p.glob && p.pattern.includes('**'))) {
       for (const p of candidatePaths(rootFd, state, pset)) if (!state.entry(p)) extra.add(p);
     } else {
-      for (const base of pset.globDirs) {
+      for (const base of pset.listedDirs) {
         for (const name of openDir(base).names ?? []) {
           const rel = base === '' ? name : `${base}/${name}`;
           if (!state.entry(rel) && pset.kindOf(rel)) extra.add(rel);

@@ -10,6 +10,7 @@ import { constants, openSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { at, atText, createFileAt, ensureDirBeneath, lstatAt, replaceFileAt, safeClose, unlinkAt, withDir } from '../fsx/beneath.js';
 import { errnoCode, WardenError } from '../common/errors.js';
+import { escapeText } from '../common/escape.js';
 import { HISTORY_DIR } from './layout.js';
 import type { Store, StoreFd } from './store.js';
 import { credentialFingerprintText } from '../credentials/rules.js';
@@ -197,9 +198,10 @@ export async function commitHistory(store: Store, changes: HistoryChange[], comm
   // other matches as deleted).
   if (removed.length) await g.raw(['--literal-pathspecs', 'rm', '-q', '--cached', '--ignore-unmatch', '--', ...removed]);
   if (touched.length) await g.raw(['--literal-pathspecs', 'add', '-A', '--', ...touched]);
-  const paths = changes.map((c) => c.path).join(', ');
-  const modes = changes.filter((c) => c.mode !== undefined && c.beforeMode !== undefined).map((c) => `mode: ${c.path} ${oct(c.beforeMode as number)} → ${oct(c.mode as number)}\n`).join('');
-  const r = await g.commit(`${command.split(' ')[0] ?? command}: ${paths}\n\ncommand: warden ${command}\nuser: ${user}\npaths: ${paths}\n${modes}`, undefined, { '--allow-empty': null });
+  // Paths escaped: a name holding a newline must not add a line ("user: …") to the record.
+  const paths = changes.map((c) => escapeText(c.path)).join(', ');
+  const modes = changes.filter((c) => c.mode !== undefined && c.beforeMode !== undefined).map((c) => `mode: ${escapeText(c.path)} ${oct(c.beforeMode as number)} → ${oct(c.mode as number)}\n`).join('');
+  const r = await g.commit(`${escapeText(command.split(' ')[0] ?? command)}: ${paths}\n\ncommand: warden ${escapeText(command)}\nuser: ${escapeText(user)}\npaths: ${paths}\n${modes}`, undefined, { '--allow-empty': null });
   return r.commit;
 }
 
@@ -219,7 +221,7 @@ export async function readHistory(store: Store, path?: string, kind?: FileKind):
   const all = (await g.log()).all.map(toEntry);
   if (!path) return all;
   const touching = new Set((await g.log({ file: literal(mirrorName(path, kind ?? 'text')) })).all.map((e) => e.hash));
-  const modeLine = `mode: ${path} `;
+  const modeLine = `mode: ${escapeText(path)} `;
   return all.filter((e) => touching.has(e.commit) || e.message.split('\n').some((l) => l.startsWith(modeLine) && isModeLine(l.slice(modeLine.length))));
 }
 
@@ -228,7 +230,7 @@ const isModeLine = (rest: string): boolean => /^[0-7]{4} → [0-7]{4}$/.test(res
 
 /** The mode changes a commit message records for `path` ("0644 → 0600"), for a patch that has no content change. */
 export function modeChangesOf(message: string, path: string): string[] {
-  const modeLine = `mode: ${path} `;
+  const modeLine = `mode: ${escapeText(path)} `;
   return message.split('\n').filter((l) => l.startsWith(modeLine) && isModeLine(l.slice(modeLine.length))).map((l) => l.slice(modeLine.length));
 }
 
