@@ -83,7 +83,7 @@ export class Quarantine {
   private copyAcross(id: string, dirFd: number, name: string, q: number, maxBytes: number): boolean {
     const st = lstatAt(dirFd, name);
     if (st?.isSymbolicLink()) {
-      symlinkSync(readlinkSync(at(dirFd, name)), at(q, name));
+      symlinkSync(readlinkSync(at(dirFd, name), { encoding: 'buffer' }), at(q, name)); // the target as bytes, too
       unlinkAt(dirFd, name);
       return true;
     }
