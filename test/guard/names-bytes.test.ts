@@ -140,7 +140,7 @@ describe('names as bytes (issue 21 row 4)', () => {
     assert.deepEqual(vj.drift.map((x) => x.path).sort(), [CTRL_PATH, RAW_PATH].sort(), '--json carries the names losslessly');
     const s = w.cli(['status']);
     assert.equal(s.code, 1, s.stdout + s.stderr);
-    assert.ok(s.stdout.includes(RAW_SHOWN) && s.stdout.includes(CTRL_SHOWN), s.stdout);
+    assert.ok(s.stdout.includes(`DRIFT ${RAW_SHOWN} (unexpected-file)`) && s.stdout.includes(`DRIFT ${CTRL_SHOWN} (unexpected-file)`), s.stdout);
     assertEscaped(s.stdout, 'status');
     await w.guard();
     assert.ok(!holds(w.t.p('orgs'), RAW) && !holds(w.t.p('orgs'), CTRL), 'the startup pass removed both');
