@@ -109,6 +109,20 @@ describe('names as bytes (issue 21 row 4)', () => {
     assert.notEqual(acc.code, 0, acc.stdout + acc.stderr);
     assert.ok((acc.stdout + acc.stderr).includes(RAW_SHOWN), acc.stdout + acc.stderr);
     assert.ok(!holds(w.t.p('orgs'), RAW), 'nothing was put back');
+    // The same name in config/ (a protected directory of exact paths: no glob lists it, and
+    // as a `text` file no org-name rule refuses it): quarantined, and accept refused by name.
+    const cfg = w.agent(String.raw`
+import os, sys
+with open(os.path.join(os.fsencode(sys.argv[1]), b'config', b'\xfe'), 'wb') as f: f.write(b'x = 1\n')
+`, [w.t.root]);
+    assert.equal(cfg.code, 0, cfg.out);
+    await waitFor(() => alertsOf(w).some((x) => x.path === 'config/\udcfe' && x.quarantine), 5_000, 'config/\\xfe quarantined');
+    assert.ok(!holds(w.t.p('config'), Buffer.of(0xfe)));
+    const cfgAlert = alertsOf(w).find((x) => x.path === 'config/\udcfe')!;
+    const acc2 = w.cli(['accept', cfgAlert.id]);
+    assert.notEqual(acc2.code, 0, acc2.stdout + acc2.stderr);
+    assert.match(acc2.stdout + acc2.stderr, /config\/\\xfe.*not valid UTF-8/);
+    assert.ok(!holds(w.t.p('config'), Buffer.of(0xfe)), 'nothing was installed');
     const verify = w.cli(['verify']);
     assert.equal(verify.code, 0, verify.stdout);
   });
