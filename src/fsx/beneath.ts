@@ -26,13 +26,14 @@ const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_DIRECTORY, O_NONBLOCK
  */
 export const AT_FDCWD = -100;
 
-/**
- * A name that is not UTF-8 (common/names.ts) is addressed by its bytes: the path is then a
- * Buffer, which every fs call takes as it is.
- */
 /** `at` for a fixed name warden chose (a socket, a git directory): always a string. */
 export const atText = (dirFd: number, name: string): string => (dirFd === AT_FDCWD ? name : `/proc/self/fd/${dirFd}/${name}`);
 
+/**
+ * The path of `name` beneath dirFd. A name that is not UTF-8 (a listed name carried as lone
+ * surrogates, common/names.ts) is addressed by its bytes: the path is then a Buffer, which
+ * every fs call takes as it is (a string would be encoded with U+FFFD, another name).
+ */
 export const at = (dirFd: number, name: string): string | Buffer => {
   const path = dirFd === AT_FDCWD ? name : `/proc/self/fd/${dirFd}/${name}`;
   return hasRawBytes(name) ? nameToBytes(path) : path;

@@ -127,6 +127,29 @@ with open(os.path.join(os.fsencode(sys.argv[1]), b'config', b'\xfe'), 'wb') as f
     assert.equal(verify.code, 0, verify.stdout);
   });
 
+  it('a directory, a FIFO and a symlink with such names are moved into quarantine, never opened or followed', async () => {
+    const w = agentWorld();
+    worlds.push(w);
+    await w.guard();
+    const r = w.agent(String.raw`
+import os, sys
+o = os.path.join(os.fsencode(sys.argv[1]), b'orgs')
+os.mkdir(os.path.join(o, b'\xfd'))
+with open(os.path.join(o, b'\xfd', b'x.toml'), 'wb') as f: f.write(b'members = []\n')
+os.mkfifo(os.path.join(o, b'\xfc.toml'))
+os.symlink(b'/etc/\xfb', os.path.join(o, b'\xfb.toml'))
+`, [w.t.root]);
+    assert.equal(r.code, 0, r.out);
+    const planted = [Buffer.of(0xfd), Buffer.from('\xfc.toml', 'latin1'), Buffer.from('\xfb.toml', 'latin1')];
+    await waitFor(() => planted.every((n) => !holds(w.t.p('orgs'), n)), 5_000, 'all three removed from orgs/');
+    for (const n of planted) {
+      const a = alertsOf(w).find((x) => x.path === `orgs/${String.fromCharCode(0xdc00 + n[0]!)}${n.subarray(1).toString()}`);
+      assert.ok(a?.quarantine, `quarantined: ${n.toString('hex')}`);
+      assert.deepEqual(namesIn(join(w.store, 'quarantine', a.id)), [n]);
+    }
+    assert.equal(w.cli(['verify']).code, 0);
+  });
+
   it('a guard that polls (chokidar hands names over decoded) still finds the name by listing its directory', async () => {
     const w = agentWorld();
     worlds.push(w);
