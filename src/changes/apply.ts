@@ -17,6 +17,7 @@ import { failedCheckMessage, halfAppliedMessage } from '../credentials/names.js'
 import { sha256Hex } from '../store/baseline.js';
 import { BLOBS_DIR } from '../store/layout.js';
 import { escapeText } from '../common/escape.js';
+import { hasRawBytes } from '../common/names.js';
 import { loadKey } from '../store/keys.js';
 import type { Store, StoreFd } from '../store/store.js';
 import { removeIntent, writeIntent, type JournalFile } from './journal.js';
@@ -115,12 +116,12 @@ export function checkChanges(ctx: ApplyContext, reqs: ChangeRequest[], base?: Ba
     const path = normalizeRelPath(r.path);
     // Refused before anything changes: a name the file system cannot hold would fail after the baseline moved.
     const tooLong = nameProblem(path);
-    if (tooLong) throw new WardenError(`${escapeText(path.slice(0, 80))}…: ${escapeText(tooLong)}; nothing was changed`);
-    if (seen.has(path)) throw new WardenError(`${path} appears twice in one change`);
+    if (tooLong) throw new WardenError(`${escapeText(path.slice(0, 80))}${path.length > 80 ? '…' : ''}: ${escapeText(tooLong)}; nothing was changed`);
+    if (seen.has(path)) throw new WardenError(`${escapeText(path)} appears twice in one change`);
     seen.add(path);
     const e = ctx.state.entry(path);
     const kind = e?.kind ?? ctx.pset.kindOf(path);
-    if (!kind) throw new WardenError(`${path} is not a protected path (protected are config/{warden,conditions,guests,credentials}.toml, orgs/*.toml, blocks/conditional/*.md and the [[protect]] entries of config/warden.toml)`);
+    if (!kind) throw new WardenError(`${escapeText(path)} is not a protected path (protected are config/{warden,conditions,guests,credentials}.toml, orgs/*.toml, blocks/conditional/*.md and the [[protect]] entries of config/warden.toml)`);
     let content = r.content;
     if (r.keep) {
       if (!e) throw new WardenError(`${path} is not in the baseline; give its content with --from`);
@@ -294,7 +295,8 @@ export function reconcileProtectedSet(ctx: ApplyContext, next: ProtectedSet, max
     }
   }
   for (const path of candidatePathsFor(ctx.rootFd, next)) {
-    if (ctx.state.entry(path)) continue;
+    // A name that is not UTF-8 is never adopted (SPEC §4): it stays an unexpected file.
+    if (ctx.state.entry(path) || hasRawBytes(path)) continue;
     const kind = next.kindOf(path);
     if (!kind) continue;
     withDir(ctx.rootFd, dirOf(path), (fd) => {

@@ -1,4 +1,6 @@
 /** `warden init`: record the first baseline of every protected file (SPEC §3). */
+import { hasRawBytes, nameFromBytes } from '../common/names.js';
+import { escapeText } from '../common/escape.js';
 import { dict } from '../common/dict.js';
 import { readdirSync } from 'node:fs';
 import { WardenError } from '../common/errors.js';
@@ -18,14 +20,14 @@ import { NotInitialised, Store } from '../store/store.js';
 export function candidatePathsFor(rootFd: number, pset: ProtectedSet): string[] {
   const set = new Set<string>(pset.exactPaths);
   const walk = (dir: string, depth: number) => {
-    const names = withDir(rootFd, dir, (fd) => readdirSync(at(fd, '.'), { withFileTypes: true }).map((e) => ({ name: e.name, dir: e.isDirectory() })), () => []);
+    const names = withDir(rootFd, dir, (fd) => readdirSync(at(fd, '.'), { withFileTypes: true, encoding: 'buffer' }).map((e) => ({ name: nameFromBytes(e.name), dir: e.isDirectory() })), () => []);
     for (const n of names) {
       const rel = dir === '' ? n.name : `${dir}/${n.name}`;
       if (pset.kindOf(rel)) set.add(rel);
       if (n.dir && depth > 1) walk(rel, depth - 1);
     }
   };
-  for (const base of pset.globDirs) walk(base, pset.patterns.some((p) => p.base === base && p.pattern.includes('**')) ? 8 : 1);
+  for (const base of pset.listedDirs) walk(base, pset.patterns.some((p) => p.base === base && p.pattern.includes('**')) ? 8 : 1);
   return [...set].sort();
 }
 
@@ -51,6 +53,14 @@ export function scanDisk(rootFd: number, pset: ProtectedSet, maxBytes: number, p
   // Each directory is opened once (10,000 files in one directory: one walk, not 10,000).
   const byDir = new Map<string, string[]>();
   const candidates = candidatePathsFor(rootFd, pset);
+  // Names are bytes (SPEC §4): a name that is not UTF-8 is an unexpected file, never approved
+  // (no two readers agree on what it says); init names each one and records nothing.
+  const raw = candidates.filter(hasRawBytes);
+  if (raw.length) {
+    throw new WardenError(`${raw.slice(0, 20).map(escapeText).join(', ')}${raw.length > 20 ? ` (and ${raw.length - 20} more)` : ''}: `
+      + `${raw.length === 1 ? 'the name is' : 'these names are'} not valid UTF-8 (shown escaped, \\xNN per byte); warden never approves such a name. `
+      + 'Rename or remove it, then run init again; nothing was recorded');
+  }
   let read = 0;
   for (const path of candidates) {
     const list = byDir.get(dirOf(path));
@@ -61,10 +71,10 @@ export function scanDisk(rootFd: number, pset: ProtectedSet, maxBytes: number, p
       for (const path of paths) {
         const st = lstatAt(fd, baseOf(path));
         if (!st) continue;
-        if (!st.isFile()) throw new WardenError(`${path} is a ${typeOf(st)}, not a regular file; only regular files can be baselined`);
-        if (st.size > maxBytes) throw new WardenError(`${path} is ${st.size} bytes, over max_bytes (${maxBytes})`);
+        if (!st.isFile()) throw new WardenError(`${escapeText(path)} is a ${typeOf(st)}, not a regular file; only regular files can be baselined`);
+        if (st.size > maxBytes) throw new WardenError(`${escapeText(path)} is ${st.size} bytes, over max_bytes (${maxBytes})`);
         const r = readRegularAt(fd, baseOf(path), maxBytes);
-        if (!r?.bytes) throw new WardenError(`${path} changed while it was being read; run init again`);
+        if (!r?.bytes) throw new WardenError(`${escapeText(path)} changed while it was being read; run init again`);
         files.push({ path, bytes: r.bytes, mode: r.stats.mode & 0o7777, uid: r.stats.uid, gid: r.stats.gid });
         if (progress && ++read % 500 === 0) progress('reading', read, candidates.length);
       }

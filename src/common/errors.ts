@@ -1,3 +1,4 @@
+import { escapeText } from './escape.js';
 /** A problem tied to a place in a file. Lines and columns are 1-based. */
 export interface Located {
   file: string;
@@ -8,7 +9,8 @@ export interface Located {
 }
 
 export function formatLocated(e: Located): string {
-  const where = [e.file, e.line, e.column].filter((x) => x !== undefined).join(':');
+  // The file is a name from the disk: escaped (a newline in it would start a line of its own).
+  const where = [e.file === undefined ? undefined : escapeText(e.file), e.line, e.column].filter((x) => x !== undefined).join(':');
   const key = e.key ? ` [${e.key}]` : '';
   return `${where}:${key} ${e.message}`;
 }

@@ -9,8 +9,11 @@
 const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 const NAMED: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t', '\u001b': '\\e' };
 
+// A byte of a name that is not UTF-8, carried as a lone surrogate (common/names.ts): shown as \xNN.
+const RAW_BYTE = /(?<![\uD800-\uDBFF])[\uDC80-\uDCFF]/g;
+
 export function escapeText(s: string): string {
-  return s.replace(UNSAFE, (c) => NAMED[c] ?? (c.charCodeAt(0) <= 0xff ? `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}` : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
+  return s.replace(RAW_BYTE, (c) => `\\x${(c.charCodeAt(0) - 0xdc00).toString(16).padStart(2, '0')}`).replace(UNSAFE, (c) => NAMED[c] ?? (c.charCodeAt(0) <= 0xff ? `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}` : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
 }
 
 // Our own colour codes (cli/output.ts) are the only escape sequences let through on a terminal.

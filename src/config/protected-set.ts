@@ -4,6 +4,7 @@
  */
 import picomatch from 'picomatch';
 import { dirOf } from '../common/rel-path.js';
+import { hasRawBytes } from '../common/names.js';
 import type { WardenConfig } from './warden-config.js';
 
 export type FileKind = 'warden' | 'conditions' | 'guests' | 'credentials' | 'org' | 'block' | 'text';
@@ -22,6 +23,11 @@ export interface ProtectedSet {
   exactPaths: string[];
   /** Directories whose entries must be listed to find files matching a glob. */
   globDirs: string[];
+  /**
+   * Every directory a pass lists (globDirs, and every protected directory but the root):
+   * beside the glob matches, a name that is not UTF-8 is found there (kindOf).
+   */
+  listedDirs: string[];
   /** True when `rel` is a directory that is, or contains, a protected directory. */
   isProtectedDir(rel: string): boolean;
   patterns: readonly Pattern[];
@@ -71,17 +77,32 @@ export function protectedSet(config: Pick<WardenConfig, 'protect' | 'credentials
   for (const p of patterns) for (const a of ancestors(p.base)) dirSet.add(a);
   const dirs = [...dirSet].sort((a, b) => a.split('/').length - b.split('/').length || (a < b ? -1 : a > b ? 1 : 0)); // not localeCompare: ICU's collation data is 2 MB of a guard's RSS
   const cache = new Map<string, FileKind | null>();
+  const deepBases = patterns.filter((p) => p.glob && p.pattern.includes('**')).map((p) => p.base);
+  /**
+   * Names are bytes (SPEC §4): a name that is not UTF-8 (common/names.ts), in a protected
+   * directory other than the root or anywhere below a `**` glob's base, is an unexpected
+   * file whatever the globs say of its decoded form (readers decode such a name each their
+   * own way, if at all). Its kind: what a glob gives it, else 'text'.
+   */
+  const rawUnexpected = (rel: string): boolean => {
+    if (!hasRawBytes(rel)) return false;
+    const d = dirOf(rel);
+    return (d !== '' && dirSet.has(d)) || deepBases.some((b) => b === '' || d === b || d.startsWith(`${b}/`));
+  };
+  const globDirs = [...new Set(patterns.filter((p) => p.glob).map((p) => p.base))];
   return {
     patterns,
     dirs,
     exactPaths: patterns.filter((p) => !p.glob).map((p) => p.pattern),
-    globDirs: [...new Set(patterns.filter((p) => p.glob).map((p) => p.base))],
+    globDirs,
+    listedDirs: [...new Set([...globDirs, ...dirs.filter((d) => d !== '')])],
     kindOf(rel) {
       let k = cache.get(rel);
       if (k !== undefined) return k;
       k = null;
       if (rel !== STORE_DIR && !rel.startsWith(`${STORE_DIR}/`)) {
         for (const p of patterns) if (p.match(rel)) { k = p.kind; break; }
+        if (k === null && rawUnexpected(rel)) k = 'text';
       }
       if (cache.size > 50_000) cache.clear();
       cache.set(rel, k);

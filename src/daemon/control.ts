@@ -13,7 +13,7 @@
  * and a swapped snapshots/ link is never followed.
  */
 import { createServer, connect, type Server, type Socket } from 'node:net';
-import { lstatAt, safeClose, unlinkAt, at } from '../fsx/beneath.js';
+import { lstatAt, safeClose, unlinkAt, at, atText } from '../fsx/beneath.js';
 import { SOCKET_NAME } from '../store/layout.js';
 import type { Store } from '../store/store.js';
 import type { AnyReply, ControlErrorCode, ControlRequest } from './protocol.js';
@@ -136,7 +136,7 @@ export async function callDaemon(store: Store, req: ControlRequest, timeoutMs = 
   try {
     const { parseReply } = await protocol();
     return await new Promise<Call>((resolve) => {
-      const sock = connect(at(dirFd, NAME));
+      const sock = connect(atText(dirFd, NAME));
       let connected = false;
       let buf = '';
       const timer = setTimeout(() => { sock.destroy(); resolve({ kind: 'lost', why: `no answer within ${timeoutMs} ms` }); }, timeoutMs);

@@ -15,6 +15,7 @@ import {
 } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { errnoCode } from '../common/errors.js';
+import { hasRawBytes, nameToBytes } from '../common/names.js';
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_DIRECTORY, O_NONBLOCK, O_APPEND } = constants;
 
@@ -25,7 +26,18 @@ const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_DIRECTORY, O_NONBLOCK
  */
 export const AT_FDCWD = -100;
 
-export const at = (dirFd: number, name: string): string => (dirFd === AT_FDCWD ? name : `/proc/self/fd/${dirFd}/${name}`);
+/** `at` for a fixed name warden chose (a socket, a git directory): always a string. */
+export const atText = (dirFd: number, name: string): string => (dirFd === AT_FDCWD ? name : `/proc/self/fd/${dirFd}/${name}`);
+
+/**
+ * The path of `name` beneath dirFd. A name that is not UTF-8 (a listed name carried as lone
+ * surrogates, common/names.ts) is addressed by its bytes: the path is then a Buffer, which
+ * every fs call takes as it is (a string would be encoded with U+FFFD, another name).
+ */
+export const at = (dirFd: number, name: string): string | Buffer => {
+  const path = dirFd === AT_FDCWD ? name : `/proc/self/fd/${dirFd}/${name}`;
+  return hasRawBytes(name) ? nameToBytes(path) : path;
+};
 
 /**
  * Run `fn` with the process's current directory set to the directory behind dirFd, then put
@@ -274,9 +286,13 @@ export interface WriteOptions {
  */
 export const MAX_NAME_BYTES = 255 - '..warden-4194304-00000000.tmp'.length;
 export const MAX_PATH_BYTES = 4095 - 64;
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /** Null when `rel` fits; else why not. */
 export function nameProblem(rel: string): string | null {
+  // Names are bytes (SPEC §4): one that is not UTF-8 (a listed name carried as lone
+  // surrogates, common/names.ts, or a lone surrogate from a client) is never approved.
+  if (hasRawBytes(rel) || LONE_SURROGATE.test(rel)) return 'the name is not valid UTF-8; warden never approves such a name';
   if (Buffer.byteLength(rel) > MAX_PATH_BYTES) return `the path is ${Buffer.byteLength(rel)} bytes, over the limit of ${MAX_PATH_BYTES}`;
   for (const seg of rel.split('/')) {
     const n = Buffer.byteLength(seg);

@@ -440,7 +440,7 @@ export class Guard {
       const r = readRegularAt(parentFd, name, this.maxBytes);
       if (r?.bytes) kept = this.quarantine.write(id, name, r.bytes);
     } else if (type === 'symlink') {
-      kept = this.quarantine.write(id, `${name}.symlink-target`, Buffer.from(readlinkSync(at(parentFd, name))));
+      kept = this.quarantine.write(id, `${name}.symlink-target`, readlinkSync(at(parentFd, name), { encoding: 'buffer' }));
     }
     unlinkAt(parentFd, name);
     return kept;

@@ -2,6 +2,7 @@
  * Read-only inspection: what differs from the baseline right now. Used by `warden verify`
  * (which changes nothing) and by the guard before it acts.
  */
+import { nameFromBytes } from '../common/names.js';
 import { fstatSync, opendirSync, type Dir } from 'node:fs';
 import { at, lstatAt, tryOpenDir, safeClose, typeOf, withDir } from '../fsx/beneath.js';
 import { classify, type Observation, type Verdict } from './classify.js';
@@ -58,14 +59,14 @@ export function inspectDirs(rootFd: number, state: BaselineState): Finding[] {
 /** Every path that is protected now: baseline paths, exact paths, and what the globs match on disk. */
 export function candidatePaths(rootFd: number, state: BaselineState, pset: ProtectedSet): readonly string[] {
   const deep = (base: string) => pset.patterns.some((p) => p.glob && p.base === base && p.pattern.includes('**'));
-  const flat = pset.globDirs.some(deep) ? null : pset.globDirs.map((base) => flatMatches(rootFd, base, pset));
+  const flat = pset.listedDirs.some(deep) ? null : pset.listedDirs.map((base) => flatMatches(rootFd, base, pset));
   // Nothing changed since the last call (same baseline, settings and glob listings): the
   // same list. A rescan of 10,000 files then builds no Set and sorts nothing (issue 17).
   if (flat && memo && memo.files === state.index.files && memo.pset === pset && memo.rootFd === rootFd
     && memo.flat.length === flat.length && memo.flat.every((m, i) => m === flat[i])) return memo.paths;
   const set = new Set<string>(state.paths());
   for (const p of pset.exactPaths) set.add(p);
-  pset.globDirs.forEach((base, i) => {
+  pset.listedDirs.forEach((base, i) => {
     if (flat) { for (const rel of flat[i] ?? []) set.add(rel); return; }
     if (!deep(base)) { for (const rel of flatMatches(rootFd, base, pset)) set.add(rel); return; }
     // Baseline paths are protected by definition: skip the glob matcher for them.
@@ -109,9 +110,11 @@ function listDir(rootFd: number, dir: string, depth: number, each: (rel: string)
   withDir(rootFd, dir, (fd) => {
     let d: Dir | null = null;
     try {
-      d = opendirSync(at(fd, '.'), { bufferSize: 256 });
+      // Names are bytes (SPEC §4): listed undecoded, carried losslessly (common/names.ts).
+      d = opendirSync(at(fd, '.'), { bufferSize: 256, encoding: 'buffer' as BufferEncoding });
       for (let ent = d.readSync(); ent !== null; ent = d.readSync()) {
-        const rel = dir === '' ? ent.name : `${dir}/${ent.name}`;
+        const name = nameFromBytes(ent.name as unknown as Buffer);
+        const rel = dir === '' ? name : `${dir}/${name}`;
         each(rel);
         if (depth > 1 && ent.isDirectory()) listDir(rootFd, rel, depth - 1, each);
       }

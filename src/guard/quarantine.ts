@@ -15,6 +15,7 @@
  *   owner or mode we cannot set is replaced by a copy: the bytes we read, or its first
  *   max_bytes for a too-large file.
  */
+import { nameFromBytes } from '../common/names.js';
 import { fsyncSync } from 'node:fs';
 import { errnoCode } from '../common/errors.js';
 import {
@@ -82,7 +83,7 @@ export class Quarantine {
   private copyAcross(id: string, dirFd: number, name: string, q: number, maxBytes: number): boolean {
     const st = lstatAt(dirFd, name);
     if (st?.isSymbolicLink()) {
-      symlinkSync(readlinkSync(at(dirFd, name)), at(q, name));
+      symlinkSync(readlinkSync(at(dirFd, name), { encoding: 'buffer' }), at(q, name)); // the target as bytes, too
       unlinkAt(dirFd, name);
       return true;
     }
@@ -204,7 +205,7 @@ export class Quarantine {
     const owner = { uid: process.geteuid?.() ?? st.uid, gid: process.getegid?.() ?? st.gid };
     if (st.isDirectory()) {
       setModeAt(q, name, 0o700, owner);
-      withDir(q, name, (fd) => { for (const child of readdirSync(at(fd, '.'))) this.secure(fd, child, maxBytes, null, budget); }, () => undefined);
+      withDir(q, name, (fd) => { for (const child of readdirSync(at(fd, '.'), { encoding: 'buffer' }).map(nameFromBytes)) this.secure(fd, child, maxBytes, null, budget); }, () => undefined);
       return;
     }
     if (!st.isFile()) { setModeAt(q, name, 0o600, owner); return; } // FIFO, socket, device: never opened

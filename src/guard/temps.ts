@@ -5,6 +5,7 @@
  * this runs.
  */
 import { fstatSync, readdirSync } from 'node:fs';
+import { nameFromBytes } from '../common/names.js';
 import { at, unlinkAt, withDir } from '../fsx/beneath.js';
 
 /** The temp names replaceFileAt creates (".<name>.warden-<pid>-<hex>.tmp"). */
@@ -26,7 +27,8 @@ export function sweepTemps(rootFd: number, dirs: Iterable<string>): void {
       if (clean.get(key) === stamp) return;
       let left = false;
       try {
-        for (const name of readdirSync(at(fd, '.'))) {
+        // Names as bytes (common/names.ts): a name that is not UTF-8 is unlinked by its own bytes.
+        for (const name of readdirSync(at(fd, '.'), { encoding: 'buffer' }).map(nameFromBytes)) {
           if (!TEMP_NAME.test(name)) continue;
           try { unlinkAt(fd, name); } catch { left = true; /* still stuck: next time */ }
         }

@@ -16,6 +16,7 @@
  * measured and made verify slower on this shared 2-core machine: a worker costs ~30 ms to
  * start and the reading is syscall-bound.
  */
+import { nameFromBytes } from '../common/names.js';
 import { constants, openSync, readdirSync } from 'node:fs';
 import { at, O_PATH, safeClose, tryOpenDir, withCwdAt } from '../fsx/beneath.js';
 import { classify, type Observation } from './classify.js';
@@ -49,7 +50,8 @@ export function verifyAll(rootFd: number, state: BaselineState, pset: ProtectedS
       try {
         const files = new Set<string>();
         const names: string[] = [];
-        for (const e of readdirSync(at(w.fd, '.'), { withFileTypes: true })) { names.push(e.name); if (e.isFile()) files.add(e.name); }
+        // Names are bytes (SPEC §4): a name that is not UTF-8 is listed as itself, never as U+FFFD.
+        for (const e of readdirSync(at(w.fd, '.'), { withFileTypes: true, encoding: 'buffer' })) { const n = nameFromBytes(e.name); names.push(n); if (e.isFile()) files.add(n); }
         d.files = files; d.names = names;
       } catch { /* not listable */ }
     }
@@ -97,7 +99,7 @@ export function verifyAll(rootFd: number, state: BaselineState, pset: ProtectedS
     if (pset.patterns.some((p) => p.glob && p.pattern.includes('**'))) {
       for (const p of candidatePaths(rootFd, state, pset)) if (!state.entry(p)) extra.add(p);
     } else {
-      for (const base of pset.globDirs) {
+      for (const base of pset.listedDirs) {
         for (const name of openDir(base).names ?? []) {
           const rel = base === '' ? name : `${base}/${name}`;
           if (!state.entry(rel) && pset.kindOf(rel)) extra.add(rel);

@@ -20,7 +20,7 @@ let buf: Buffer = Buffer.allocUnsafeSlow(64 * 1024);
  * Null: not a regular file now, gone, or not openable: the caller looks the careful way
  * (observe: lstat first), which says which.
  */
-export function readListed(path: string, maxBytes: number): Seen | null {
+export function readListed(path: string | Buffer, maxBytes: number): Seen | null {
   let fd: number;
   try { fd = openSync(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK); } catch { return null; }
   try {

@@ -19,8 +19,9 @@
  * an `error` event later. Both go to onError — also while arming, before the caller holds
  * the handle (watch-supervisor.ts copes with that).
  */
+import { hasRawBytes, nameFromBytes, nameToBytes } from '../common/names.js';
 import type { FSWatcher } from 'chokidar';
-import { lstatSync, readdirSync, watch as fsWatch, type FSWatcher as NodeWatcher, type Stats } from 'node:fs';
+import { lstatSync, opendirSync, readdirSync, watch as fsWatch, type Dir, type FSWatcher as NodeWatcher, type Stats } from 'node:fs';
 import { basename, dirname, join, relative, sep } from 'node:path';
 import { errnoCode } from '../common/errors.js';
 import type { ProtectedSet } from '../config/protected-set.js';
@@ -83,7 +84,7 @@ function dirsToWatch(root: string, pset: ProtectedSet): string[] {
   const walk = (rel: string, depth: number) => {
     if (depth === 0 || out.size >= MAX_DIR_WATCHES) return;
     let names: string[];
-    try { names = readdirSync(join(root, rel), { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name); } catch { return; }
+    try { names = readdirSync(nameToBytes(join(root, rel)), { withFileTypes: true, encoding: 'buffer' }).filter((e) => e.isDirectory()).map((e) => nameFromBytes(e.name)); } catch { return; }
     for (const n of names) { const r = rel === '' ? n : `${rel}/${n}`; out.add(r); walk(r, depth - 1); }
   };
   for (const p of pset.patterns) if (p.glob && p.pattern.includes('**')) walk(p.base, 8);
@@ -98,7 +99,7 @@ async function startInotify(root: string, pset: ProtectedSet, events: WatchEvent
     alive = false;
     events.onError(err);
   };
-  const inode = (rel: string) => { try { return lstatSync(join(root, rel)).ino; } catch { return -1; } };
+  const inode = (rel: string) => { try { return lstatSync(nameToBytes(join(root, rel))).ino; } catch { return -1; } };
   const dirWatches = new Map<string, { ino: number; watcher: NodeWatcher }>();
   const unwatchDir = (rel: string) => {
     const dw = dirWatches.get(rel);
@@ -114,7 +115,7 @@ async function startInotify(root: string, pset: ProtectedSet, events: WatchEvent
     if (relevantPath(rel, pset)) events.onEvent(rel, false);
     // A new directory below a `**` glob base gets its own watch.
     if (inRecursiveGlob(rel, pset) && !dirWatches.has(rel) && dirWatches.size < MAX_DIR_WATCHES) {
-      try { if (lstatSync(join(root, rel)).isDirectory()) watchDir(rel); } catch { /* gone again */ }
+      try { if (lstatSync(nameToBytes(join(root, rel))).isDirectory()) watchDir(rel); } catch { /* gone again */ }
     }
   };
   const watchDir = (rel: string): void => {
@@ -122,7 +123,8 @@ async function startInotify(root: string, pset: ProtectedSet, events: WatchEvent
     if (ino === -1) return;
     try {
       if (fault?.when === 'early') throw Object.assign(new Error(`simulated ${fault.code}`), { code: fault.code });
-      const watcher = fsWatch(join(root, rel), { persistent: false }, (_type, name) => onDirEvent(rel, name === null ? null : String(name)));
+      // Names are bytes (SPEC §4): the event's name undecoded, carried losslessly (common/names.ts).
+      const watcher = fsWatch(nameToBytes(join(root, rel)), { persistent: false, encoding: 'buffer' }, (_type, name) => onDirEvent(rel, name === null ? null : nameFromBytes(name)));
       watcher.on('error', (err) => {
         unwatchDir(rel);
         const code = errnoCode(err);
@@ -211,6 +213,21 @@ async function startInotify(root: string, pset: ProtectedSet, events: WatchEvent
   };
 }
 
+/** The names in `dir` that are not UTF-8 (common/names.ts), streamed, at most `max` of them. */
+function rawNamesIn(dir: string, max = 1000): string[] {
+  const out: string[] = [];
+  let d: Dir | null = null;
+  try {
+    d = opendirSync(dir, { bufferSize: 256, encoding: 'buffer' as BufferEncoding });
+    for (let ent = d.readSync(); ent !== null && out.length < max; ent = d.readSync()) {
+      const name = nameFromBytes(ent.name as unknown as Buffer);
+      if (hasRawBytes(name)) out.push(name);
+    }
+  } catch { /* gone or unreadable: the rescan looks again */ }
+  finally { try { d?.closeSync(); } catch { /* closed */ } }
+  return out;
+}
+
 /** Polling (inotify exhausted): chokidar stats what it tracks; it must track the protected files themselves. */
 async function startPolling(root: string, pset: ProtectedSet, events: WatchEvents): Promise<WatchHandle> {
   const toRel = (abs: string) => relative(root, abs).split(sep).join('/');
@@ -232,6 +249,16 @@ async function startPolling(root: string, pset: ProtectedSet, events: WatchEvent
     const rel = toRel(abs);
     if (rel.startsWith('..')) return;
     events.onEvent(rel, event === 'addDir' || event === 'unlinkDir');
+  });
+  // Names are bytes (SPEC §4). chokidar lists names as UTF-8 strings: a name that is not
+  // UTF-8 comes back as U+FFFD, its stat fails, and chokidar emits nothing for it (seen with
+  // chokidar 5). Its only trace is the raw change of the polled directory: a listed
+  // directory that changed is listed again here, as bytes, and each such name is a hint.
+  w.on('raw', (_ev, abs) => {
+    if (!alive || typeof abs !== 'string') return;
+    const rel = toRel(abs);
+    if (rel.startsWith('..') || !pset.listedDirs.includes(rel)) return;
+    for (const name of rawNamesIn(abs)) events.onEvent(rel === '' ? name : `${rel}/${name}`, false);
   });
   w.on('error', (err) => {
     alive = false;

@@ -8,7 +8,7 @@ import { constants, existsSync, fsyncSync, mkdirSync, openSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
 import { errnoCode } from '../common/errors.js';
-import { appendFileAt, at, ensureDirBeneath, lstatAt, openRoot, readSmallAt, replaceFileAt, safeClose, unlinkAt, withDir } from '../fsx/beneath.js';
+import { appendFileAt, at, atText, ensureDirBeneath, lstatAt, openRoot, readSmallAt, replaceFileAt, safeClose, unlinkAt, withDir } from '../fsx/beneath.js';
 import { NotInitialised, Store } from '../store/store.js';
 import { stateBase } from '../store/location.js';
 import { JsonlTail } from './jsonl.js';
@@ -331,14 +331,14 @@ export function readDeliveryState(root: string, stateDir: string = findNotifierS
       for (const [name] of chans) target[name] = st?.expired[key] ? { state: 'expired', at: st.expired[key]! } : { state: 'delivered', at: wm.at };
     };
     const wa = st?.watermarks?.alerts;
-    for (const e of new JsonlTail(at(store.fd, ALERTS_REL)).readNewEntries()) {
+    for (const e of new JsonlTail(atText(store.fd, ALERTS_REL)).readNewEntries()) {
       const r = e.value as { id?: unknown };
       if (typeof r.id !== 'string' || report.alerts[r.id]) continue;
       if (before(wa, e)) done(r.id, wa!, (report.alerts[r.id] = {}));
       else fill(r.id, (report.alerts[r.id] = {}));
     }
     const wmm = st?.watermarks?.messages;
-    for (const e of new JsonlTail(at(store.fd, MESSAGES_REL)).readNewEntries()) {
+    for (const e of new JsonlTail(atText(store.fd, MESSAGES_REL)).readNewEntries()) {
       const r = e.value as { id?: unknown };
       if (typeof r.id !== 'string' || report.messages[r.id]) continue;
       if (before(wmm, e)) done(msgKey(r.id), wmm!, (report.messages[r.id] = {}));

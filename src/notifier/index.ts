@@ -18,7 +18,7 @@ import { nextDelivery } from './dispatch.js';
 import { StateWriter } from './state-writer.js';
 import { backoffDelay } from '../common/backoff.js';
 import { ALERTS_REL, MESSAGES_DIR_REL, MESSAGES_REL } from './paths.js';
-import { at } from '../fsx/beneath.js';
+import { at, atText } from '../fsx/beneath.js';
 import { Store } from '../store/store.js';
 
 export { readDeliveryState, defaultNotifierStateDir, findNotifierStateDir } from './delivery-state.js';
@@ -138,7 +138,7 @@ class Notifier implements NotifierHandle {
     this.state.root = this.opts.root;
     this.state.notifier = { pid: process.pid, started: iso(this.startedAt) };
     // Through the held descriptor: a renamed or exchanged store path never feeds us forged lines.
-    this.inbox = new Inbox((rel) => at(this.store.fd, rel), () => this.state, () => this.runs.keys());
+    this.inbox = new Inbox((rel) => atText(this.store.fd, rel), () => this.state, () => this.runs.keys());
     this.applyChannels(this.config);
     this.ingest();
     await this.persist();

@@ -6,6 +6,7 @@ import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, read
 import { join } from 'node:path';
 import { WARDEN_TOML } from '../config/warden-config.js';
 import { errnoCode } from '../common/errors.js';
+import { hasRawBytes, nameFromBytes } from '../common/names.js';
 import { BLOCKS_DIR } from './blocks.js';
 import { CONDITIONS_TOML } from './conditions.js';
 import { buildPolicy } from './load.js';
@@ -19,6 +20,10 @@ const O_NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 const O_NONBLOCK = constants.O_NONBLOCK ?? 0;
 
 function readOne(root: string, rel: string): PolicyFileInput {
+  // Names are bytes (SPEC §4): a listed name that is not UTF-8 is an unexpected file (the
+  // guard quarantines it). It is reported under its own name and grants nothing; never
+  // skipped, and never read as the other file its decoded name would open.
+  if (hasRawBytes(rel)) return { path: rel, text: null, unreadable: 'its name is not valid UTF-8 (an unexpected file, which the guard quarantines)' };
   const abs = join(root, rel);
   // Every directory on the way must be a real directory, not a symlink out of the root.
   const parts = rel.split('/');
@@ -71,7 +76,8 @@ function listDir(root: string, dir: string): string[] {
     for (let i = 1; i <= parts.length; i++) {
       if (!lstatSync(join(root, parts.slice(0, i).join('/'))).isDirectory()) return [];
     }
-    return readdirSync(join(root, dir)).sort().map((n) => `${dir}/${n}`);
+    // Listed as bytes: a name that is not UTF-8 is carried as itself (common/names.ts), not as U+FFFD.
+    return readdirSync(join(root, dir), { encoding: 'buffer' }).map(nameFromBytes).sort().map((n) => `${dir}/${n}`);
   } catch {
     return [];
   }

@@ -8,8 +8,9 @@ import type { SimpleGit } from 'simple-git';
 import { userInfo } from 'node:os';
 import { constants, openSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { at, createFileAt, ensureDirBeneath, lstatAt, replaceFileAt, safeClose, unlinkAt, withDir } from '../fsx/beneath.js';
+import { at, atText, createFileAt, ensureDirBeneath, lstatAt, replaceFileAt, safeClose, unlinkAt, withDir } from '../fsx/beneath.js';
 import { errnoCode, WardenError } from '../common/errors.js';
+import { escapeText } from '../common/escape.js';
 import { HISTORY_DIR } from './layout.js';
 import type { Store, StoreFd } from './store.js';
 import { credentialFingerprintText } from '../credentials/rules.js';
@@ -26,7 +27,7 @@ async function git(store: Store, extraConfig: string[] = []): Promise<SimpleGit>
   // The work tree is reached through the held store descriptor: git's child process
   // changes into it before exec, so a renamed or exchanged store path never redirects it.
   return simpleGit({
-    baseDir: at(store.fd, HISTORY_DIR),
+    baseDir: atText(store.fd, HISTORY_DIR),
     config: ['user.name=warden', 'user.email=warden@localhost', 'commit.gpgsign=false', ...extraConfig],
     // A git that makes no progress (a FIFO planted as .git/HEAD blocks its open forever) is
     // killed: a sanctioned change then reports the failed history commit instead of hanging.
@@ -165,7 +166,7 @@ async function fastImport(store: Store, stream: Buffer): Promise<void> {
       // As simple-git does: no GIT_* variable of ours reaches git; the repository is the held store's.
       // --depth=0: no delta attempts (the first commit's blobs are distinct files);
       // core.compression=0: zlib was a third of git's time here. A later gc compresses it.
-      const child = spawn('git', ['-c', 'core.compression=0', 'fast-import', '--quiet', '--done', '--depth=0'], { cwd: at(store.fd, HISTORY_DIR), env: { PATH: process.env.PATH ?? '/usr/bin:/bin' }, stdio: [input, 'ignore', 'pipe'] });
+      const child = spawn('git', ['-c', 'core.compression=0', 'fast-import', '--quiet', '--done', '--depth=0'], { cwd: atText(store.fd, HISTORY_DIR), env: { PATH: process.env.PATH ?? '/usr/bin:/bin' }, stdio: [input, 'ignore', 'pipe'] });
       let err = '';
       const timer = setTimeout(() => child.kill('SIGKILL'), gitTimeoutMs());
       child.stderr?.on('data', (d: Buffer) => { if (err.length < 4096) err += String(d); });
@@ -197,9 +198,10 @@ export async function commitHistory(store: Store, changes: HistoryChange[], comm
   // other matches as deleted).
   if (removed.length) await g.raw(['--literal-pathspecs', 'rm', '-q', '--cached', '--ignore-unmatch', '--', ...removed]);
   if (touched.length) await g.raw(['--literal-pathspecs', 'add', '-A', '--', ...touched]);
-  const paths = changes.map((c) => c.path).join(', ');
-  const modes = changes.filter((c) => c.mode !== undefined && c.beforeMode !== undefined).map((c) => `mode: ${c.path} ${oct(c.beforeMode as number)} → ${oct(c.mode as number)}\n`).join('');
-  const r = await g.commit(`${command.split(' ')[0] ?? command}: ${paths}\n\ncommand: warden ${command}\nuser: ${user}\npaths: ${paths}\n${modes}`, undefined, { '--allow-empty': null });
+  // Paths escaped: a name holding a newline must not add a line ("user: …") to the record.
+  const paths = changes.map((c) => escapeText(c.path)).join(', ');
+  const modes = changes.filter((c) => c.mode !== undefined && c.beforeMode !== undefined).map((c) => `mode: ${escapeText(c.path)} ${oct(c.beforeMode as number)} → ${oct(c.mode as number)}\n`).join('');
+  const r = await g.commit(`${escapeText(command.split(' ')[0] ?? command)}: ${paths}\n\ncommand: warden ${escapeText(command)}\nuser: ${escapeText(user)}\npaths: ${paths}\n${modes}`, undefined, { '--allow-empty': null });
   return r.commit;
 }
 
@@ -219,7 +221,7 @@ export async function readHistory(store: Store, path?: string, kind?: FileKind):
   const all = (await g.log()).all.map(toEntry);
   if (!path) return all;
   const touching = new Set((await g.log({ file: literal(mirrorName(path, kind ?? 'text')) })).all.map((e) => e.hash));
-  const modeLine = `mode: ${path} `;
+  const modeLine = `mode: ${escapeText(path)} `;
   return all.filter((e) => touching.has(e.commit) || e.message.split('\n').some((l) => l.startsWith(modeLine) && isModeLine(l.slice(modeLine.length))));
 }
 
@@ -228,7 +230,7 @@ const isModeLine = (rest: string): boolean => /^[0-7]{4} → [0-7]{4}$/.test(res
 
 /** The mode changes a commit message records for `path` ("0644 → 0600"), for a patch that has no content change. */
 export function modeChangesOf(message: string, path: string): string[] {
-  const modeLine = `mode: ${path} `;
+  const modeLine = `mode: ${escapeText(path)} `;
   return message.split('\n').filter((l) => l.startsWith(modeLine) && isModeLine(l.slice(modeLine.length))).map((l) => l.slice(modeLine.length));
 }
 
@@ -247,7 +249,7 @@ export async function latestHistoryTree(store: Store): Promise<{ commit: string;
     const names = (await g.raw(['ls-tree', '-r', '--name-only', '-z', 'HEAD'])).split('\0').filter(Boolean);
     const files = new Map<string, Buffer>();
     const { execFileSync } = await import('node:child_process');
-    for (const n of names) files.set(n, execFileSync('git', ['show', `HEAD:${n}`], { cwd: at(store.fd, HISTORY_DIR), timeout: 30_000, maxBuffer: 64 * 1024 * 1024, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } }));
+    for (const n of names) files.set(n, execFileSync('git', ['show', `HEAD:${n}`], { cwd: atText(store.fd, HISTORY_DIR), timeout: 30_000, maxBuffer: 64 * 1024 * 1024, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } }));
     return { commit, files };
   } catch { return null; }
 }

@@ -6,6 +6,7 @@
  * and by anything that forwards the journal (journal-remote, a log shipper): docs/NOTIFY.md
  * lists them, and the MESSAGE_ID of each reason, which never change.
  */
+import { escapeText } from '../common/escape.js';
 import type { Alert, AlertReason } from './alert-types.js';
 
 /** One fixed 128-bit MESSAGE_ID per reason (journalctl MESSAGE_ID=…; `journalctl --catalog` style). */
@@ -51,14 +52,16 @@ export function alertJournalFields(a: Alert, root: string, rootId: string, messa
     ['PRIORITY', String(ALERT_PRIORITY[a.action] ?? 4)],
     ['SYSLOG_IDENTIFIER', JOURNAL_IDENTIFIER],
     ['WARDEN_ALERT_ID', a.id],
-    ['WARDEN_PATH', a.path],
+    // Escaped as everywhere it is shown (a name may hold bytes that are not UTF-8, a newline,
+    // ESC); the exact name is in WARDEN_ALERT's JSON.
+    ['WARDEN_PATH', escapeText(a.path)],
     ['WARDEN_REASON', a.reason],
     ['WARDEN_ACTION', a.action],
     ['WARDEN_ROOT', root],
     [ROOT_ID_FIELD, rootId],
   ];
   if (a.count && a.count > 1) fields.push(['WARDEN_COUNT', String(a.count)]);
-  if (a.quarantine) fields.push(['WARDEN_QUARANTINE', a.quarantine]);
+  if (a.quarantine) fields.push(['WARDEN_QUARANTINE', escapeText(a.quarantine)]);
   fields.push([ALERT_FIELD, JSON.stringify(a)]);
   return fields;
 }

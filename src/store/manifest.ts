@@ -10,7 +10,7 @@
  */
 import { fstatSync, readFileSync, readlinkSync, statSync } from 'node:fs';
 import { errnoCode } from '../common/errors.js';
-import { at, ensureDirBeneath, openRoot, replaceFileAt, safeClose } from '../fsx/beneath.js';
+import { at, atText, ensureDirBeneath, openRoot, replaceFileAt, safeClose } from '../fsx/beneath.js';
 import type { BaselineIndex } from './baseline.js';
 import { EMBEDDED_STORE as SNAPSHOTS } from './location.js';
 import { MANIFEST_NAME, expectedLocation, manifestFromIndex, parseManifest, publishLocation, serializeManifest, type RootIdentity } from './manifest-format.js';
@@ -18,7 +18,7 @@ import { MANIFEST_NAME, expectedLocation, manifestFromIndex, parseManifest, publ
 /** The identity of the directory behind rootFd: its real path (as the kernel resolves it) and inode. */
 export function rootIdentityOf(rootFd: number): RootIdentity {
   const st = fstatSync(rootFd);
-  return { path: readlinkSync(at(rootFd, '').replace(/\/$/, '')), dev: st.dev, ino: st.ino };
+  return { path: readlinkSync(atText(rootFd, '').replace(/\/$/, '')), dev: st.dev, ino: st.ino };
 }
 
 export type PublishResult = { ok: true; path: string } | { ok: false; path: string; error: string };

@@ -27,8 +27,8 @@ export interface AgentWorld {
   asWarden: NodeJS.ProcessEnv;
   /** A warden command as the warden account. */
   cli(args: string[], input?: string | Buffer): CliResult;
-  /** The guard under its unit's directories. */
-  guard(): Promise<Daemon>;
+  /** The guard under its unit's directories (`env`: more of its environment, a test seam). */
+  guard(env?: NodeJS.ProcessEnv): Promise<Daemon>;
   /** A python3 snippet run as the agent (sys.argv[1:] = args). */
   agent(script: string, args?: string[]): { code: number; out: string };
   cleanup(): Promise<void>;
@@ -79,8 +79,8 @@ export function agentWorld(opts: { loop?: boolean; wardenToml?: string; init?: b
     const w: AgentWorld = {
       t, uid, gid, guardState, store: '', asWarden,
       cli: (args, input) => cli(t, args, { env: asWarden, ...(input !== undefined ? { input } : {}) }),
-      async guard() {
-        const d = await startDaemon(t, ['--guard'], { ...asWarden, STATE_DIRECTORY: guardState, RUNTIME_DIRECTORY: guardRun });
+      async guard(env = {}) {
+        const d = await startDaemon(t, ['--guard'], { ...asWarden, STATE_DIRECTORY: guardState, RUNTIME_DIRECTORY: guardRun, ...env });
         daemons.push(d);
         return d;
       },

@@ -1,5 +1,6 @@
 import type { CommandSpec } from '../types.js';
 import { WardenError } from '../../common/errors.js';
+import { escapeText } from '../../common/escape.js';
 import { findAlert, readAlerts } from '../../store/alerts.js';
 import { QUARANTINE_DIR } from '../../store/layout.js';
 import { lstatAt, readRegularAt, withDir } from '../../fsx/beneath.js';
@@ -56,7 +57,7 @@ export const acceptCommand: CommandSpec = {
     const now = approvedSha(ctx.root, alert.path);
     const then = alert.before?.sha256 ?? null;
     if (alert.before && now !== then) {
-      throw new WardenError(`${alert.path} was changed through warden after alert ${id}; accepting its rejected content would undo that later change. Nothing was applied. See 'warden diff ${id}', then propose what you want with 'warden apply ${alert.path} --from FILE'.`, 1);
+      throw new WardenError(`${escapeText(alert.path)} was changed through warden after alert ${id}; accepting its rejected content would undo that later change. Nothing was applied. See 'warden diff ${id}', then propose what you want with 'warden apply ${escapeText(alert.path)} --from FILE'.`, 1);
     }
     const mode = rejectedMode !== undefined ? { mode: rejectedMode } : {};
     return refusing(ctx, 'accept', () => proposeAndApprove(ctx, [{ path: alert.path, content, ...mode }], `accept ${id} ${alert.path}`, alert.before ? { base: { [alert.path]: then } } : {}));

@@ -123,11 +123,11 @@ export const whyCommand: CommandSpec = {
     const guarded = mine.length > 0 || isProtected(ctx.root, path);
     if (ctx.json) { ctx.out.json({ path, protected: guarded, alerts: mine }); return guarded ? EXIT.ok : EXIT.finding; }
     if (!guarded) {
-      ctx.out.line(`${path} is not protected by warden: no alert can concern it. Protected are config/{warden,conditions,guests,credentials}.toml, orgs/*.toml, blocks/conditional/*.md and the [[protect]] entries of config/warden.toml.`);
+      ctx.out.line(`${escapeText(path)} is not protected by warden: no alert can concern it. Protected are config/{warden,conditions,guests,credentials}.toml, orgs/*.toml, blocks/conditional/*.md and the [[protect]] entries of config/warden.toml.`);
       return EXIT.finding;
     }
-    if (mine.length === 0) { ctx.out.line(`No alerts for ${path}: warden has not reverted it.`); return EXIT.ok; }
-    ctx.out.line(`${mine.length} recent alert(s) for ${path}, newest last:`);
+    if (mine.length === 0) { ctx.out.line(`No alerts for ${escapeText(path)}: warden has not reverted it.`); return EXIT.ok; }
+    ctx.out.line(`${mine.length} recent alert(s) for ${escapeText(path)}, newest last:`);
     const written = writtenAfterEmptied(ctx.root, mine);
     for (const a of mine) {
       ctx.out.line(`  ${describe(a, written.get(a.id))}`);

@@ -108,8 +108,11 @@ export const diffCommand: CommandSpec = {
     const who = describeBy(a.by);
     if (who) ctx.out.line(`  ${who}`);
     for (const n of notes) ctx.out.line(`  ${n}`);
-    const oldHead = approved === null ? `--- ${a.path} (no approved version: a new file)` : `--- ${a.path} (approved)`;
-    const newHead = a.quarantine ? `+++ ${a.path} (rejected, kept in ${a.quarantine})` : `+++ ${a.path} (rejected: ${rejected.kind === 'none' ? rejected.why : 'not kept'})`;
+    // Names from alerts.jsonl are the agent's: escaped before the colours go on (escapeTerminal
+    // lets our own SGR codes through, and a name may hold one, or a newline).
+    const shown = clean(a.path, 300);
+    const oldHead = approved === null ? `--- ${shown} (no approved version: a new file)` : `--- ${shown} (approved)`;
+    const newHead = a.quarantine ? `+++ ${shown} (rejected, kept in ${clean(a.quarantine, 300)})` : `+++ ${shown} (rejected: ${rejected.kind === 'none' ? rejected.why : 'not kept'})`;
     ctx.out.line(colorDiff(`${oldHead}\n${newHead}`, ctx.out.color));
     if (body) ctx.out.line(colorDiff(body.split('\n').map(printable).join('\n'), ctx.out.color));
     if (a.quarantine) ctx.out.line(`to keep the rejected version: 'warden accept ${clean(a.id, 80)}' (validated and approved like any change)`);
