@@ -9,7 +9,11 @@
 #   A  the agent's user owns the protected files, the guard keeps three capabilities;
 #   B  the warden account owns them, the guard runs with no capabilities.
 # One line per check (`ok   …` / `FAIL …`), then `N passed, N failed`; exit 1 on any failure.
-# Environment: WARDEN_SYSD_KIT (the kit's directory), KEEP=1 (leave the container running).
+# Deployment A runs with the agent's home on its own small tmpfs (/home/agent, AGENT_HOME_MB),
+# as a /home partition would be: the root and the store are then on different file systems,
+# and the agent can fill the root's file system (issue 21 row 3).
+# Environment: WARDEN_SYSD_KIT (the kit's directory), KEEP=1 (leave the container running),
+# DEPLOYMENTS="A B" (which deployments to run, in order; for iterating on one).
 set -uo pipefail
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 
@@ -27,6 +31,8 @@ HIDDEN_FROM_NOTIFIER="$STORE/secrets $STORE/journal $STORE/quarantine $STORE/pen
 TOKEN_FILE=/etc/warden/discord-token
 DISCORD_PORT=8099
 OWNER=alice                              # docs/DEPLOY.md §2.8's desktop user (deployment A)
+AGENT_HOME=$(dirname "$ROOT")            # the agent's home: the root's parent, the agent's own
+AGENT_HOME_MB=${AGENT_HOME_MB:-24}       # deployment A: the agent's home is a tmpfs this big
 # The owner's sanctioned commands, as docs/DEPLOY.md §2.6 says to run them: as the warden
 # account, which finds the guard's state directory by itself.
 owner_cmd() { cin sudo -u warden EDITOR=ed-append warden "$@" --root "$ROOT"; }
@@ -106,6 +112,9 @@ check "warden runs inside the container" cin warden --help
 setup_root() { # the agent's user and its root, from the example (as the agent would have it)
   cin sh -euc "
     id agent >/dev/null 2>&1 || useradd --create-home --user-group --shell /bin/sh agent
+    if [ $DEP = A ] && ! mountpoint -q $AGENT_HOME; then
+      m=\$(stat -c %a $AGENT_HOME); mount -t tmpfs -o size=${AGENT_HOME_MB}m,mode=\$m,uid=\$(id -u agent),gid=\$(id -g agent) agent-home $AGENT_HOME
+    fi
     rm -rf $ROOT; mkdir -p $ROOT; cp -a /root/example/. $ROOT/
     cd $ROOT
     # approval = none stands in for the owner who confirms the block's 'warden apply' on the
@@ -123,7 +132,10 @@ teardown() {
     systemctl reset-failed 2>/dev/null; rm -rf $GUARD_STATE $GUARD_RUN $NOTIFY_STATE /var/lib/private/warden-* /etc/warden $ROOT
     userdel warden 2>/dev/null
     if id $OWNER >/dev/null 2>&1; then loginctl disable-linger $OWNER; systemctl stop user@\$(id -u $OWNER).service; userdel -r $OWNER 2>/dev/null; fi
-    rm -f /etc/systemd/user/warden-desktop.service /usr/local/bin/notify-send; true" >>"$LOG" 2>&1
+    rm -f /etc/systemd/user/warden-desktop.service /usr/local/bin/notify-send
+    systemctl stop w21-mmap 2>/dev/null; systemctl reset-failed w21-mmap 2>/dev/null
+    rm -rf $ROOT.old $AGENT_HOME/evil $AGENT_HOME/fill /usr/local/lib/w21-mmap.py
+    if mountpoint -q $AGENT_HOME; then umount $AGENT_HOME || umount -l $AGENT_HOME; fi; true" >>"$LOG" 2>&1
 }
 run_block() { # DOC NAME: run the doc's marked block as root in the container; stdin = a bot token
   local b; b=$(doc_block "$1" "$2")
@@ -157,6 +169,65 @@ SH
   revert_case "content edit by agent (for the desktop)" orgs/bookclub.toml 'echo "# for the desktop" >> orgs/bookclub.toml' agent
   check "the revert popped up: notify-send ran as $OWNER with the path" wait_for 20 sh -c "$H/in grep -q '^$OWNER|.*orgs/bookclub.toml' /home/$OWNER/notify-send.calls"
   check "…the desktop unit reads no store: the guard's state directory is closed to $OWNER" sh -c "! $H/in sudo -u $OWNER ls $GUARD_STATE"
+}
+
+# alerts_with PAT1 PAT2: how many lines of the store's alerts.jsonl hold both fixed strings
+alerts_with() { cin sh -c "grep -F '$1' $STORE/alerts.jsonl | grep -cF '$2'" || true; }
+more_alerts() { [ "$(alerts_with "$2" "$3")" -gt "$1" ]; }   # N PAT1 PAT2
+guard_sees_path_as_host() { # the guard's own mount namespace resolves ROOT to the same inode as the host
+  local gp; gp=$(prop warden-guard MainPID)
+  [ "$(cin nsenter -t "$gp" -m stat -c %i "$ROOT")" = "$(cin stat -c %i "$ROOT")" ]; }
+restored_while_mapped() { # FILE SHA META: restored within 5 s while the agent's mapping unit still runs
+  wait_for 5 restored "$1" "$2" "$3" && [ "$(cin systemctl is-active w21-mmap)" = active ]; }
+bound_parent() { cin grep -qx "BindPaths=$AGENT_HOME" /etc/systemd/system/warden-guard.service && ! cin grep -qx "BindPaths=$ROOT" /etc/systemd/system/warden-guard.service; }
+
+# Issue 21 rows 1-3, as the agent (deployment A), through the installed units.
+attacks_as_agent() {
+  local f=orgs/bookclub.toml s m n0 avail
+  check "the guard's unit binds the agent's home $AGENT_HOME (the root's parent), not the root alone" bound_parent
+  # Row 1: the root swapped for the agent's own copy (cp -a, edit, two renames in the parent)
+  s=$(sha "$f"); m=$(meta "$f"); n0=$(alerts_with '"reason":"root-replaced"' '"action":"reverted"')
+  cin sudo -u agent sh -c "cd $AGENT_HOME && cp -a agent-root evil && echo 'hourly_cap = 777' >> evil/$f && mv agent-root agent-root.old && mv evil agent-root" >>"$LOG" 2>&1
+  check "root swap by agent (cp -a, edit, mv root root.old, mv evil root): the root path serves the approved $f again, $m" wait_for 10 restored "$f" "$s" "$m"
+  check "…and alerts.jsonl has a root-replaced alert" wait_for 10 more_alerts "$n0" '"reason":"root-replaced"' '"action":"reverted"'
+  check "…the guard's own mount namespace sees the new directory at the root path" guard_sees_path_as_host
+  check "…the guard keeps running" running warden-guard
+  cin rm -rf "$ROOT.old"
+  revert_case "after the root swap: content edit by agent" config/conditions.toml 'echo "# after the swap" >> config/conditions.toml' agent
+
+  # Row 2: a write through a shared mapping, the mapping held open (no close: no inotify event)
+  s=$(sha "$f"); m=$(meta "$f"); n0=$(alerts_with "\"path\":\"$f\"" '"reason":"content"')
+  cat >"$M/usr/local/lib/w21-mmap.py" <<'PY'
+import mmap, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR)
+m = mmap.mmap(fd, 0, mmap.MAP_SHARED)
+os.close(fd)
+i = m[:].index(b'=')
+m[i:i + 1] = b'#'
+m.flush()
+print('patched byte', i, 'through the mapping; holding it', flush=True)
+time.sleep(20)
+m.close()
+PY
+  chmod 0644 "$M/usr/local/lib/w21-mmap.py"
+  cin systemctl reset-failed w21-mmap >/dev/null 2>&1
+  cin systemd-run --quiet --unit=w21-mmap --uid=agent --gid=agent /usr/bin/python3 /usr/local/lib/w21-mmap.py "$ROOT/$f" >>"$LOG" 2>&1
+  check "mmap(MAP_SHARED) write by agent: one byte patched through the mapping" wait_for 10 sh -c "$H/in journalctl -u w21-mmap --no-pager -o cat | grep -q 'patched byte'"
+  check "…reverted within 5 s, while the agent still holds the mapping, $m" restored_while_mapped "$f" "$s" "$m"
+  check "…with a content alert for $f" wait_for 10 more_alerts "$n0" "\"path\":\"$f\"" '"reason":"content"'
+  cin systemctl stop w21-mmap >/dev/null 2>&1
+
+  # Row 3: the agent fills the root's file system (its home, a tmpfs), then a same-size edit in place
+  s=$(sha "$f"); m=$(meta "$f")
+  cin sudo -u agent sh -c "mkdir -p $AGENT_HOME/fill; cat /dev/zero > $AGENT_HOME/fill/big 2>/dev/null; i=0; while head -c 4096 /dev/zero > $AGENT_HOME/fill/s\$i 2>/dev/null; do i=\$((i+1)); done; true" >>"$LOG" 2>&1
+  avail=$(cin df -B1 --output=avail "$AGENT_HOME" | tail -1 | tr -d ' ')
+  check "full disk: the agent filled the root's file system (a ${AGENT_HOME_MB} MB tmpfs, $avail bytes free)" test "$avail" = 0
+  cin sudo -u agent python3 -c "
+f = open('$ROOT/$f', 'r+b'); d = f.read(); f.seek(d.index(b'=')); f.write(b'#'); f.close()" >>"$LOG" 2>&1
+  check "…a same-size in-place edit by agent on the full disk is reverted, $m" wait_for 5 restored "$f" "$s" "$m"
+  check "…and the alert names the full disk" wait_for 10 more_alerts 0 "\"path\":\"$f\"" 'file system is full (ENOSPC)'
+  cin rm -rf "$AGENT_HOME/fill"
+  revert_case "with room again: content edit by agent" "$f" "echo '# room again' >> $f" agent
 }
 
 deployment() { # A | B
@@ -287,6 +358,10 @@ deployment() { # A | B
   check "…the journal says watchdog timeout" sh -c "$H/in journalctl -u warden-guard --no-pager -o cat --since @$t_dep | grep -qi 'watchdog timeout'"
   revert_case "after the watchdog restart: mode change by $who" config/guests.toml 'chmod 0666 config/guests.toml' "$who"
 
+  # -- issue 21 rows 1-3 as the agent, under this systemd (deployment A: the agent owns the
+  # root's parent and the files, the guard has its three capabilities)
+  [ "$DEP" = A ] && attacks_as_agent
+
   # -- exposure, measured online under this systemd
   local gs ns
   gs=$(cin systemd-analyze security --no-pager warden-guard.service | sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p')
@@ -304,8 +379,7 @@ deployment() { # A | B
   info "deployment $DEP took $(( $(date +%s) - t_dep )) s"
 }
 
-deployment A
-deployment B
+for d in ${DEPLOYMENTS:-A B}; do deployment "$d"; done
 DEP=all
 [ "$FAIL" -gt 0 ] && { echo "--- last lines of $LOG:"; tail -40 "$LOG"; }
 echo "total $(( $(date +%s) - T0 )) s"
