@@ -188,7 +188,9 @@ attacks_as_agent() {
   # Row 1: the root swapped for the agent's own copy (cp -a, edit, two renames in the parent)
   s=$(sha "$f"); m=$(meta "$f"); n0=$(alerts_with '"reason":"root-replaced"' '"action":"reverted"')
   cin sudo -u agent sh -c "cd $AGENT_HOME && cp -a agent-root evil && echo 'hourly_cap = 777' >> evil/$f && mv agent-root agent-root.old && mv evil agent-root" >>"$LOG" 2>&1
+  local t0; t0=$(date +%s%N)
   check "root swap by agent (cp -a, edit, mv root root.old, mv evil root): the root path serves the approved $f again, $m" wait_for 10 restored "$f" "$s" "$m"
+  info "root swap: approved bytes at the path again $(( ($(date +%s%N) - t0) / 1000000 )) ms after the second mv returned (probes every 0.2 s, each a container exec)"
   check "…and alerts.jsonl has a root-replaced alert" wait_for 10 more_alerts "$n0" '"reason":"root-replaced"' '"action":"reverted"'
   check "…the guard's own mount namespace sees the new directory at the root path" guard_sees_path_as_host
   check "…the guard keeps running" running warden-guard
@@ -213,7 +215,9 @@ PY
   cin systemctl reset-failed w21-mmap >/dev/null 2>&1
   cin systemd-run --quiet --unit=w21-mmap --uid=agent --gid=agent /usr/bin/python3 /usr/local/lib/w21-mmap.py "$ROOT/$f" >>"$LOG" 2>&1
   check "mmap(MAP_SHARED) write by agent: one byte patched through the mapping" wait_for 10 sh -c "$H/in journalctl -u w21-mmap --no-pager -o cat | grep -q 'patched byte'"
+  t0=$(date +%s%N)
   check "…reverted within 5 s, while the agent still holds the mapping, $m" restored_while_mapped "$f" "$s" "$m"
+  info "shared mapping: reverted within $(( ($(date +%s%N) - t0) / 1000000 )) ms of the patch being seen in the writer's journal"
   check "…with a content alert for $f" wait_for 10 more_alerts "$n0" "\"path\":\"$f\"" '"reason":"content"'
   cin systemctl stop w21-mmap >/dev/null 2>&1
 
@@ -224,7 +228,9 @@ PY
   check "full disk: the agent filled the root's file system (a ${AGENT_HOME_MB} MB tmpfs, $avail bytes free)" test "$avail" = 0
   cin sudo -u agent python3 -c "
 f = open('$ROOT/$f', 'r+b'); d = f.read(); f.seek(d.index(b'=')); f.write(b'#'); f.close()" >>"$LOG" 2>&1
+  t0=$(date +%s%N)
   check "…a same-size in-place edit by agent on the full disk is reverted, $m" wait_for 5 restored "$f" "$s" "$m"
+  info "full disk: reverted $(( ($(date +%s%N) - t0) / 1000000 )) ms after the edit returned"
   check "…and the alert names the full disk" wait_for 10 more_alerts 0 "\"path\":\"$f\"" 'file system is full (ENOSPC)'
   cin rm -rf "$AGENT_HOME/fill"
   revert_case "with room again: content edit by agent" "$f" "echo '# room again' >> $f" agent
