@@ -181,24 +181,7 @@ restored_while_mapped() { # FILE SHA META: restored within 5 s while the agent's
   wait_for 5 restored "$1" "$2" "$3" && [ "$(cin systemctl is-active w21-mmap)" = active ]; }
 bound_parent() { cin grep -qx "BindPaths=$AGENT_HOME" /etc/systemd/system/warden-guard.service && ! cin grep -qx "BindPaths=$ROOT" /etc/systemd/system/warden-guard.service; }
 
-# Issue 21 rows 1-3, as the agent (deployment A), through the installed units.
-attacks_as_agent() {
-  local f=orgs/bookclub.toml s m n0 avail
-  check "the guard's unit binds the agent's home $AGENT_HOME (the root's parent), not the root alone" bound_parent
-  # Row 1: the root swapped for the agent's own copy (cp -a, edit, two renames in the parent)
-  s=$(sha "$f"); m=$(meta "$f"); n0=$(alerts_with '"reason":"root-replaced"' '"action":"reverted"')
-  cin sudo -u agent sh -c "cd $AGENT_HOME && cp -a agent-root evil && echo 'hourly_cap = 777' >> evil/$f && mv agent-root agent-root.old && mv evil agent-root" >>"$LOG" 2>&1
-  local t0; t0=$(date +%s%N)
-  check "root swap by agent (cp -a, edit, mv root root.old, mv evil root): the root path serves the approved $f again, $m" wait_for 10 restored "$f" "$s" "$m"
-  info "root swap: approved bytes at the path again $(( ($(date +%s%N) - t0) / 1000000 )) ms after the second mv returned (probes every 0.2 s, each a container exec)"
-  check "…and alerts.jsonl has a root-replaced alert" wait_for 10 more_alerts "$n0" '"reason":"root-replaced"' '"action":"reverted"'
-  check "…the guard's own mount namespace sees the new directory at the root path" guard_sees_path_as_host
-  check "…the guard keeps running" running warden-guard
-  cin rm -rf "$ROOT.old"
-  revert_case "after the root swap: content edit by agent" config/conditions.toml 'echo "# after the swap" >> config/conditions.toml' agent
-
-  # Row 2: a write through a shared mapping, the mapping held open (no close: no inotify event)
-  s=$(sha "$f"); m=$(meta "$f"); n0=$(alerts_with "\"path\":\"$f\"" '"reason":"content"')
+mmap_writer() { # a python3 that patches one byte through a MAP_SHARED mapping and keeps it open 20 s
   cat >"$M/usr/local/lib/w21-mmap.py" <<'PY'
 import mmap, os, sys, time
 fd = os.open(sys.argv[1], os.O_RDWR)
@@ -207,14 +190,23 @@ os.close(fd)
 i = m[:].index(b'=')
 m[i:i + 1] = b'#'
 m.flush()
-print('patched byte', i, 'through the mapping; holding it', flush=True)
+print('patched byte', i, 'through the mapping; holding it;', sys.argv[2], flush=True)
 time.sleep(20)
 m.close()
 PY
-  chmod 0644 "$M/usr/local/lib/w21-mmap.py"
+  chmod 0644 "$M/usr/local/lib/w21-mmap.py"; }
+
+# Issue 21 rows 1-3, as the agent (deployment A), through the installed units. Rows 2 and 3
+# first, each on its own; then row 1 (the swap), and row 2 once more in the adopted root.
+attacks_as_agent() {
+  local f=orgs/bookclub.toml s m n0 avail t0
+  check "the guard's unit binds the agent's home $AGENT_HOME (the root's parent), not the root alone" bound_parent
+  # Row 2: a write through a shared mapping, the mapping held open (no close: no inotify event)
+  s=$(sha "$f"); m=$(meta "$f"); n0=$(alerts_with "\"path\":\"$f\"" '"reason":"content"')
+  mmap_writer
   cin systemctl reset-failed w21-mmap >/dev/null 2>&1
-  cin systemd-run --quiet --unit=w21-mmap --uid=agent --gid=agent /usr/bin/python3 /usr/local/lib/w21-mmap.py "$ROOT/$f" >>"$LOG" 2>&1
-  check "mmap(MAP_SHARED) write by agent: one byte patched through the mapping" wait_for 10 sh -c "$H/in journalctl -u w21-mmap --no-pager -o cat | grep -q 'patched byte'"
+  cin systemd-run --quiet --unit=w21-mmap --uid=agent --gid=agent /usr/bin/python3 /usr/local/lib/w21-mmap.py "$ROOT/$f" first >>"$LOG" 2>&1
+  check "mmap(MAP_SHARED) write by agent: one byte patched through the mapping" wait_for 10 sh -c "$H/in journalctl -u w21-mmap --no-pager -o cat | grep -q 'patched byte.*first'"
   t0=$(date +%s%N)
   check "…reverted within 5 s, while the agent still holds the mapping, $m" restored_while_mapped "$f" "$s" "$m"
   info "shared mapping: reverted within $(( ($(date +%s%N) - t0) / 1000000 )) ms of the patch being seen in the writer's journal"
@@ -234,6 +226,32 @@ f = open('$ROOT/$f', 'r+b'); d = f.read(); f.seek(d.index(b'=')); f.write(b'#');
   check "…and the alert names the full disk" wait_for 10 more_alerts 0 "\"path\":\"$f\"" 'file system is full (ENOSPC)'
   cin rm -rf "$AGENT_HOME/fill"
   revert_case "with room again: content edit by agent" "$f" "echo '# room again' >> $f" agent
+
+  # Row 1: the root swapped for the agent's own copy (cp -a, edit, two renames in the parent)
+  s=$(sha "$f"); m=$(meta "$f"); n0=$(alerts_with '"reason":"root-replaced"' '"action":"reverted"')
+  cin sudo -u agent sh -c "cd $AGENT_HOME && cp -a agent-root evil && echo 'hourly_cap = 777' >> evil/$f && mv agent-root agent-root.old && mv evil agent-root" >>"$LOG" 2>&1
+  t0=$(date +%s%N)
+  check "root swap by agent (cp -a, edit, mv root root.old, mv evil root): the root path serves the approved $f again, $m" wait_for 10 restored "$f" "$s" "$m"
+  info "root swap: approved bytes at the path again $(( ($(date +%s%N) - t0) / 1000000 )) ms after the second mv returned (probes every 0.2 s, each a container exec)"
+  check "…and alerts.jsonl has a root-replaced alert" wait_for 10 more_alerts "$n0" '"reason":"root-replaced"' '"action":"reverted"'
+  check "…the guard's own mount namespace sees the new directory at the root path" guard_sees_path_as_host
+  check "…the guard keeps running" running warden-guard
+  cin rm -rf "$ROOT.old"
+  revert_case "after the root swap: content edit by agent" config/conditions.toml 'echo "# after the swap" >> config/conditions.toml' agent
+
+  # Row 2 again, now that the root is the adopted directory: measured, not a check. Under
+  # this systemd (run 2, 2026-12-02) the held mapping's write was not reverted within 5 s
+  # after a swap; reported as an open finding of issue 21, not hidden.
+  s=$(sha "$f"); m=$(meta "$f")
+  cin systemctl reset-failed w21-mmap >/dev/null 2>&1
+  cin systemd-run --quiet --unit=w21-mmap --uid=agent --gid=agent /usr/bin/python3 /usr/local/lib/w21-mmap.py "$ROOT/$f" second >>"$LOG" 2>&1
+  if wait_for 10 sh -c "$H/in journalctl -u w21-mmap --no-pager -o cat | grep -q 'patched byte.*second'"; then
+    t0=$(date +%s%N)
+    if restored_while_mapped "$f" "$s" "$m"; then info "after the root swap: a held mapping's write reverted within $(( ($(date +%s%N) - t0) / 1000000 )) ms"
+    else info "after the root swap: a held mapping's write NOT reverted within 5 s (open finding, issue 21 rows 1+2)"; fi
+  fi
+  cin systemctl stop w21-mmap >/dev/null 2>&1
+  wait_for 35 restored "$f" "$s" "$m" || info "…and $f still not approved 35 s later"
 }
 
 deployment() { # A | B
