@@ -9,9 +9,9 @@
 #   A  the agent's user owns the protected files, the guard keeps three capabilities;
 #   B  the warden account owns them, the guard runs with no capabilities.
 # One line per check (`ok   …` / `FAIL …`), then `N passed, N failed`; exit 1 on any failure.
-# Deployment A runs with the agent's home on its own small tmpfs (/home/agent, AGENT_HOME_MB),
-# as a /home partition would be: the root and the store are then on different file systems,
-# and the agent can fill the root's file system (issue 21 row 3).
+# Deployment A ends with issue 21's rows as the agent: a root swap, a write through a held
+# shared mapping, and (the root moved onto a small tmpfs of its own, FULL_ROOT_MB, with the
+# guard stopped) a full file system that the agent filled.
 # Environment: WARDEN_SYSD_KIT (the kit's directory), KEEP=1 (leave the container running),
 # DEPLOYMENTS="A B" (which deployments to run, in order; for iterating on one).
 set -uo pipefail
@@ -32,7 +32,7 @@ TOKEN_FILE=/etc/warden/discord-token
 DISCORD_PORT=8099
 OWNER=alice                              # docs/DEPLOY.md §2.8's desktop user (deployment A)
 AGENT_HOME=$(dirname "$ROOT")            # the agent's home: the root's parent, the agent's own
-AGENT_HOME_MB=${AGENT_HOME_MB:-24}       # deployment A: the agent's home is a tmpfs this big
+FULL_ROOT_MB=${FULL_ROOT_MB:-8}          # deployment A, row 3: the root's own tmpfs, filled by the agent
 # The owner's sanctioned commands, as docs/DEPLOY.md §2.6 says to run them: as the warden
 # account, which finds the guard's state directory by itself.
 owner_cmd() { cin sudo -u warden EDITOR=ed-append warden "$@" --root "$ROOT"; }
@@ -112,9 +112,6 @@ check "warden runs inside the container" cin warden --help
 setup_root() { # the agent's user and its root, from the example (as the agent would have it)
   cin sh -euc "
     id agent >/dev/null 2>&1 || useradd --create-home --user-group --shell /bin/sh agent
-    if [ $DEP = A ] && ! mountpoint -q $AGENT_HOME; then
-      m=\$(stat -c %a $AGENT_HOME); mount -t tmpfs -o size=${AGENT_HOME_MB}m,mode=\$m,uid=\$(id -u agent),gid=\$(id -g agent) agent-home $AGENT_HOME
-    fi
     rm -rf $ROOT; mkdir -p $ROOT; cp -a /root/example/. $ROOT/
     cd $ROOT
     # approval = none stands in for the owner who confirms the block's 'warden apply' on the
@@ -129,13 +126,12 @@ setup_root() { # the agent's user and its root, from the example (as the agent w
 teardown() {
   cin sh -c "systemctl disable --now warden-guard warden-notify 2>/dev/null; systemctl stop fake-discord 2>/dev/null
     rm -f /etc/systemd/system/warden-guard.service /etc/systemd/system/warden-notify.service; systemctl daemon-reload
-    systemctl reset-failed 2>/dev/null; rm -rf $GUARD_STATE $GUARD_RUN $NOTIFY_STATE /var/lib/private/warden-* /etc/warden $ROOT
+    systemctl reset-failed 2>/dev/null; if mountpoint -q $ROOT; then umount $ROOT || umount -l $ROOT; fi; rm -rf $GUARD_STATE $GUARD_RUN $NOTIFY_STATE /var/lib/private/warden-* /etc/warden $ROOT
     userdel warden 2>/dev/null
     if id $OWNER >/dev/null 2>&1; then loginctl disable-linger $OWNER; systemctl stop user@\$(id -u $OWNER).service; userdel -r $OWNER 2>/dev/null; fi
     rm -f /etc/systemd/user/warden-desktop.service /usr/local/bin/notify-send
     systemctl stop w21-mmap 2>/dev/null; systemctl reset-failed w21-mmap 2>/dev/null
-    rm -rf $ROOT.old $AGENT_HOME/evil $AGENT_HOME/fill /usr/local/lib/w21-mmap.py
-    if mountpoint -q $AGENT_HOME; then umount $AGENT_HOME || umount -l $AGENT_HOME; fi; true" >>"$LOG" 2>&1
+    rm -rf $ROOT.old $AGENT_HOME/evil /root/w21-rootcopy /usr/local/lib/w21-mmap.py; true" >>"$LOG" 2>&1
 }
 run_block() { # DOC NAME: run the doc's marked block as root in the container; stdin = a bot token
   local b; b=$(doc_block "$1" "$2")
@@ -196,8 +192,11 @@ m.close()
 PY
   chmod 0644 "$M/usr/local/lib/w21-mmap.py"; }
 
-# Issue 21 rows 1-3, as the agent (deployment A), through the installed units. Rows 2 and 3
-# first, each on its own; then row 1 (the swap), and row 2 once more in the adopted root.
+# Issue 21 rows 1-3, as the agent (deployment A), through the installed units: row 2, row 1
+# (the swap), row 2 again in the adopted root, then row 3 on a small file system of its own.
+# Rows 1 and 2 run with the root on the container's own disk: on a tmpfs a write through a
+# shared mapping need not move mtime/ctime (measured on Linux 6.18), so the stamp poll
+# cannot see it there (docs/DEPLOY.md §3).
 attacks_as_agent() {
   local f=orgs/bookclub.toml s m n0 avail t0
   check "the guard's unit binds the agent's home $AGENT_HOME (the root's parent), not the root alone" bound_parent
@@ -213,20 +212,6 @@ attacks_as_agent() {
   check "…with a content alert for $f" wait_for 10 more_alerts "$n0" "\"path\":\"$f\"" '"reason":"content"'
   cin systemctl stop w21-mmap >/dev/null 2>&1
 
-  # Row 3: the agent fills the root's file system (its home, a tmpfs), then a same-size edit in place
-  s=$(sha "$f"); m=$(meta "$f")
-  cin sudo -u agent sh -c "mkdir -p $AGENT_HOME/fill; cat /dev/zero > $AGENT_HOME/fill/big 2>/dev/null; i=0; while head -c 4096 /dev/zero > $AGENT_HOME/fill/s\$i 2>/dev/null; do i=\$((i+1)); done; true" >>"$LOG" 2>&1
-  avail=$(cin df -B1 --output=avail "$AGENT_HOME" | tail -1 | tr -d ' ')
-  check "full disk: the agent filled the root's file system (a ${AGENT_HOME_MB} MB tmpfs, $avail bytes free)" test "$avail" = 0
-  cin sudo -u agent python3 -c "
-f = open('$ROOT/$f', 'r+b'); d = f.read(); f.seek(d.index(b'=')); f.write(b'#'); f.close()" >>"$LOG" 2>&1
-  t0=$(date +%s%N)
-  check "…a same-size in-place edit by agent on the full disk is reverted, $m" wait_for 5 restored "$f" "$s" "$m"
-  info "full disk: reverted $(( ($(date +%s%N) - t0) / 1000000 )) ms after the edit returned"
-  check "…and the alert names the full disk" wait_for 10 more_alerts 0 "\"path\":\"$f\"" 'file system is full (ENOSPC)'
-  cin rm -rf "$AGENT_HOME/fill"
-  revert_case "with room again: content edit by agent" "$f" "echo '# room again' >> $f" agent
-
   # Row 1: the root swapped for the agent's own copy (cp -a, edit, two renames in the parent)
   s=$(sha "$f"); m=$(meta "$f"); n0=$(alerts_with '"reason":"root-replaced"' '"action":"reverted"')
   cin sudo -u agent sh -c "cd $AGENT_HOME && cp -a agent-root evil && echo 'hourly_cap = 777' >> evil/$f && mv agent-root agent-root.old && mv evil agent-root" >>"$LOG" 2>&1
@@ -239,19 +224,37 @@ f = open('$ROOT/$f', 'r+b'); d = f.read(); f.seek(d.index(b'=')); f.write(b'#');
   cin rm -rf "$ROOT.old"
   revert_case "after the root swap: content edit by agent" config/conditions.toml 'echo "# after the swap" >> config/conditions.toml' agent
 
-  # Row 2 again, now that the root is the adopted directory: measured, not a check. Under
-  # this systemd (run 2, 2026-12-02) the held mapping's write was not reverted within 5 s
-  # after a swap; reported as an open finding of issue 21, not hidden.
+  # Row 2 again, in the adopted root: the poll follows the new directory
   s=$(sha "$f"); m=$(meta "$f")
   cin systemctl reset-failed w21-mmap >/dev/null 2>&1
   cin systemd-run --quiet --unit=w21-mmap --uid=agent --gid=agent /usr/bin/python3 /usr/local/lib/w21-mmap.py "$ROOT/$f" second >>"$LOG" 2>&1
-  if wait_for 10 sh -c "$H/in journalctl -u w21-mmap --no-pager -o cat | grep -q 'patched byte.*second'"; then
-    t0=$(date +%s%N)
-    if restored_while_mapped "$f" "$s" "$m"; then info "after the root swap: a held mapping's write reverted within $(( ($(date +%s%N) - t0) / 1000000 )) ms"
-    else info "after the root swap: a held mapping's write NOT reverted within 5 s (open finding, issue 21 rows 1+2)"; fi
-  fi
+  check "after the root swap: mmap(MAP_SHARED) write by agent patched" wait_for 10 sh -c "$H/in journalctl -u w21-mmap --no-pager -o cat | grep -q 'patched byte.*second'"
+  t0=$(date +%s%N)
+  check "…reverted within 5 s, while the agent still holds the mapping, $m" restored_while_mapped "$f" "$s" "$m"
+  info "after the root swap: a held mapping's write reverted within $(( ($(date +%s%N) - t0) / 1000000 )) ms"
   cin systemctl stop w21-mmap >/dev/null 2>&1
-  wait_for 35 restored "$f" "$s" "$m" || info "…and $f still not approved 35 s later"
+
+  # Row 3: the root on a small file system of its own (a tmpfs mounted at the root path with
+  # the guard stopped, the files copied back as they were), filled by the agent, then a
+  # same-size edit in place. (No loop device in the container: a tmpfs stands in for the
+  # small ext4 of test/guard/full-disk.test.ts.)
+  cin systemctl stop warden-guard
+  cin sh -c "rm -rf /root/w21-rootcopy && cp -a $ROOT /root/w21-rootcopy && mount -t tmpfs -o size=${FULL_ROOT_MB}m,mode=\$(stat -c %a $ROOT),uid=\$(stat -c %u $ROOT),gid=\$(stat -c %g $ROOT) w21-full $ROOT && cp -a /root/w21-rootcopy/. $ROOT/ && rm -rf /root/w21-rootcopy" >>"$LOG" 2>&1
+  cin systemctl start warden-guard
+  check "row 3 set-up: the root is on its own ${FULL_ROOT_MB} MB tmpfs, the guard running again" sh -c "$H/in mountpoint -q $ROOT && $H/in systemctl is-active -q warden-guard"
+  wait_for 20 running warden-guard
+  s=$(sha "$f"); m=$(meta "$f")
+  cin sudo -u agent sh -c "mkdir -p $ROOT/fill; cat /dev/zero > $ROOT/fill/big 2>/dev/null; i=0; while head -c 4096 /dev/zero > $ROOT/fill/s\$i 2>/dev/null; do i=\$((i+1)); done; true" >>"$LOG" 2>&1
+  avail=$(cin df -B1 --output=avail "$ROOT" | tail -1 | tr -d ' ')
+  check "full disk: the agent filled the root's file system ($avail bytes free)" test "$avail" = 0
+  cin sudo -u agent python3 -c "
+f = open('$ROOT/$f', 'r+b'); d = f.read(); f.seek(d.index(b'=')); f.write(b'#'); f.close()" >>"$LOG" 2>&1
+  t0=$(date +%s%N)
+  check "…a same-size in-place edit by agent on the full disk is reverted, $m" wait_for 5 restored "$f" "$s" "$m"
+  info "full disk: reverted $(( ($(date +%s%N) - t0) / 1000000 )) ms after the edit returned"
+  check "…and the alert names the full disk" wait_for 10 more_alerts 0 "\"path\":\"$f\"" 'file system is full (ENOSPC)'
+  cin rm -rf "$ROOT/fill"
+  revert_case "with room again: content edit by agent" "$f" "echo '# room again' >> $f" agent
 }
 
 deployment() { # A | B
