@@ -65,6 +65,17 @@ render "$work/default" --discord-token "$work/discord-token"
 render "$work/nocaps" --capabilities none --agent-group daemon --discord-token "$work/discord-token"
 units=etc/systemd/system
 check "warden-guard.service" "$work/default/$units" warden-guard.service "$GUARD_MAX"
+# Deployment A's shape: another user (the agent) owns the root's parent, so the guard's unit
+# binds and may write that parent (BindPaths=, docs/DEPLOY.md §3). Needs root to chown.
+if [ "$(id -u)" = 0 ]; then
+  mkdir -p "$work/home-agent/agent-root" && chown 65534:65534 "$work/home-agent" "$work/home-agent/agent-root"
+  node dist/src/cli/main.js install-units --root "$work/home-agent/agent-root" --node "$node" --prefix "$work/parent" --write --force --discord-token none >/dev/null 2>&1
+  if grep -qx "BindPaths=$work/home-agent" "$work/parent/$units/warden-guard.service"; then
+    check "warden-guard.service (the agent owns the root's parent)" "$work/parent/$units" warden-guard.service "$GUARD_MAX"
+  else
+    echo "FAIL warden-guard.service (the agent owns the root's parent): BindPaths= is not the parent"; fail=1
+  fi
+fi
 check "warden-notify.service" "$work/default/$units" warden-notify.service "$NOTIFY_MAX"
 check "warden-guard.service (--capabilities none)" "$work/nocaps/$units" warden-guard.service "$GUARD_MAX"
 

@@ -259,3 +259,46 @@ test('scripts/check-units.sh: verify is clean and the exposure scores meet their
   assert.match(r.stdout, /warden-guard\.service: exposure [0-9.]+ \(target <= 1\.0\)/);
   assert.match(r.stdout, /warden-notify\.service: exposure [0-9.]+ \(target <= 1\.5\)/);
 });
+
+// Issue 21, row 1 in the deployment: a bind mount of the root alone pins the directory, not
+// its name, so a root the agent can rename (its parent is the agent's) must be reached through
+// the highest directory on its path that a user other than root and warden can write.
+test('install-units binds the highest directory above the root that another user can change (a swap of the root is then seen)', {
+  skip: process.getuid?.() === 0 ? false : 'needs root (chown to another uid)',
+}, () => {
+  const dir = tmp(); // root's, 0700, in a sticky /tmp: nobody else can rename it
+  try {
+    const agentUid = 54321;
+    const home = join(dir, 'home-agent');
+    const root = join(home, 'agent-root');
+    mkdirSync(root, { recursive: true });
+    spawnSync('chown', [`${agentUid}:${agentUid}`, home, root]);
+    spawnSync('chmod', ['0755', home]);
+    const units = (r: ReturnType<typeof warden>) => (JSON.parse(r.stdout) as { units: { content: string }[] }).units.map((u) => u.content) as [string, string];
+    // the agent owns the root's parent: the guard's unit binds (and may write) the parent
+    const a = warden(['install-units', '--root', root, '--json']);
+    assert.equal(a.code, 0, a.stderr);
+    const [guard, notify] = units(a);
+    assert.match(guard, new RegExp(`^BindPaths=${home}$`, 'm'), guard);
+    assert.match(guard, new RegExp(`^ReadWritePaths=${home}$`, 'm'));
+    assert.doesNotMatch(guard, new RegExp(`^(BindPaths|ReadWritePaths)=${root}$`, 'm'), 'no bind of the root itself: it would pin the directory');
+    assert.match(guard, new RegExp(`^ExecStart=\\S+ \\S+ run --guard --root ${root}$`, 'm'));
+    assert.match(notify, new RegExp(`^BindReadOnlyPaths=${root}$`, 'm'), 'the notifier reads nothing it trusts from the root: unchanged');
+    assert.match(a.stderr, new RegExp(`note: the guard's unit binds and may write ${home}, not only the root: uid ${agentUid} can rename the root`));
+    // a directory a third user can write, higher up: that one (the shallowest) is bound
+    const deep = join(root, 'sub', 'deeper');
+    mkdirSync(deep, { recursive: true });
+    spawnSync('chown', [`${agentUid}:${agentUid}`, join(root, 'sub')]);
+    assert.match(warden(['install-units', '--root', deep]).stdout, new RegExp(`^BindPaths=${home}$`, 'm'));
+    // group-writable or world-writable count too; the guard's own account does not
+    spawnSync('chown', ['0:0', home, root, join(root, 'sub')]);
+    assert.match(warden(['install-units', '--root', root]).stdout, new RegExp(`^BindPaths=${root}$`, 'm'), 'nobody else can rename it: the root alone');
+    spawnSync('chmod', ['0775', home]); spawnSync('chgrp', [String(agentUid), home]);
+    assert.match(warden(['install-units', '--root', root]).stdout, new RegExp(`^BindPaths=${home}$`, 'm'), 'group-writable by a non-root group');
+    // a sticky, world-writable parent: only an entry's owner (or the parent's) can rename it
+    spawnSync('chown', ['0:0', home]); spawnSync('chmod', ['1777', home]);
+    assert.match(warden(['install-units', '--root', root]).stdout, new RegExp(`^BindPaths=${root}$`, 'm'), 'root-owned entry in a sticky directory');
+    spawnSync('chown', [String(agentUid), root]);
+    assert.match(warden(['install-units', '--root', root]).stdout, new RegExp(`^BindPaths=${home}$`, 'm'), 'the agent owns the entry in the sticky directory');
+  } finally { rmSync(dir, { recursive: true, force: true }); }
+});

@@ -9,7 +9,11 @@
 #   A  the agent's user owns the protected files, the guard keeps three capabilities;
 #   B  the warden account owns them, the guard runs with no capabilities.
 # One line per check (`ok   …` / `FAIL …`), then `N passed, N failed`; exit 1 on any failure.
-# Environment: WARDEN_SYSD_KIT (the kit's directory), KEEP=1 (leave the container running).
+# Deployment A ends with issue 21's rows as the agent: a root swap, a write through a held
+# shared mapping, and (the root moved onto a small tmpfs of its own, FULL_ROOT_MB, with the
+# guard stopped) a full file system that the agent filled.
+# Environment: WARDEN_SYSD_KIT (the kit's directory), KEEP=1 (leave the container running),
+# DEPLOYMENTS="A B" (which deployments to run, in order; for iterating on one).
 set -uo pipefail
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 
@@ -27,6 +31,8 @@ HIDDEN_FROM_NOTIFIER="$STORE/secrets $STORE/journal $STORE/quarantine $STORE/pen
 TOKEN_FILE=/etc/warden/discord-token
 DISCORD_PORT=8099
 OWNER=alice                              # docs/DEPLOY.md §2.8's desktop user (deployment A)
+AGENT_HOME=$(dirname "$ROOT")            # the agent's home: the root's parent, the agent's own
+FULL_ROOT_MB=${FULL_ROOT_MB:-8}          # deployment A, row 3: the root's own tmpfs, filled by the agent
 # The owner's sanctioned commands, as docs/DEPLOY.md §2.6 says to run them: as the warden
 # account, which finds the guard's state directory by itself.
 owner_cmd() { cin sudo -u warden EDITOR=ed-append warden "$@" --root "$ROOT"; }
@@ -120,10 +126,12 @@ setup_root() { # the agent's user and its root, from the example (as the agent w
 teardown() {
   cin sh -c "systemctl disable --now warden-guard warden-notify 2>/dev/null; systemctl stop fake-discord 2>/dev/null
     rm -f /etc/systemd/system/warden-guard.service /etc/systemd/system/warden-notify.service; systemctl daemon-reload
-    systemctl reset-failed 2>/dev/null; rm -rf $GUARD_STATE $GUARD_RUN $NOTIFY_STATE /var/lib/private/warden-* /etc/warden $ROOT
+    systemctl reset-failed 2>/dev/null; if mountpoint -q $ROOT; then umount $ROOT || umount -l $ROOT; fi; rm -rf $GUARD_STATE $GUARD_RUN $NOTIFY_STATE /var/lib/private/warden-* /etc/warden $ROOT
     userdel warden 2>/dev/null
     if id $OWNER >/dev/null 2>&1; then loginctl disable-linger $OWNER; systemctl stop user@\$(id -u $OWNER).service; userdel -r $OWNER 2>/dev/null; fi
-    rm -f /etc/systemd/user/warden-desktop.service /usr/local/bin/notify-send; true" >>"$LOG" 2>&1
+    rm -f /etc/systemd/user/warden-desktop.service /usr/local/bin/notify-send
+    systemctl stop w21-mmap 2>/dev/null; systemctl reset-failed w21-mmap 2>/dev/null
+    rm -rf $ROOT.old $AGENT_HOME/evil /root/w21-rootcopy /usr/local/lib/w21-mmap.py; true" >>"$LOG" 2>&1
 }
 run_block() { # DOC NAME: run the doc's marked block as root in the container; stdin = a bot token
   local b; b=$(doc_block "$1" "$2")
@@ -157,6 +165,96 @@ SH
   revert_case "content edit by agent (for the desktop)" orgs/bookclub.toml 'echo "# for the desktop" >> orgs/bookclub.toml' agent
   check "the revert popped up: notify-send ran as $OWNER with the path" wait_for 20 sh -c "$H/in grep -q '^$OWNER|.*orgs/bookclub.toml' /home/$OWNER/notify-send.calls"
   check "…the desktop unit reads no store: the guard's state directory is closed to $OWNER" sh -c "! $H/in sudo -u $OWNER ls $GUARD_STATE"
+}
+
+# alerts_with PAT1 PAT2: how many lines of the store's alerts.jsonl hold both fixed strings
+alerts_with() { cin sh -c "grep -F '$1' $STORE/alerts.jsonl | grep -cF '$2'" || true; }
+more_alerts() { [ "$(alerts_with "$2" "$3")" -gt "$1" ]; }   # N PAT1 PAT2
+guard_sees_path_as_host() { # the guard's own mount namespace resolves ROOT to the same inode as the host
+  local gp; gp=$(prop warden-guard MainPID)
+  [ "$(cin nsenter -t "$gp" -m stat -c %i "$ROOT")" = "$(cin stat -c %i "$ROOT")" ]; }
+restored_while_mapped() { # FILE SHA META: restored within 5 s while the agent's mapping unit still runs
+  wait_for 5 restored "$1" "$2" "$3" && [ "$(cin systemctl is-active w21-mmap)" = active ]; }
+bound_parent() { cin grep -qx "BindPaths=$AGENT_HOME" /etc/systemd/system/warden-guard.service && ! cin grep -qx "BindPaths=$ROOT" /etc/systemd/system/warden-guard.service; }
+
+mmap_writer() { # a python3 that patches one byte through a MAP_SHARED mapping and keeps it open 20 s
+  cat >"$M/usr/local/lib/w21-mmap.py" <<'PY'
+import mmap, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR)
+m = mmap.mmap(fd, 0, mmap.MAP_SHARED)
+os.close(fd)
+i = m[:].index(b'=')
+m[i:i + 1] = b'#'
+m.flush()
+print('patched byte', i, 'through the mapping; holding it;', sys.argv[2], flush=True)
+time.sleep(20)
+m.close()
+PY
+  chmod 0644 "$M/usr/local/lib/w21-mmap.py"; }
+
+# Issue 21 rows 1-3, as the agent (deployment A), through the installed units: row 2, row 1
+# (the swap), row 2 again in the adopted root, then row 3 on a small file system of its own.
+# Rows 1 and 2 run with the root on the container's own disk: on a tmpfs a write through a
+# shared mapping need not move mtime/ctime (measured on Linux 6.18), so the stamp poll
+# cannot see it there (docs/DEPLOY.md §3).
+attacks_as_agent() {
+  local f=orgs/bookclub.toml s m n0 avail t0
+  check "the guard's unit binds the agent's home $AGENT_HOME (the root's parent), not the root alone" bound_parent
+  # Row 2: a write through a shared mapping, the mapping held open (no close: no inotify event)
+  s=$(sha "$f"); m=$(meta "$f"); n0=$(alerts_with "\"path\":\"$f\"" '"reason":"content"')
+  mmap_writer
+  cin systemctl reset-failed w21-mmap >/dev/null 2>&1
+  cin systemd-run --quiet --unit=w21-mmap --uid=agent --gid=agent /usr/bin/python3 /usr/local/lib/w21-mmap.py "$ROOT/$f" first >>"$LOG" 2>&1
+  check "mmap(MAP_SHARED) write by agent: one byte patched through the mapping" wait_for 10 sh -c "$H/in journalctl -u w21-mmap --no-pager -o cat | grep -q 'patched byte.*first'"
+  t0=$(date +%s%N)
+  check "…reverted within 5 s, while the agent still holds the mapping, $m" restored_while_mapped "$f" "$s" "$m"
+  info "shared mapping: reverted within $(( ($(date +%s%N) - t0) / 1000000 )) ms of the patch being seen in the writer's journal"
+  check "…with a content alert for $f" wait_for 10 more_alerts "$n0" "\"path\":\"$f\"" '"reason":"content"'
+  cin systemctl stop w21-mmap >/dev/null 2>&1
+
+  # Row 1: the root swapped for the agent's own copy (cp -a, edit, two renames in the parent)
+  s=$(sha "$f"); m=$(meta "$f"); n0=$(alerts_with '"reason":"root-replaced"' '"action":"reverted"')
+  cin sudo -u agent sh -c "cd $AGENT_HOME && cp -a agent-root evil && echo 'hourly_cap = 777' >> evil/$f && mv agent-root agent-root.old && mv evil agent-root" >>"$LOG" 2>&1
+  t0=$(date +%s%N)
+  check "root swap by agent (cp -a, edit, mv root root.old, mv evil root): the root path serves the approved $f again, $m" wait_for 10 restored "$f" "$s" "$m"
+  info "root swap: approved bytes at the path again $(( ($(date +%s%N) - t0) / 1000000 )) ms after the second mv returned (probes every 0.2 s, each a container exec)"
+  check "…and alerts.jsonl has a root-replaced alert" wait_for 10 more_alerts "$n0" '"reason":"root-replaced"' '"action":"reverted"'
+  check "…the guard's own mount namespace sees the new directory at the root path" guard_sees_path_as_host
+  check "…the guard keeps running" running warden-guard
+  cin rm -rf "$ROOT.old"
+  revert_case "after the root swap: content edit by agent" config/conditions.toml 'echo "# after the swap" >> config/conditions.toml' agent
+
+  # Row 2 again, in the adopted root: the poll follows the new directory
+  s=$(sha "$f"); m=$(meta "$f")
+  cin systemctl reset-failed w21-mmap >/dev/null 2>&1
+  cin systemd-run --quiet --unit=w21-mmap --uid=agent --gid=agent /usr/bin/python3 /usr/local/lib/w21-mmap.py "$ROOT/$f" second >>"$LOG" 2>&1
+  check "after the root swap: mmap(MAP_SHARED) write by agent patched" wait_for 10 sh -c "$H/in journalctl -u w21-mmap --no-pager -o cat | grep -q 'patched byte.*second'"
+  t0=$(date +%s%N)
+  check "…reverted within 5 s, while the agent still holds the mapping, $m" restored_while_mapped "$f" "$s" "$m"
+  info "after the root swap: a held mapping's write reverted within $(( ($(date +%s%N) - t0) / 1000000 )) ms"
+  cin systemctl stop w21-mmap >/dev/null 2>&1
+
+  # Row 3: the root on a small file system of its own (a tmpfs mounted at the root path with
+  # the guard stopped, the files copied back as they were), filled by the agent, then a
+  # same-size edit in place. (No loop device in the container: a tmpfs stands in for the
+  # small ext4 of test/guard/full-disk.test.ts.)
+  cin systemctl stop warden-guard
+  cin sh -c "rm -rf /root/w21-rootcopy && cp -a $ROOT /root/w21-rootcopy && mount -t tmpfs -o size=${FULL_ROOT_MB}m,mode=\$(stat -c %a $ROOT),uid=\$(stat -c %u $ROOT),gid=\$(stat -c %g $ROOT) w21-full $ROOT && cp -a /root/w21-rootcopy/. $ROOT/ && rm -rf /root/w21-rootcopy" >>"$LOG" 2>&1
+  cin systemctl start warden-guard
+  check "row 3 set-up: the root is on its own ${FULL_ROOT_MB} MB tmpfs, the guard running again" sh -c "$H/in mountpoint -q $ROOT && $H/in systemctl is-active -q warden-guard"
+  wait_for 20 running warden-guard
+  s=$(sha "$f"); m=$(meta "$f")
+  cin sudo -u agent sh -c "mkdir -p $ROOT/fill; cat /dev/zero > $ROOT/fill/big 2>/dev/null; i=0; while head -c 4096 /dev/zero > $ROOT/fill/s\$i 2>/dev/null; do i=\$((i+1)); done; true" >>"$LOG" 2>&1
+  avail=$(cin df -B1 --output=avail "$ROOT" | tail -1 | tr -d ' ')
+  check "full disk: the agent filled the root's file system ($avail bytes free)" test "$avail" = 0
+  cin sudo -u agent python3 -c "
+f = open('$ROOT/$f', 'r+b'); d = f.read(); f.seek(d.index(b'=')); f.write(b'#'); f.close()" >>"$LOG" 2>&1
+  t0=$(date +%s%N)
+  check "…a same-size in-place edit by agent on the full disk is reverted, $m" wait_for 5 restored "$f" "$s" "$m"
+  info "full disk: reverted $(( ($(date +%s%N) - t0) / 1000000 )) ms after the edit returned"
+  check "…and the alert names the full disk" wait_for 10 more_alerts 0 "\"path\":\"$f\"" 'file system is full (ENOSPC)'
+  cin rm -rf "$ROOT/fill"
+  revert_case "with room again: content edit by agent" "$f" "echo '# room again' >> $f" agent
 }
 
 deployment() { # A | B
@@ -287,6 +385,10 @@ deployment() { # A | B
   check "…the journal says watchdog timeout" sh -c "$H/in journalctl -u warden-guard --no-pager -o cat --since @$t_dep | grep -qi 'watchdog timeout'"
   revert_case "after the watchdog restart: mode change by $who" config/guests.toml 'chmod 0666 config/guests.toml' "$who"
 
+  # -- issue 21 rows 1-3 as the agent, under this systemd (deployment A: the agent owns the
+  # root's parent and the files, the guard has its three capabilities)
+  [ "$DEP" = A ] && attacks_as_agent
+
   # -- exposure, measured online under this systemd
   local gs ns
   gs=$(cin systemd-analyze security --no-pager warden-guard.service | sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p')
@@ -304,8 +406,7 @@ deployment() { # A | B
   info "deployment $DEP took $(( $(date +%s) - t_dep )) s"
 }
 
-deployment A
-deployment B
+for d in ${DEPLOYMENTS:-A B}; do deployment "$d"; done
 DEP=all
 [ "$FAIL" -gt 0 ] && { echo "--- last lines of $LOG:"; tail -40 "$LOG"; }
 echo "total $(( $(date +%s) - T0 )) s"

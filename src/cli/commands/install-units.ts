@@ -3,8 +3,10 @@
  * (the one source of truth) with this installation's absolute paths, print them, or
  * write them under <prefix>/etc/systemd/system/ with --write. See docs/DEPLOY.md.
  */
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync, chmodSync, unlinkSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync, chmodSync, unlinkSync, statSync, lstatSync, type Stats } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
+import { accountName } from '../../store/account.js';
+import { uidOf } from './desktop.js';
 import { loadWardenConfigFromDisk } from '../../store/approved-config.js';
 // The credential name the notifier reads from $CREDENTIALS_DIRECTORY (no network code in there).
 import { DISCORD_CREDENTIAL } from '../../notifier/token-file.js';
@@ -42,7 +44,61 @@ export interface RenderOptions {
   discordToken?: string | null;
   /** The owner's account: also render the desktop user unit for it. */
   desktopUser?: string | null;
+  /** What the guard's unit binds and may write (writableAnchor); the root when not given. */
+  writable?: string;
   templatesDir?: string;
+}
+
+/** Who (other than root and the guard's account) can write directory `p`: a uid, "group N", "everyone", or null. */
+function otherWriter(p: Stats, guardUid: number | null): string | null {
+  const privileged = (uid: number) => uid === 0 || uid === guardUid;
+  if (p.mode & 0o002) return 'everyone';
+  if (p.mode & 0o020 && p.gid !== 0) return `group ${p.gid}`;
+  if (p.mode & 0o200 && !privileged(p.uid)) return `uid ${p.uid}`;
+  return null;
+}
+
+export interface WritableAnchor {
+  /** The directory the guard's unit binds and may write: the root, or the directory above it another user can change. */
+  dir: string;
+  /** The entry on the root's path that another user can rename (in `dir`), and who; null when none can be. */
+  renamable: { entry: string; by: string } | null;
+  /** Set when that directory is too high to bind (`/`, `/home`, `/tmp`…): the swap is then not seen. */
+  tooHigh: string | null;
+}
+
+/**
+ * The directory the guard's unit binds (BindPaths=, ReadWritePaths=). A bind mount pins a
+ * directory, not a name: bind the root alone, and a rename of the root (or of a directory above
+ * it) on the host is not seen in the guard's mount namespace, where the old directory stays at
+ * the path. So walking down from `/`, the first directory whose entry on the root's path a user
+ * other than root and the guard's account can rename (it can write the directory; in a sticky
+ * one, it also owns the entry or the directory) is bound instead: every rename below it is then
+ * seen as the host sees it, and the guard can write the root's entry in it to put the path
+ * right. Deployment A: `/home/agent` (the agent's home holds `/home/agent/agent-root`). A root
+ * no other user can rename is bound alone, as before. A directory at the top (`/`, `/home`,
+ * `/tmp`) is never bound: the one below it on the path is, and `tooHigh` says why.
+ */
+export function writableAnchor(root: string, guardUid: number | null): WritableAnchor {
+  const parts = root.split('/').filter(Boolean);
+  const chain = ['/', ...parts.map((_, i) => '/' + parts.slice(0, i + 1).join('/'))];
+  const stats = chain.map((p) => { try { return lstatSync(p); } catch { return null; } });
+  for (let i = 1; i < chain.length; i++) {
+    const parent = stats[i - 1];
+    const entry = stats[i];
+    if (!parent || !entry) break;
+    let by = otherWriter(parent, guardUid);
+    if (by && parent.mode & 0o1000) {
+      // sticky: only the entry's owner or the directory's may rename it
+      const owner = [entry.uid, parent.uid].find((u) => u !== 0 && u !== guardUid);
+      by = owner === undefined ? null : `uid ${owner}`;
+    }
+    if (!by) continue;
+    const renamable = { entry: chain[i] as string, by };
+    if (i - 1 >= 2) return { dir: chain[i - 1] as string, renamable, tooHigh: null };
+    return { dir: chain[Math.min(2, chain.length - 1)] as string, renamable, tooHigh: chain[i - 1] as string };
+  }
+  return { dir: root, renamable: null, tooHigh: null };
 }
 
 
@@ -91,8 +147,11 @@ export function renderUnits(o: RenderOptions): { name: string; content: string; 
     }
   }
   const dir = o.templatesDir ?? join(packageDir(), 'systemd');
+  const writable = o.writable ?? o.root;
+  checkPath('the directory the guard may write', writable);
+  if (writable !== o.root && !o.root.startsWith(`${writable}/`)) throw new WardenError(`${writable} does not hold the root ${o.root}`);
   const values: Record<string, string> = {
-    NODE: o.node, CLI: o.cli, ROOT: o.root, USER: o.user, GROUP: o.group,
+    NODE: o.node, CLI: o.cli, ROOT: o.root, WRITABLE: writable, USER: o.user, GROUP: o.group,
     CAPS: o.caps.join(' '), NOTIFY_ACCESS: o.notifyAccess, DOCS: o.docs,
     // The guard's store for this root (src/store/location.ts): its state directory, by root identity.
     STORE: `/var/lib/${GUARD_STATE_NAME}/${STORES_DIR}/${rootId(o.root)}`,
@@ -103,7 +162,7 @@ export function renderUnits(o: RenderOptions): { name: string; content: string; 
       : '# No [notify.discord] token_file when rendered: re-render after setting it (LoadCredential=).',
     // ProtectHome=yes makes /home unreachable even below a bind mount; a root there
     // needs the empty tmpfs variant, which BindPaths= can punch through.
-    PROTECT_HOME: ['/home', '/root', '/run/user'].some((h) => o.root === h || o.root.startsWith(`${h}/`)) ? 'tmpfs' : 'yes',
+    PROTECT_HOME: ['/home', '/root', '/run/user'].some((h) => writable === h || writable.startsWith(`${h}/`)) ? 'tmpfs' : 'yes',
     DESKTOP_USER: o.desktopUser ?? '',
     ROOT_ID: rootId(o.root),
   };
@@ -263,6 +322,15 @@ export const installUnitsCommand: CommandSpec = {
     }
     const groups = agentGroups(ctx.root, caps, group, ctx.values['agent-group'] as string | undefined);
     const prefix = resolve((ctx.values.prefix as string | undefined) ?? '/');
+    const guardUid = uidOf(user);
+    const anchor = writableAnchor(ctx.root, guardUid);
+    if (anchor.renamable) {
+      const who = anchor.renamable.by.replace(/^uid (\d+)$/, (w, n: string) => { const a = accountName(Number(n)); return a.startsWith('uid ') ? w : `${w} (${a})`; });
+      const what = anchor.renamable.entry === ctx.root ? 'the root' : `${anchor.renamable.entry} above the root`;
+      ctx.out.err(anchor.tooHigh
+        ? `warden install-units: warning: ${who} can rename ${what} in ${anchor.tooHigh}, which the guard's unit cannot bind (it would undo ProtectHome=/PrivateTmp=): the guard would not see that rename. Keep the root below a directory only root can write (docs/DEPLOY.md §3)`
+        : `warden install-units: note: the guard's unit binds and may write ${anchor.dir}, not only the root: ${who} can rename ${what} in it, and the guard must see that and put the path right (docs/DEPLOY.md §3)`);
+    }
     const discordToken = discordTokenFile(ctx.root, ctx.values['discord-token'] as string | undefined, prefix, (m) => ctx.out.err(`warden install-units: ${m}`));
     const units = renderUnits({
       root: ctx.root,
@@ -276,6 +344,7 @@ export const installUnitsCommand: CommandSpec = {
       groups,
       discordToken,
       desktopUser: desktopUser(ctx.values['desktop-user'] as string | undefined, prefix, (m) => ctx.out.err(`warden install-units: ${m}`)),
+      writable: anchor.dir,
     });
     if (!native) {
       ctx.out.err('warden install-units: the optional unix-dgram module is not installed, so sd_notify goes through systemd-notify and the units use NotifyAccess=all (slightly weaker; see docs/DEPLOY.md)');
