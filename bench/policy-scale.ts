@@ -178,7 +178,7 @@ export async function reloadRows(n: number): Promise<Json> {
         s.histMaxMs.push(h.max / 1e6); s.driftMaxMs.push(drift); s.taskMaxMs.push(task);
         await new Promise((res) => child.exitCode !== null ? res(null) : child.once('exit', res));
       }
-      out[name] = { load1: loadAt, rules: view.current().policy.conditions?.rules.length, viewStats: view.stats(), stallMs: summary(s.histMaxMs), driftMs: summary(s.driftMaxMs), viewTaskMs: summary(s.taskMaxMs) };
+      out[name] = { load1: loadAt, rules: view.current().policy.conditions?.rules.length, viewStats: view.stats(), stallMs: summary(s.histMaxMs), driftMs: summary(s.driftMaxMs), viewTaskMs: summary(s.taskMaxMs), raw: s };
     } finally {
       await view.close();
       await guard.stop();
