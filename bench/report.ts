@@ -67,7 +67,7 @@ export function table(): string {
 
 /** Issue 23: the seed's 468 rules and a 600-folder allowlist, each beside its reference in the same run (bench/policy-scale.ts). */
 export function policyRows(p: Json | undefined): string[][] {
-  if (!p || p.error) return [['policy at the seed\'s scale', 'error', String(p?.error ?? 'not run'), '', '', '']];
+  if (!p || p.error) return [['policy at scale (468 rules)', 'error', String(p?.error ?? 'not run'), '', '', '']];
   const rows: string[][] = [];
   const pa = p.parse as Json | undefined; const cr = p.canRead as Json | undefined; const cl = p.cli as Json | undefined; const rl = p.reload as Json | undefined;
   const ld = (j: Json | undefined, k = 'load1') => `load ${f1(j?.[k], 2)}`;
