@@ -58,10 +58,36 @@ export function table(): string {
     rows.push(['storm: alerts recorded / reverts done', `${st.alertsRecorded} / ${st.journalReverts}`, '', '', 'equal', ok(met.everyRevertRecorded)]);
     rows.push(['storm: Discord messages (min gap s)', `${st.messages} (${f1(st.minGapSeconds, 1)})`, `alerts per msg ${(st.messageAlertCounts as number[]).join('+')}`, '', '≤ 1 per 10 s', ok(met.perInterval)]);
   } else rows.push(['storm', 'error', String(st?.error ?? 'not run'), '', '', '']);
+  rows.push(...policyRows(results.policy as Json | undefined));
   rows.push(...crashRows(results.crash as Json | undefined));
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
   const line = (r: string[]) => `| ${r.map((c2, i) => c2.padEnd(widths[i]!)).join(' | ')} |`;
   return [line(rows[0]!), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.slice(1).map(line)].join('\n');
+}
+
+/** Issue 23: the seed's 468 rules and a 600-folder allowlist, each beside its reference in the same run (bench/policy-scale.ts). */
+export function policyRows(p: Json | undefined): string[][] {
+  if (!p || p.error) return [['policy at scale (468 rules)', 'error', String(p?.error ?? 'not run'), '', '', '']];
+  const rows: string[][] = [];
+  const pa = p.parse as Json | undefined; const cr = p.canRead as Json | undefined; const cl = p.cli as Json | undefined; const rl = p.reload as Json | undefined;
+  const ld = (j: Json | undefined, k = 'load1') => `load ${f1(j?.[k], 2)}`;
+  if (pa) {
+    const w = pa.warden as Json; const s = pa.smolToml as Json; const e = pa.example as Json;
+    rows.push([`${pa.rules}-rule conditions.toml parse + validate (ms CPU, median of ${pa.runs}; ${ld(pa)})`, f1(w.cpuMs, 2), `smol-toml parse ${f1(s.cpuMs, 2)}; example file (${e.rules} rules) ${f1(e.cpuMs, 3)}`, x(pa.ratioToSmol, 1), 'linear (issue 23)', '']);
+  }
+  if (cr) rows.push([`canRead per call, ${cr.rules} rules + ${cr.folders} guest folders (µs; ${ld(cr)})`, f1(cr.usPerCall, 2), `example root ${f1(cr.exampleUsPerCall, 2)}`, x((cr.usPerCall as number) / (cr.exampleUsPerCall as number), 1), '≪ 100 µs', ok((cr.usPerCall as number) < 100)]);
+  if (cl) {
+    rows.push([`warden check, 468 rules + 600 folders (ms wall, median of ${cl.runs}; ${ld(cl)})`, f1(cl.checkMs, 0), `example root ${f1(cl.exampleCheckMs, 0)}`, x((cl.checkMs as number) / (cl.exampleCheckMs as number)), 'as fast as the example', '']);
+    rows.push([`warden apply config/conditions.toml, 468 rules (ms wall, median of ${cl.runs})`, f1(cl.applyMs, 0), `example root ${f1(cl.exampleApplyMs, 0)}`, x((cl.applyMs as number) / (cl.exampleApplyMs as number)), 'as fast as the example', '']);
+  }
+  if (rl?.big && rl.example) {
+    const b = rl.big as Json; const e = rl.example as Json; const bs = b.stallMs as Json; const es = e.stallMs as Json; const bd = b.driftMs as Json; const ed = e.driftMs as Json;
+    rows.push([`hot reload via warden/runtime, 468 rules: longest event-loop stall (ms p50/max of ${rl.applies}; ${ld(b)})`, `${f1(bs.p50, 1)} / ${f1(bs.max, 1)}`, `example root ${f1(es.p50, 1)} / ${f1(es.max, 1)}`, x((bs.p50 as number) / (es.p50 as number), 1), '≈ example root', '']);
+    rows.push(['  same, 1 ms timer drift (ms p50/max)', `${f1(bd.p50, 1)} / ${f1(bd.max, 1)}`, `example root ${f1(ed.p50, 1)} / ${f1(ed.max, 1)}`, '', '', '']);
+    const bt = b.viewTaskMs as Json; const et = e.viewTaskMs as Json;
+    rows.push(['  the view\'s own longest task on the loop (ms p50/max)', `${f1(bt.p50, 2)} / ${f1(bt.max, 2)}`, `example root ${f1(et.p50, 2)} / ${f1(et.max, 2)}`, x((bt.p50 as number) / (et.p50 as number), 1), 'a few ms', ok((bt.max as number) <= 5)]);
+  }
+  return rows;
 }
 
 /** The last complete `npm run bench:crash` (bench/crash-results.json), with its date: not measured in this run. */

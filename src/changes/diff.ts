@@ -60,20 +60,30 @@ export function lineDiff(a: string, b: string): string {
 function plainLineDiff(a: string, b: string): string {
   const x = a.split('\n');
   const y = b.split('\n');
-  if (x.length * y.length > 4_000_000) return `  (${x.length} → ${y.length} lines; too large to diff line by line)`;
-  const n = x.length, m = y.length;
-  const dp: Uint32Array[] = Array.from({ length: n + 1 }, () => new Uint32Array(m + 1));
-  for (let i = n - 1; i >= 0; i--) for (let j = m - 1; j >= 0; j--) {
-    dp[i]![j] = x[i] === y[j] ? dp[i + 1]![j + 1]! + 1 : Math.max(dp[i + 1]![j]!, dp[i]![j + 1]!);
+  // The lines both ends share are context as they stand: only the middle needs the LCS
+  // (issue 23: the seed's 468-rule conditions.toml is ~2,400 lines, and the full table made
+  // every apply of it cost ~100 ms, or said "too large to diff" past 4 million cells).
+  let pre = 0;
+  while (pre < x.length && pre < y.length && x[pre] === y[pre]) pre++;
+  let suf = 0;
+  while (suf < x.length - pre && suf < y.length - pre && x[x.length - 1 - suf] === y[y.length - 1 - suf]) suf++;
+  const n = x.length - suf, m = y.length - suf;
+  if ((n - pre) * (m - pre) > 4_000_000) return `  (${x.length} → ${y.length} lines; too large to diff line by line)`;
+  const dp: Uint32Array[] = Array.from({ length: n - pre + 1 }, () => new Uint32Array(m - pre + 1));
+  const at = (i: number, j: number): number => dp[i - pre]![j - pre]!;
+  for (let i = n - 1; i >= pre; i--) for (let j = m - 1; j >= pre; j--) {
+    dp[i - pre]![j - pre] = x[i] === y[j] ? at(i + 1, j + 1) + 1 : Math.max(at(i + 1, j), at(i, j + 1));
   }
   const ops: { t: ' ' | '-' | '+'; s: string; ln: number }[] = [];
-  let i = 0, j = 0;
+  for (let k = 0; k < pre; k++) ops.push({ t: ' ', s: x[k]!, ln: k + 1 });
+  let i = pre, j = pre;
   while (i < n || j < m) {
     if (i < n && j < m && x[i] === y[j]) { ops.push({ t: ' ', s: x[i]!, ln: j + 1 }); i++; j++; }
     // Removals before additions, as diff(1) and git print them.
-    else if (i < n && (j >= m || dp[i + 1]![j]! >= dp[i]![j + 1]!)) { ops.push({ t: '-', s: x[i]!, ln: i + 1 }); i++; }
+    else if (i < n && (j >= m || at(i + 1, j) >= at(i, j + 1))) { ops.push({ t: '-', s: x[i]!, ln: i + 1 }); i++; }
     else { ops.push({ t: '+', s: y[j]!, ln: j + 1 }); j++; }
   }
+  for (let k = 0; k < suf; k++) ops.push({ t: ' ', s: y[m + k]!, ln: m + k + 1 });
   const keep = new Set<number>();
   ops.forEach((o, k) => { if (o.t !== ' ') for (let d = -1; d <= 1; d++) keep.add(k + d); });
   const out: string[] = [];

@@ -63,11 +63,29 @@ export interface ConditionsResult {
   warnings: Located[];
 }
 
+// The last few texts' results: one `warden apply` asks about the same two texts six times
+// (the file alone, the root before and after, at proposal and again under the lock), and the
+// seed's 468 rules cost ~10 ms a parse warm and ~40 ms cold (issue 23).
+const recentResults: { text: string; file: string; result: ConditionsResult }[] = [];
+
 /**
  * Validate conditions.toml text. Pure and total: never throws, returns located errors.
  * A missing, blank or invalid file yields `conditions: null` (deny-all in its scope).
+ * A repeated text reuses the last result (its arrays copied).
  */
 export function parseConditions(text: string | null, file = CONDITIONS_TOML): ConditionsResult {
+  if (text === null) return parseConditionsOnce(text, file);
+  let hit = recentResults.find((r) => r.text === text && r.file === file);
+  if (!hit) {
+    hit = { text, file, result: parseConditionsOnce(text, file) };
+    recentResults.unshift(hit);
+    if (recentResults.length > 4) recentResults.pop();
+  }
+  const r = hit.result;
+  return { ...r, errors: [...r.errors], warnings: [...r.warnings], conditions: r.conditions && { ...r.conditions, rules: [...r.conditions.rules] } };
+}
+
+function parseConditionsOnce(text: string | null, file: string): ConditionsResult {
   if (text === null) {
     return { conditions: null, status: 'missing', warnings: [], errors: [{ file, message: 'missing: conditions.toml grants nothing, so every /memories/ and /workspace/ path is denied and no block loads' }] };
   }

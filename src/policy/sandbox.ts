@@ -3,7 +3,7 @@
  * isolation and mounts constrain what those commands can access"). The command runs in an
  * empty root with the system's programs and libraries (/usr and its /bin, /lib links)
  * read-only, a private /tmp, /proc and /dev, no network, no other namespace shared, an
- * empty environment, and of the runtime's files only the tier's folders that
+ * empty environment, no capability (also when the runtime runs as root), and of the runtime's files only the tier's folders that
  * conditions.toml allows in this context, each read-only at its runtime path
  * (/workspace/bookclub/ → <workspace dir>/bookclub). No /etc, no home, no other org.
  *
@@ -49,7 +49,10 @@ export function sandboxPlan(policy: PolicySet, user: string, ctx: SessionContext
     const base = s.section === 'memories' ? opts.memoriesDir : opts.workspaceDir;
     return base.replace(/\/+$/, '') + (s.rel === '/' ? '' : s.rel.replace(/\/$/, ''));
   };
-  const args = ['--unshare-all', '--die-with-parent', '--new-session', '--clearenv', '--setenv', 'PATH', '/usr/bin:/bin', '--setenv', 'HOME', '/tmp', '--setenv', 'LANG', 'C.UTF-8'];
+  // --cap-drop ALL: a runtime that runs as root would otherwise hand the command every
+  // capability inside the sandbox, and CAP_SYS_ADMIN remounts a read-only folder read-write
+  // (seen for real: test/runtime/sandbox.test.ts). Unprivileged, bwrap keeps none anyway.
+  const args = ['--unshare-all', '--die-with-parent', '--new-session', '--cap-drop', 'ALL', '--clearenv', '--setenv', 'PATH', '/usr/bin:/bin', '--setenv', 'HOME', '/tmp', '--setenv', 'LANG', 'C.UTF-8'];
   args.push('--ro-bind', '/usr', '/usr');
   for (const p of SYSTEM_LINKS) {
     const k = opts.probe(p);

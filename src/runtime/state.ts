@@ -45,18 +45,28 @@ function decode(b: Buffer): string | null {
   try { return new TextDecoder('utf-8', { fatal: true }).decode(b); } catch { return null; }
 }
 
-/** Build the state of one generation from its verified files. */
-export function buildState(generation: number, files: ReadonlyMap<string, Verified>): ApprovedState {
-  const policyInputs: PolicyFileInput[] = [];
+/** The policy files among a generation's verified files, as buildPolicy's input (in path order). */
+export function policyInputsOf(files: ReadonlyMap<string, Verified>): PolicyFileInput[] {
+  const out: PolicyFileInput[] = [];
+  for (const [path, v] of [...files].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    if (v.kind === 'credentials') continue;
+    const text = decode(v.bytes);
+    out.push(text === null ? { path, text: null, unreadable: 'is not valid UTF-8' } : { path, text });
+  }
+  return out;
+}
+
+/**
+ * Build the state of one generation from its verified files. `policy`, when given, is
+ * buildPolicy(policyInputsOf(files)).policy computed elsewhere (the view's builder thread).
+ */
+export function buildState(generation: number, files: ReadonlyMap<string, Verified>, policy: PolicySet = buildPolicy(policyInputsOf(files)).policy): ApprovedState {
   const credFiles: { path: string; text: string | null }[] = [];
   const hashes: Record<string, string> = dict();
   for (const [path, v] of [...files].sort(([a], [b]) => (a < b ? -1 : 1))) {
     hashes[path] = v.sha256;
-    const text = decode(v.bytes);
-    if (v.kind === 'credentials') { credFiles.push({ path, text }); continue; }
-    policyInputs.push(text === null ? { path, text: null, unreadable: 'is not valid UTF-8' } : { path, text });
+    if (v.kind === 'credentials') credFiles.push({ path, text: decode(v.bytes) });
   }
-  const { policy } = buildPolicy(policyInputs);
   const merged = mergeCredentialSet(credFiles);
   // Null-prototype records: a group or key named __proto__ or constructor is an ordinary name (SPEC §7).
   const credentials: Record<string, Readonly<Record<string, string>>> = dict();

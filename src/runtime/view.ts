@@ -8,21 +8,26 @@
  *   ─► all of them verified? adopt the whole generation at once (one assignment) and emit
  *     'change' : keep the last approved state, look again on the next event or retry
  *
- * Everything from reading the manifest to the swap runs synchronously on one turn of the
- * event loop, so current() returns the old state or the new one, never a mix. Between
- * changes it costs nothing: a file event while the manifest is unchanged reads nothing.
+ * Reading the manifest and verifying every file run synchronously on one turn of the event
+ * loop; the swap is one assignment, so current() returns the old state or the new one, never
+ * a mix. A large policy (OFFLOAD_BYTES) replacing an adopted one is built from the verified
+ * bytes on a builder thread (build-worker.ts) so that the runtime's loop does not stall on it;
+ * it is adopted only if it is still the newest verified generation. Between changes it costs
+ * nothing: a file event while the manifest is unchanged reads nothing.
  */
 import { EventEmitter } from 'node:events';
 import { lstatSync, type Stats } from 'node:fs';
 import { watch, type FSWatcher } from 'chokidar';
 import { dirname, join, resolve } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { errnoCode } from '../common/errors.js';
 import { openRoot, readRegularAt, safeClose, withDir } from '../fsx/beneath.js';
 import { baseOf, dirOf } from '../common/rel-path.js';
 import { parseManifest, rootMismatch, type DeploymentDirs, type ManifestFile, type RuntimeManifest } from '../store/manifest-format.js';
 import { rootIdentityOf } from '../store/manifest.js';
 import { locateManifest, readManifestFile, type Located } from './locate.js';
-import { buildState, closedState, sha256Hex, usedByView, type ApprovedState, type Verified } from './state.js';
+import { buildState, closedState, policyInputsOf, sha256Hex, usedByView, type ApprovedState, type Verified } from './state.js';
+import type { BuildReply } from './build-worker.js';
 
 export interface ViewOptions {
   /** The manifest to trust (absolute path). Default: $WARDEN_MANIFEST, else where this machine's setup puts it (docs/RUNTIME.md). */
@@ -50,12 +55,24 @@ export interface ApprovedView {
   close(): Promise<void>;
 }
 
-export interface ViewStats { checks: number; manifestReads: number; fileReads: number; adopted: number }
+export interface ViewStats {
+  checks: number; manifestReads: number; fileReads: number; adopted: number;
+  /** Generations whose policy was built on the builder thread (the rest were built on the loop). */
+  builtOffLoop: number;
+}
 
 const RETRY_MIN_MS = 10;
 const RETRY_MAX_MS = 1000;
 /** A protected file larger than this is refused, whatever the manifest claims. */
 const MAX_FILE_BYTES = 64 * 1024 * 1024;
+/**
+ * Policy files of at least this many bytes in all are built off the event loop when they
+ * replace an adopted state (the example root's are ~2 KiB and cost ~0.1 ms on the loop; the
+ * seed's 468 rules are ~40 KiB). The first state, and a recovery from closed, are built on
+ * the loop, so that current() is usable as soon as the view is open.
+ */
+const OFFLOAD_BYTES = 16 * 1024;
+const isLarge = (inputs: readonly { text: string | null }[]): boolean => inputs.reduce((n, f) => n + (f.text?.length ?? 0), 0) >= OFFLOAD_BYTES;
 
 class View extends EventEmitter implements ApprovedView {
   readonly manifestPath: string;
@@ -76,7 +93,12 @@ class View extends EventEmitter implements ApprovedView {
   private watcher: FSWatcher | null = null;
   private readyP: Promise<void>;
   private closed = false;
-  private readonly counters: ViewStats = { checks: 0, manifestReads: 0, fileReads: 0, adopted: 0 };
+  private readonly counters: ViewStats = { checks: 0, manifestReads: 0, fileReads: 0, adopted: 0, builtOffLoop: 0 };
+  /** The builder thread, started on the first large reload and kept (unref'd) until close(). */
+  private builder: Worker | null = null;
+  /** The verified generation being built off the loop; a reply for anything else is dropped. */
+  private building: { seq: number; digest: string; generation: number; files: Map<string, Verified> } | null = null;
+  private buildSeq = 0;
 
   constructor(root: string, opts: ViewOptions) {
     super();
@@ -103,6 +125,10 @@ class View extends EventEmitter implements ApprovedView {
     if (this.recheckTimer) clearInterval(this.recheckTimer);
     await this.readyP.catch(() => {});
     await this.watcher?.close();
+    this.building = null;
+    const b = this.builder;
+    this.builder = null;
+    await b?.terminate();
     if (this.rootFd >= 0) safeClose(this.rootFd);
     this.rootFd = -1;
   }
@@ -155,6 +181,7 @@ class View extends EventEmitter implements ApprovedView {
   }
 
   private failClosed(reason: string): void {
+    this.building = null;
     this.adoptedDigest = null;
     this.waiting = null;
     if (!this.state.ok && this.state.reason === reason) return;
@@ -170,7 +197,8 @@ class View extends EventEmitter implements ApprovedView {
     const r = readManifestFile(this.loc);
     if (!r.ok) { this.failClosed(r.reason); this.retryLater(); return; }
     const digest = sha256Hex(r.raw);
-    if (digest === this.adoptedDigest && this.state.ok) { this.waiting = null; this.retryMs = RETRY_MIN_MS; return; }
+    if (digest === this.adoptedDigest && this.state.ok) { this.building = null; this.waiting = null; this.retryMs = RETRY_MIN_MS; return; }
+    if (this.building?.digest === digest) return; // verified already; its policy is being built
     const p = parseManifest(r.raw);
     if (!p.ok) { this.failClosed(`the manifest ${this.manifestPath} is malformed: ${p.problem}`); this.retryLater(); return; }
     if (this.rootFd < 0) {
@@ -187,12 +215,75 @@ class View extends EventEmitter implements ApprovedView {
       this.retryLater();
       return;
     }
-    this.held = next.files;
+    if (this.state.ok && this.buildOffLoop(digest, p.manifest.generation, next.files)) return;
+    this.building = null;
+    this.adopt(digest, p.manifest.generation, next.files);
+    // A large policy: start the builder now (~1–25 ms for the thread), not during a reload.
+    if (isLarge(policyInputsOf(next.files))) this.ensureBuilder();
+  }
+
+  /** Adopt a verified generation: one assignment of a state built from exactly those bytes. */
+  private adopt(digest: string, generation: number, files: Map<string, Verified>, policy?: ApprovedState['policy']): void {
+    this.held = files;
     this.adoptedDigest = digest;
     this.waiting = null;
     this.retryMs = RETRY_MIN_MS;
     this.counters.adopted++;
-    this.setState(buildState(p.manifest.generation, next.files));
+    this.setState(buildState(generation, files, policy));
+  }
+
+  /**
+   * Hand a large verified policy to the builder thread; false when it is small or the thread
+   * cannot be had (the caller then builds it on the loop). Until the reply, current() stays
+   * the last adopted state.
+   */
+  private buildOffLoop(digest: string, generation: number, files: Map<string, Verified>): boolean {
+    const inputs = policyInputsOf(files);
+    if (!isLarge(inputs)) return false;
+    const w = this.ensureBuilder();
+    if (!w) return false;
+    try {
+      const seq = ++this.buildSeq;
+      this.building = { seq, digest, generation, files };
+      w.postMessage({ seq, inputs });
+      return true;
+    } catch {
+      this.building = null;
+      return false;
+    }
+  }
+
+  /** The builder thread, started once (unref'd: it never keeps the runtime alive); null when it cannot start. */
+  private ensureBuilder(): Worker | null {
+    if (this.builder || this.closed) return this.builder;
+    try {
+      const w = new Worker(new URL('./build-worker.js', import.meta.url));
+      w.unref();
+      w.on('message', (m: BuildReply) => this.built(m));
+      // A builder that dies: build whatever was waiting for it on the loop (never stay behind).
+      const lost = () => {
+        if (this.builder === w) this.builder = null;
+        const b = this.building;
+        this.building = null;
+        if (b && !this.closed) { this.adopt(b.digest, b.generation, b.files); this.schedule(); }
+      };
+      w.on('error', lost);
+      w.on('exit', lost);
+      this.builder = w;
+      return this.builder;
+    } catch {
+      return null;
+    }
+  }
+
+  private built(m: BuildReply): void {
+    const b = this.building;
+    if (this.closed || !b || m.seq !== b.seq) return; // superseded, failed closed meanwhile, or closed
+    this.building = null;
+    if (m.ok) this.counters.builtOffLoop++;
+    this.adopt(b.digest, b.generation, b.files, m.ok ? m.policy : undefined);
+    // Anything that happened while it was built (a newer manifest, a removed one) is looked at now.
+    this.schedule();
   }
 
   private assemble(m: RuntimeManifest): { ok: true; files: Map<string, Verified> } | { ok: false; why: string } {
