@@ -126,7 +126,10 @@ describe('manifest format and location', () => {
 
   it('parses what it writes, and refuses anything else', () => {
     const raw = serializeManifest(good);
-    assert.deepEqual(parseManifest(raw), { ok: true, manifest: good });
+    const parsed = parseManifest(raw);
+    // The file table is a null-prototype record (TOML and path names are data): same entries, no prototype.
+    assert.ok(parsed.ok && Object.getPrototypeOf(parsed.manifest.files) === null, 'files has no prototype');
+    assert.deepEqual(JSON.parse(JSON.stringify(parsed)), { ok: true, manifest: good });
     for (let n = 1; n < raw.length - 2; n += 7) assert.equal(parseManifest(raw.subarray(0, n)).ok, false, `truncated at ${n}`);
     const bad = (m: unknown) => parseManifest(Buffer.from(JSON.stringify(m)));
     assert.match((bad({ ...good, format: 'x' }) as { problem: string }).problem, /format/);
