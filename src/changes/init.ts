@@ -135,7 +135,15 @@ export async function initRoot(root: string, opts: { force: boolean; progress?: 
     const key = loadKeyOrExplainMove(root, true);
     const existing = store ? readIndex(store.fd, key) : { ok: false as const, problem: 'missing' as const };
     if (existing.ok || existing.problem !== 'missing' || readSeal(sealPath(root)) !== null) {
-      if (!opts.force) throw new WardenError(`a baseline already exists in ${store?.dir ?? root} ('warden init --force' re-baselines it as a sanctioned change: it shows what differs from the last approved state and asks)`);
+      if (!opts.force) {
+        // The seal outlives a deleted store on purpose (deleting the store must not reset the baseline): say which case this is.
+        if (!existing.ok && existing.problem === 'missing') {
+          throw new WardenError(store
+            ? `${root} had a baseline (its seal is in ${sealPath(root)}), but its store in ${store.dir} holds no index (an interrupted init, or deleted): run 'warden init --force' to take what is on disk now as the new baseline`
+            : `${root} had a baseline (its seal is in ${sealPath(root)}), but its store is gone: deleted or moved? Restore the store, or run 'warden init --force' to take what is on disk now as the new baseline`);
+        }
+        throw new WardenError(`a baseline already exists in ${store?.dir ?? root} ('warden init --force' re-baselines it as a sanctioned change: it shows what differs from the last approved state and asks)`);
+      }
     }
     const scan = scanDisk(rootFd, pset, config.max_bytes, opts.progress);
     store ??= Store.open(root, { create: true });

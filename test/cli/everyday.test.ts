@@ -6,7 +6,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, chmodSync, closeSync, fstatSync, mkdirSync, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
+import { appendFileSync, chmodSync, closeSync, fstatSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { CLI, REPO, TEST_WARDEN_TOML, cli, readAlertsOf, testWorld, waitFor, type TestRoot } from '../helpers/root.js';
 import { ptyCli } from '../helpers/pty.js';
@@ -374,5 +374,20 @@ describe('item 10: completion and the man page come from the --help table', () =
     assert.deepEqual(complete("warden notify t"), ['test']);
     assert.ok(complete("warden deny --a").includes('--all'));
     assert.equal(run(['completion', 'tcsh']).status, 2);
+  });
+});
+
+describe('a deleted store is named as such, not as "a baseline already exists"', () => {
+  it('init after the store was deleted says the store is gone and how to go on; init --force takes the disk as the new baseline', () => {
+    const t = world.root();
+    assert.equal(cli(t, ['init']).code, 0);
+    rmSync(t.p('snapshots'), { recursive: true, force: true });
+    const again = cli(t, ['init']);
+    assert.equal(again.code, 2, again.stderr);
+    assert.match(again.stderr, /had a baseline \(its seal is in .*\), but its store is gone: deleted or moved\?/);
+    assert.doesNotMatch(again.stderr, /already exists/);
+    const forced = cli(t, ['init', '--force']);
+    assert.equal(forced.code, 0, forced.stderr);
+    assert.equal(cli(t, ['verify']).code, 0);
   });
 });
