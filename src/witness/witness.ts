@@ -198,7 +198,7 @@ export class Witness {
   /** A heartbeat line in the record: a reader in another process knows the witness is alive. */
   private beat(): void {
     this.lastBeat = Date.now();
-    try { writeSync(this.recordFd, beatLine(this.lastBeat)); } catch { this.totals.lost++; }
+    try { writeSync(this.recordFd, beatLine(this.lastBeat, { enforce: this.enforce, dirs: this.marked.dirs, files: this.marked.files })); } catch { this.totals.lost++; }
   }
 
   status(): WitnessStatus {

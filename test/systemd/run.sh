@@ -133,7 +133,7 @@ teardown() {
     systemctl reset-failed 2>/dev/null; rm -rf $GUARD_STATE $GUARD_RUN $NOTIFY_STATE $WITNESS_STATE /var/lib/private/warden-* /etc/warden $ROOT
     userdel warden 2>/dev/null
     if id $OWNER >/dev/null 2>&1; then loginctl disable-linger $OWNER; systemctl stop user@\$(id -u $OWNER).service; userdel -r $OWNER 2>/dev/null; fi
-    rm -f /etc/systemd/user/warden-desktop.service /usr/local/bin/notify-send; true" >>"$LOG" 2>&1
+    rm -f /etc/systemd/user/warden-desktop.service /usr/local/bin/notify-send /usr/local/bin/warden-test-mmap; true" >>"$LOG" 2>&1
 }
 run_block() { # DOC NAME: run the doc's marked block as root in the container; stdin = a bot token
   local b; b=$(doc_block "$1" "$2")
@@ -190,13 +190,14 @@ alert_by() { # PATH REASON UNIT
 # docs/DEPLOY.md §9: the witness (deployment A), attribution, then enforce = true
 unchanged() { [ "$(sha "$1")" = "$2" ]; }
 enforce_on() { { cin cat "$ROOT/config/warden.toml"; printf '\n[witness]\nenforce = true\n'; } | apply_approved config/warden.toml; }
-refused_echo() { agent_unit agent-edit-2 'echo "# refused" >> config/conditions.toml' 2>&1 | tee -a "$LOG" | grep -q 'Operation not permitted'; }
-refused_mmap() { agent_unit agent-mmap 'python3 /root/mmap-write.py config/conditions.toml' 2>&1 | tee -a "$LOG" | grep -q '^EPERM'; }
+# (the unit fails, so its output is taken first: pipefail would fail a pipeline on it)
+refused_echo() { local o; o=$(agent_unit agent-edit-2 'echo "# refused" >> config/conditions.toml' 2>&1); echo "$o"; case "$o" in *'Operation not permitted'*) return 0;; esac; return 1; }
+refused_mmap() { local o; o=$(agent_unit agent-mmap 'python3 /usr/local/bin/warden-test-mmap config/conditions.toml' 2>&1); echo "$o"; [ "$o" = EPERM ]; }
 refused_save() { ! agent_unit agent-save 'cp config/conditions.toml config/.conditions.toml.swp && echo x >> config/.conditions.toml.swp && mv config/.conditions.toml.swp config/conditions.toml' >>"$LOG" 2>&1; }
 refused_save_alert() { cin grep -F '"reason":"refused"' "$STORE/alerts.jsonl" | grep -F 'conditions.toml.swp' | grep -qF '"unit":"agent-save.service"'; }
 reverts_of() { cin grep -F "\"path\":\"$1\"" "$STORE/alerts.jsonl" | grep -c '"action":"reverted"'; }
 witness_case() {
-  cat >"$M/root/mmap-write.py" <<'PY'
+  install -m 0755 /dev/stdin "$M/usr/local/bin/warden-test-mmap" <<'PY'
 import mmap, os, sys
 try:
     fd = os.open(sys.argv[1], os.O_RDWR)
@@ -217,6 +218,7 @@ PY
   # enforce = true, as a sanctioned change; the witness takes it from the approved copy
   check "[witness] enforce = true through warden apply (approved by code)" enforce_on
   check "the witness took the approved setting (refusing)" wait_for 10 sh -c "$H/in journalctl -u warden-witness --no-pager -o cat | grep -q 're-read the approved warden.toml.*refusing'"
+  check "warden status says it refuses, in the witness's own word (its heartbeat)" sh -c "$H/in sudo -u warden warden status --root $ROOT | grep -q 'witness: running (warden-witness), refusing opens for writing (enforce = true); [1-9][0-9]* director(ies) and [1-9][0-9]* file(s) marked'"
   s=$(sha config/conditions.toml); n0=$(reverts_of config/conditions.toml)
   check "enforce: the agent's echo >> gets EPERM" refused_echo
   check "…and the alert says refused, by user agent, agent-edit-2.service" wait_for 10 alert_by config/conditions.toml refused agent-edit-2.service
