@@ -88,6 +88,7 @@ export class Witness {
     this.exemptCgroups = [...p.exemptCgroups];
     this.port?.port1.postMessage({ enforce: this.enforce, exemptCgroups: this.exemptCgroups });
     this.remark();
+    if (this.fanFd >= 0) this.beat(); // the heartbeat carries the mode: readers learn it now, not in 5 s
   }
 
   /** Start watching; on any failure, a witness that is not running and says why. */

@@ -218,7 +218,7 @@ PY
   # enforce = true, as a sanctioned change; the witness takes it from the approved copy
   check "[witness] enforce = true through warden apply (approved by code)" enforce_on
   check "the witness took the approved setting (refusing)" wait_for 10 sh -c "$H/in journalctl -u warden-witness --no-pager -o cat | grep -q 're-read the approved warden.toml.*refusing'"
-  check "warden status says it refuses, in the witness's own word (its heartbeat)" sh -c "$H/in sudo -u warden warden status --root $ROOT | grep -q 'witness: running (warden-witness), refusing opens for writing (enforce = true); [1-9][0-9]* director(ies) and [1-9][0-9]* file(s) marked'"
+  check "warden status says it refuses, in the witness's own word (its heartbeat)" wait_for 10 sh -c "$H/in sudo -u warden warden status --root $ROOT | grep -q 'witness: running (warden-witness), refusing opens for writing (enforce = true); [1-9][0-9]* director(ies) and [1-9][0-9]* file(s) marked'"
   s=$(sha config/conditions.toml); n0=$(reverts_of config/conditions.toml)
   check "enforce: the agent's echo >> gets EPERM" refused_echo
   check "…and the alert says refused, by user agent, agent-edit-2.service" wait_for 10 alert_by config/conditions.toml refused agent-edit-2.service
