@@ -5,12 +5,12 @@
 import { createHash } from 'node:crypto';
 import { constants as fsConstants, fstatSync, lstatSync, openSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
-import { openRoot, readSmallAt, safeClose, tryOpenDir, withDir } from '../fsx/beneath.js';
+import { openRoot, readSmallAt, safeClose, withDir } from '../fsx/beneath.js';
 import { WardenError, errnoCode } from '../common/errors.js';
 import { WARDEN_TOML, configFromBytes, type WardenConfig } from '../config/warden-config.js';
 import { BASELINE_DIR, BLOBS_DIR, INDEX_NAME, SECRETS_DIR } from './layout.js';
 import { NotInitialised, Store, type StoreFd } from './store.js';
-import { EMBEDDED_STORE, STORES_DIR, rootId, systemStateDir } from './location.js';
+import { STORES_DIR, rootId, systemStateDir } from './location.js';
 
 /**
  * warden.toml as it is on disk now. Only `warden init` uses this (there is no approved copy
@@ -82,7 +82,7 @@ export function approvedBytes(storeFd: StoreFd, path: string): Buffer | null | u
  * config/warden.toml, always the copy in the guard's store. In the deployment that store is
  * `<guard state>/stores/<root-id>/`, trusted when it and the state directory belong to one
  * account (the guard's) and neither is writable by group or others; in a session (a root
- * run by hand, the tests) the embedded store, when it belongs to this account alone.
+ * run by hand, the tests) this account's own store, as Store.open finds and checks it.
  * `bytes` is null when the baseline holds no warden.toml (the built-in defaults apply).
  * Throws, naming where it looked, when there is no baseline yet.
  */
@@ -106,17 +106,19 @@ export function approvedConfigForReader(root: string, env: NodeJS.ProcessEnv = p
       return { bytes, from: dir };
     } finally { safeClose(fd); }
   }
-  const rootFd = openRoot(root);
+  // A session (no guard state directory for this root): this account's own store, found as
+  // every command finds it (embedded, or its state directory); Store.open refuses one that is
+  // not this account's alone. The witness's own $STATE_DIRECTORY is not a guard's.
+  const { STATE_DIRECTORY: _own, ...sessionEnv } = env;
+  let store: Store;
+  try { store = Store.open(root, { env: sessionEnv }); }
+  catch (err) {
+    if (err instanceof NotInitialised) throw new WardenError(`not initialised: no approved ${WARDEN_TOML} for ${root} (looked in ${dir}, and for this account's own store: ${err.message}); the witness never reads the live file`);
+    throw err;
+  }
   try {
-    const w = tryOpenDir(rootFd, EMBEDDED_STORE);
-    if (!w.ok) throw new WardenError(`not initialised: no approved ${WARDEN_TOML} for ${root} (looked in ${dir} and ${root}/${EMBEDDED_STORE}: ${w.code}); the witness never reads the live file`);
-    try {
-      const st = fstatSync(w.fd);
-      const me = process.geteuid?.() ?? st.uid;
-      if (st.uid !== me || (st.mode & 0o022) !== 0) throw new WardenError(`the store ${root}/${EMBEDDED_STORE} belongs to uid ${st.uid} with mode ${(st.mode & 0o777).toString(8)}, not to this account (uid ${me}) alone: the witness will not trust it`);
-      const bytes = approvedBytes(w.fd as StoreFd, WARDEN_TOML);
-      if (bytes === undefined) throw new WardenError(`not initialised: ${root}/${EMBEDDED_STORE} has no baseline yet; run 'warden init'`);
-      return { bytes, from: `${root}/${EMBEDDED_STORE}` };
-    } finally { safeClose(w.fd); }
-  } finally { safeClose(rootFd); }
+    const bytes = approvedBytes(store.fd, WARDEN_TOML);
+    if (bytes === undefined) throw new WardenError(`not initialised: the store ${store.dir} has no baseline yet; run 'warden init'`);
+    return { bytes, from: store.dir };
+  } finally { store.close(); }
 }
