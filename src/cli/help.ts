@@ -174,6 +174,8 @@ export const HELP: Record<string, HelpText> = {
       ['--agent-group NAME', 'with --capabilities none: the group the guard joins (SupplementaryGroups=) so restored files keep it (default: the root directory\'s group)'],
       ['--discord-token FILE|none', 'the bot token file systemd hands the notifier (LoadCredential=); default: [notify.discord] token_file'],
       ['--desktop-user NAME', 'also render the user unit warden-desktop.service for NAME (desktop alerts in the owner\'s own session; /etc/systemd/user)'],
+      ['--witness', 'also render warden-witness.service (who wrote; optional refusal); default: when warden.toml has an enabled [witness] table'],
+      ['--no-witness', 'do not render warden-witness.service, whatever warden.toml says'],
       ['--prefix DIR', 'write under DIR/etc/systemd/system (default /)'],
       ['--node PATH', 'the node binary the units start (default: this one)'],
       ['--write', 'write the units instead of printing them'],

@@ -31,6 +31,8 @@ export interface WitnessReport {
   enforce: boolean;
   status: WitnessStatus | null;
   lastBeat: string | null;
+  /** A separate witness's own word (its heartbeat): how many directories and files it has marked. */
+  marked?: { dirs: number; files: number } | null;
 }
 
 export interface WitnessLink {
@@ -83,8 +85,11 @@ export async function linkWitness(o: LinkOptions): Promise<WitnessLink> {
     report: () => {
       const down = unavailable();
       return {
-        where: witness ? 'in-process' : enabled && !down ? 'separate' : 'none', running: down === null, why: down, enforce,
+        where: witness ? 'in-process' : enabled && !down ? 'separate' : 'none', running: down === null, why: down,
+        // A separate witness says its mode itself (it runs on the approved settings, which may be newer than this guard's start).
+        enforce: witness ? witness.status().enforce : reader.beatInfo?.enforce ?? enforce,
         status: witness?.status() ?? null, lastBeat: reader.lastBeat ? new Date(reader.lastBeat).toISOString() : null,
+        marked: witness ? null : reader.beatInfo ? { dirs: reader.beatInfo.dirs, files: reader.beatInfo.files } : null,
       };
     },
     stop: async () => { clearInterval(tail); await witness?.stop(); reader.close(); },

@@ -2,12 +2,19 @@
  * `warden run --witness`: the witness alone, as its own unit (warden-witness.service, the
  * only one with CAP_SYS_ADMIN). It holds no store and takes no lock: it marks the protected
  * set of the root, answers permission events, and appends to its own record, which the
- * guard (another process, another account) reads. The protected set comes from the root's
- * config/warden.toml, read confined beneath the root at start and on SIGHUP (the witness
- * cannot authenticate the guard's store; an edit of warden.toml is the guard's to revert).
+ * guard (another process, another account) reads. Its settings (the protected set,
+ * `[witness] enforce`, `writer_cgroups`) come from the APPROVED warden.toml in the guard's
+ * store, never from the live file in the root, which the agent can write (SPEC §6.1: neither
+ * trusts a file the agent can write). They are read at start, again when the store's
+ * baseline index changes (a sanctioned change was applied: checked every second), and on
+ * SIGHUP.
  */
 import { WardenError } from '../common/errors.js';
-import { openRoot, readSmallAt, safeClose, withDir } from '../fsx/beneath.js';
+import { lstatSync } from 'node:fs';
+import { join } from 'node:path';
+import { openRoot, safeClose } from '../fsx/beneath.js';
+import { approvedConfigForReader } from '../store/approved-config.js';
+import { BASELINE_DIR, INDEX_NAME } from '../store/layout.js';
 import { settingsFromBytes } from '../config/quick-config.js';
 import { protectedSet } from '../config/protected-set.js';
 import type { WardenConfig } from '../config/warden-config.js';
@@ -26,37 +33,53 @@ export interface WitnessRunOptions {
   say: (line: string) => void;
 }
 
-async function configOf(rootFd: number): Promise<WardenConfig> {
-  const bytes = withDir(rootFd, 'config', (fd) => readSmallAt(fd, 'warden.toml', 1024 * 1024), () => null);
-  return settingsFromBytes(bytes);
+/** The approved settings, and where they came from (the store directory). */
+async function configOf(root: string): Promise<{ config: WardenConfig; from: string }> {
+  const a = approvedConfigForReader(root);
+  return { config: await settingsFromBytes(a.bytes), from: a.from };
 }
+
+/** A cheap sign that the store's baseline changed: its index's inode, size and time. */
+function indexStamp(from: string): string {
+  try { const st = lstatSync(join(from, BASELINE_DIR, INDEX_NAME)); return `${st.ino}:${st.size}:${st.mtimeMs}`; } catch { return 'none'; }
+}
+
+const cgroupsOf = (c: WardenConfig): string[] => (c.witness?.writer_cgroups?.length ? c.witness.writer_cgroups : DEFAULT_WRITER_CGROUPS);
 
 export async function runWitnessOnly(opts: WitnessRunOptions): Promise<{ stop(): Promise<void>; done: Promise<void> }> {
   if (!hasCapSysAdmin()) throw new WardenError('warden run --witness needs CAP_SYS_ADMIN (root, or the warden-witness unit): fanotify permission events are a privileged interface', 2);
   process.umask(0o027);
-  const rootFd = openRoot(opts.root);
-  let config = await configOf(rootFd);
+  const first = await configOf(opts.root);
+  const from = first.from;
+  let stamp = indexStamp(from);
+  let config = first.config;
   let pset = protectedSet(config);
+  const rootFd = openRoot(opts.root);
   const { Witness } = await import('../witness/witness.js');
-  const cg = config.witness?.writer_cgroups?.length ? config.witness.writer_cgroups : DEFAULT_WRITER_CGROUPS;
   const w = Witness.start({
-    root: opts.root, rootFd, enforce: config.witness?.enforce === true, exemptPids: opts.writerPids, exemptCgroups: cg,
+    root: opts.root, rootFd, enforce: config.witness?.enforce === true, exemptPids: opts.writerPids, exemptCgroups: cgroupsOf(config),
     targets: () => ({ files: pset.exactPaths, dirs: pset.dirs.filter((d) => d !== '') }),
     recordDir: recordDirOf(opts.root), groupRead: true, log: opts.log,
   });
   if (!w.running) { safeClose(rootFd); throw new WardenError(`the witness cannot run: ${w.status().why ?? 'unknown'}`, 2); }
   const sd = createSdNotifier();
   const st = w.status();
-  opts.log(`<6>warden: witness ${st.enforce ? 'refusing' : 'recording'} opens for writing: ${st.dirs} director(ies), ${st.files} file(s) marked`);
+  opts.log(`<6>warden: witness ${st.enforce ? 'refusing' : 'recording'} opens for writing: ${st.dirs} director(ies), ${st.files} file(s) marked; settings from the approved warden.toml in ${from}`);
   opts.say('ready');
   sd.ready();
   sd.status(`witness: ${st.enforce ? 'enforcing' : 'recording'}, ${st.dirs} dirs and ${st.files} files marked`);
   const timers: NodeJS.Timeout[] = [];
   if (sd.watchdogIntervalMs) timers.push(setInterval(() => { if (w.running) sd.watchdog(); }, sd.watchdogIntervalMs));
-  const onHup = () => {
-    configOf(rootFd).then((c) => { config = c; pset = protectedSet(c); w.remark(); opts.log('<5>warden: witness re-read config/warden.toml'); },
-      (err) => opts.log(`<3>warden: witness: SIGHUP: ${String((err as Error).message)}`));
+  // Keeps the settings it has when the approved copy cannot be read (fail closed: never the live file).
+  const reread = (why: string) => {
+    configOf(opts.root).then((c) => {
+      config = c.config; pset = protectedSet(config);
+      w.update({ enforce: config.witness?.enforce === true, exemptCgroups: cgroupsOf(config) });
+      opts.log(`<5>warden: witness re-read the approved warden.toml (${why}): ${config.witness?.enforce === true ? 'refusing' : 'recording'}`);
+    }, (err) => opts.log(`<3>warden: witness: ${why}: ${String((err as Error).message)}; keeping its settings`));
   };
+  const onHup = () => reread('SIGHUP');
+  timers.push(setInterval(() => { const s2 = indexStamp(from); if (s2 !== stamp) { stamp = s2; reread('the baseline changed'); } }, 1000));
   process.on('SIGHUP', onHup);
   let resolve!: () => void;
   const done = new Promise<void>((r) => { resolve = r; });

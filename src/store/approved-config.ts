@@ -3,11 +3,14 @@
  * The pure schema lives in config/warden-config.ts; the reading lives here with the store.
  */
 import { createHash } from 'node:crypto';
+import { constants as fsConstants, fstatSync, lstatSync, openSync, realpathSync } from 'node:fs';
+import { join } from 'node:path';
 import { openRoot, readSmallAt, safeClose, withDir } from '../fsx/beneath.js';
 import { WardenError, errnoCode } from '../common/errors.js';
 import { WARDEN_TOML, configFromBytes, type WardenConfig } from '../config/warden-config.js';
 import { BASELINE_DIR, BLOBS_DIR, INDEX_NAME, SECRETS_DIR } from './layout.js';
 import { NotInitialised, Store, type StoreFd } from './store.js';
+import { STORES_DIR, rootId, systemStateDir } from './location.js';
 
 /**
  * warden.toml as it is on disk now. Only `warden init` uses this (there is no approved copy
@@ -71,4 +74,51 @@ export function approvedBytes(storeFd: StoreFd, path: string): Buffer | null | u
     if (!bytes || createHash('sha256').update(bytes).digest('hex') !== sha) throw new WardenError(`the approved copy of ${path} in the store is missing or altered`);
     return bytes;
   }, () => { throw new WardenError(`the approved copy of ${path} is missing from the store`); });
+}
+
+/**
+ * The approved warden.toml for the witness (SPEC §6.1), which runs as uid 0 under an account
+ * of its own and must never act on a file the agent can write: never the live
+ * config/warden.toml, always the copy in the guard's store. In the deployment that store is
+ * `<guard state>/stores/<root-id>/`, trusted when it and the state directory belong to one
+ * account (the guard's) and neither is writable by group or others; in a session (a root
+ * run by hand, the tests) this account's own store, as Store.open finds and checks it.
+ * `bytes` is null when the baseline holds no warden.toml (the built-in defaults apply).
+ * Throws, naming where it looked, when there is no baseline yet.
+ */
+export function approvedConfigForReader(root: string, env: NodeJS.ProcessEnv = process.env): { bytes: Buffer | null; from: string } {
+  let real = root;
+  try { real = realpathSync(root); } catch { /* as given: openRoot below says what is wrong */ }
+  const base = systemStateDir(env);
+  const dir = join(base, STORES_DIR, rootId(real));
+  let fd = -1;
+  try { fd = openSync(dir, fsConstants.O_RDONLY | fsConstants.O_DIRECTORY | fsConstants.O_NOFOLLOW); }
+  catch (err) { if (errnoCode(err) !== 'ENOENT') throw new WardenError(`cannot open the guard's store ${dir}: ${errnoCode(err) ?? String(err)}`); }
+  if (fd >= 0) {
+    try {
+      const st = fstatSync(fd);
+      const b = lstatSync(base);
+      if (!b.isDirectory() || st.uid !== b.uid || (st.mode & 0o022) !== 0 || (b.mode & 0o022) !== 0) {
+        throw new WardenError(`the store ${dir} (uid ${st.uid}, mode ${(st.mode & 0o777).toString(8)}) is not the guard's alone (its state directory ${base}: uid ${b.uid}, mode ${(b.mode & 0o777).toString(8)}): the witness will not trust it`);
+      }
+      const bytes = approvedBytes(fd as StoreFd, WARDEN_TOML);
+      if (bytes === undefined) throw new WardenError(`not initialised: the guard's store ${dir} has no baseline yet; run 'warden init' as the guard's account`);
+      return { bytes, from: dir };
+    } finally { safeClose(fd); }
+  }
+  // A session (no guard state directory for this root): this account's own store, found as
+  // every command finds it (embedded, or its state directory); Store.open refuses one that is
+  // not this account's alone. The witness's own $STATE_DIRECTORY is not a guard's.
+  const { STATE_DIRECTORY: _own, ...sessionEnv } = env;
+  let store: Store;
+  try { store = Store.open(root, { env: sessionEnv }); }
+  catch (err) {
+    if (err instanceof NotInitialised) throw new WardenError(`not initialised: no approved ${WARDEN_TOML} for ${root} (looked in ${dir}, and for this account's own store: ${err.message}); the witness never reads the live file`);
+    throw err;
+  }
+  try {
+    const bytes = approvedBytes(store.fd, WARDEN_TOML);
+    if (bytes === undefined) throw new WardenError(`not initialised: the store ${store.dir} has no baseline yet; run 'warden init'`);
+    return { bytes, from: store.dir };
+  } finally { store.close(); }
 }

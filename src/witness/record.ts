@@ -55,7 +55,10 @@ export function openRecordForAppend(dir: string, groupRead = false): number {
 /** A heartbeat line: the witness is alive (a reader older than BEAT_STALE_MS without one says the witness is not running). */
 export const BEAT_MS = 5000;
 export const BEAT_STALE_MS = 15_000;
-export function beatLine(now = Date.now()): string { return JSON.stringify({ t: now, hb: 1, pid: process.pid }) + '\n'; }
+/** What a heartbeat says besides "alive": the mode and how much is marked (for `warden status` in another process). */
+export interface BeatInfo { enforce: boolean; dirs: number; files: number }
+
+export function beatLine(now = Date.now(), info?: BeatInfo): string { return JSON.stringify({ t: now, hb: 1, pid: process.pid, ...(info ?? {}) }) + '\n'; }
 
 export interface Joined { writer: Writer; others: number }
 
@@ -71,6 +74,8 @@ export class RecordReader {
 
   /** When the witness last wrote a heartbeat line (epoch ms), 0 if never. */
   lastBeat = 0;
+  /** What the newest heartbeat said: the witness's own mode and marks (its settings are the approved ones). */
+  beatInfo: BeatInfo | null = null;
 
   constructor(private readonly dir: string, private readonly now: () => number = Date.now,
     /** Called for each refused open appended at or after `since` (the reader's start). */
@@ -112,7 +117,14 @@ export class RecordReader {
   private add(line: string): void {
     let r: RecordLine & { hb?: number };
     try { r = JSON.parse(line) as RecordLine; } catch { return; }
-    if (r?.hb === 1 && typeof r.t === 'number') { this.lastBeat = Math.max(this.lastBeat, r.t); return; }
+    if (r?.hb === 1 && typeof r.t === 'number') {
+      if (r.t >= this.lastBeat) {
+        this.lastBeat = r.t;
+        const b = r as unknown as Partial<BeatInfo>;
+        if (typeof b.enforce === 'boolean' && typeof b.dirs === 'number' && typeof b.files === 'number') this.beatInfo = { enforce: b.enforce, dirs: b.dirs, files: b.files };
+      }
+      return;
+    }
     if (typeof r?.t !== 'number' || typeof r.dev !== 'number' || typeof r.ino !== 'number' || typeof r.pid !== 'number') return;
     const k = `${r.dev}:${r.ino}`;
     const list = this.byInode.get(k);

@@ -71,11 +71,24 @@ export class Witness {
   private restarts = 0;
   private totals = { seen: 0, lost: 0, overflows: 0 };
   private readonly rootReal: string;
+  private enforce: boolean;
+  private exemptCgroups: string[];
 
   private constructor(private readonly opts: WitnessOptions, private readonly fan: Fanotify | null) {
     let r = opts.root;
     try { r = realpathSync(opts.root); } catch { /* as given */ }
     this.rootReal = r;
+    this.enforce = opts.enforce;
+    this.exemptCgroups = opts.exemptCgroups ?? [];
+  }
+
+  /** New settings (the approved warden.toml changed): the answering thread takes them before its next event. */
+  update(p: { enforce: boolean; exemptCgroups: string[] }): void {
+    this.enforce = p.enforce;
+    this.exemptCgroups = [...p.exemptCgroups];
+    this.port?.port1.postMessage({ enforce: this.enforce, exemptCgroups: this.exemptCgroups });
+    this.remark();
+    if (this.fanFd >= 0) this.beat(); // the heartbeat carries the mode: readers learn it now, not in 5 s
   }
 
   /** Start watching; on any failure, a witness that is not running and says why. */
@@ -115,8 +128,8 @@ export class Witness {
     const ch = new MessageChannel();
     this.port = ch;
     const init: WorkerInit = {
-      fanFd: this.fanFd, recordFd: this.recordFd, rootReal: this.rootReal, enforce: this.opts.enforce,
-      exemptPids: this.opts.exemptPids ?? [], exemptCgroups: this.opts.exemptCgroups ?? [],
+      fanFd: this.fanFd, recordFd: this.recordFd, rootReal: this.rootReal, enforce: this.enforce,
+      exemptPids: this.opts.exemptPids ?? [], exemptCgroups: this.exemptCgroups,
       targets: this.opts.targets(), shared: this.shared, port: ch.port2,
     };
     const w = new Worker(new URL('./worker.js', import.meta.url), { workerData: init, transferList: [ch.port2] });
@@ -186,13 +199,13 @@ export class Witness {
   /** A heartbeat line in the record: a reader in another process knows the witness is alive. */
   private beat(): void {
     this.lastBeat = Date.now();
-    try { writeSync(this.recordFd, beatLine(this.lastBeat)); } catch { this.totals.lost++; }
+    try { writeSync(this.recordFd, beatLine(this.lastBeat, { enforce: this.enforce, dirs: this.marked.dirs, files: this.marked.files })); } catch { this.totals.lost++; }
   }
 
   status(): WitnessStatus {
     this.collect();
     return {
-      running: this.fanFd >= 0, why: this.why, enforce: this.opts.enforce,
+      running: this.fanFd >= 0, why: this.why, enforce: this.enforce,
       dirs: this.marked.dirs, files: this.marked.files,
       writesSeen: this.totals.seen, recordsLost: this.totals.lost, overflows: this.totals.overflows, restarts: this.restarts,
     };

@@ -24,7 +24,8 @@ const users = new Users();
 let targets: WitnessTargets = init.targets;
 let files = new Set(targets.files);
 let dirs = new Set(targets.dirs);
-const exemptCgroups = new Set(init.exemptCgroups);
+let exemptCgroups = new Set(init.exemptCgroups);
+let enforce = init.enforce;
 const ALLOW = response(0, FAN_ALLOW);
 const DENY = response(0, FAN_DENY);
 
@@ -79,7 +80,7 @@ function handle(mask: bigint, fd: number, tid: number): void {
     let abs = '';
     try { abs = readlinkSync(`/proc/self/fd/${fd}`); } catch { /* unnamed */ }
     const rel = relOf(abs);
-    deny = init.enforce && intent === 'write' && isProtected(rel);
+    deny = enforce && intent === 'write' && isProtected(rel);
     Atomics.add(hb, 2, 1);
     record({
       t: Date.now(), dev: st.dev, ino: st.ino, path: rel ?? abs, op: intent === 'write' ? 'open-write' : 'open-unknown',
@@ -97,8 +98,10 @@ function drainMessages(port: MessagePort): void {
   for (;;) {
     const m = receiveMessageOnPort(port);
     if (!m) return;
-    const msg = m.message as { targets?: WitnessTargets; exemptPids?: number[] };
+    const msg = m.message as { targets?: WitnessTargets; enforce?: boolean; exemptCgroups?: string[] };
     if (msg.targets) { targets = msg.targets; files = new Set(targets.files); dirs = new Set(targets.dirs); }
+    if (msg.enforce !== undefined) enforce = msg.enforce;
+    if (msg.exemptCgroups) exemptCgroups = new Set(msg.exemptCgroups);
   }
 }
 

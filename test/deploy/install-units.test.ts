@@ -300,5 +300,50 @@ test('install-units binds the highest directory above the root that another user
     assert.match(warden(['install-units', '--root', root]).stdout, new RegExp(`^BindPaths=${root}$`, 'm'), 'root-owned entry in a sticky directory');
     spawnSync('chown', [String(agentUid), root]);
     assert.match(warden(['install-units', '--root', root]).stdout, new RegExp(`^BindPaths=${home}$`, 'm'), 'the agent owns the entry in the sticky directory');
+
+test('install-units renders the witness unit with --witness, or when warden.toml enables [witness]; not otherwise', () => {
+  const dir = tmp();
+  try {
+    const root = join(dir, 'root');
+    mkdirSync(join(root, 'config'), { recursive: true });
+    const names = (args: string[]) => {
+      const r = warden(['install-units', '--root', root, '--json', ...args]);
+      assert.equal(r.code, 0, r.stderr);
+      return (JSON.parse(r.stdout) as { units: { name: string; content: string }[] }).units;
+    };
+    // No [witness] table: the one unit with CAP_SYS_ADMIN is rendered only when asked for.
+    assert.deepEqual(names([]).map((u) => u.name), ['warden-guard.service', 'warden-notify.service']);
+    const units = names(['--witness']);
+    assert.deepEqual(units.map((u) => u.name), ['warden-guard.service', 'warden-notify.service', 'warden-witness.service']);
+    const w = units[2]!.content;
+    assert.doesNotMatch(w, /@[A-Z_]+@/, 'no placeholder is left');
+    assert.ok(w.includes(`ExecStart=${process.execPath} ${CLI} run --witness --root ${root}\n`), w);
+    assert.match(w, /^Group=warden$/m, 'the record is readable by the guard\'s group');
+    assert.doesNotMatch(w, /^User=/m, 'uid 0, as DEPLOY.md explains');
+    assert.match(w, /^CapabilityBoundingSet=CAP_SYS_ADMIN CAP_SYS_PTRACE CAP_DAC_READ_SEARCH$/m);
+    assert.match(w, /^NoNewPrivileges=yes$/m);
+    assert.match(w, /^SecureBits=noroot-locked$/m);
+    assert.match(w, /^ProtectSystem=strict$/m);
+    assert.match(w, new RegExp(`^BindReadOnlyPaths=${root}$`, 'm'));
+    assert.doesNotMatch(w, /^ReadWritePaths=/m, 'it cannot write the root');
+    assert.match(w, /^PrivateNetwork=yes$/m);
+    assert.match(w, /^RestrictAddressFamilies=AF_UNIX$/m);
+    assert.match(w, /^SystemCallFilter=fanotify_init fanotify_mark$/m);
+    assert.match(w, /^StateDirectory=warden-witness$/m);
+    assert.match(w, /^Type=notify$/m);
+    assert.match(w, /^WatchdogSec=\d+s$/m);
+    // An enabled [witness] in warden.toml renders it too; enabled = false, or --no-witness, does not.
+    writeFileSync(join(root, 'config', 'warden.toml'), '[witness]\nenforce = true\n');
+    assert.ok(names([]).some((u) => u.name === 'warden-witness.service'));
+    assert.ok(!names(['--no-witness']).some((u) => u.name === 'warden-witness.service'));
+    writeFileSync(join(root, 'config', 'warden.toml'), '[witness]\nenabled = false\n');
+    assert.ok(!names([]).some((u) => u.name === 'warden-witness.service'));
+    // --write installs it beside the others, and says to enable it.
+    const prefix = join(dir, 'prefix');
+    const wr = warden(['install-units', '--root', root, '--witness', '--prefix', prefix, '--write']);
+    assert.equal(wr.code, 0, wr.stderr);
+    assert.ok(existsSync(join(prefix, 'etc/systemd/system/warden-witness.service')));
+    assert.equal(statSync(join(prefix, 'etc/systemd/system/warden-witness.service')).mode & 0o777, 0o644);
+    assert.match(wr.stdout, /enable --now warden-witness\.service warden-guard\.service warden-notify\.service/);
   } finally { rmSync(dir, { recursive: true, force: true }); }
 });

@@ -26,6 +26,7 @@ KEYS=$GUARD_STATE/keys                   # the baseline's HMAC keys and seals
 GUARD_RUN=/run/warden-guard              # the guard's RuntimeDirectory= (manifest.json, socket)
 CONTROL=$GUARD_RUN/$ROOT_ID              # the control socket's directory
 NOTIFY_STATE=/var/lib/warden-notify      # the notifier's StateDirectory=
+WITNESS_STATE=/var/lib/warden-witness    # the witness's StateDirectory= (its record)
 # what warden-notify.service's InaccessiblePaths= hide (systemd/warden-notify.service)
 HIDDEN_FROM_NOTIFIER="$STORE/secrets $STORE/journal $STORE/quarantine $STORE/pending $STORE/history $STORE/control $KEYS $GUARD_RUN"
 TOKEN_FILE=/etc/warden/discord-token
@@ -73,7 +74,16 @@ restored() { [ "$(sha "$1" 2>/dev/null)" = "$2" ] && [ "$(meta "$1" 2>/dev/null)
 as_agent() { cin sudo -u agent sh -c "cd $ROOT && $1"; }
 dm_count() { cin journalctl -u fake-discord --no-pager -o cat | grep -c 'REQ /api/v10/channels/1/messages' || true; }
 
+# systemd-nspawn's own seccomp filter refuses fanotify_init/fanotify_mark (EPERM), which the
+# witness needs (docs/DEPLOY.md §9): allow exactly those two, keeping the rest of the filter,
+# through the machine's settings file for this boot (boot.sh names the machine wtest).
+NSPAWN_SETTINGS=/run/systemd/nspawn/wtest.nspawn
+NSPAWN_MINE=0
+if [ ! -e "$NSPAWN_SETTINGS" ]; then
+  mkdir -p "$(dirname "$NSPAWN_SETTINGS")" && printf '%s\n' '# warden test:systemd (removed after the run)' '[Exec]' 'SystemCallFilter=fanotify_init fanotify_mark' >"$NSPAWN_SETTINGS" && NSPAWN_MINE=1
+fi
 cleanup() {
+  [ "$NSPAWN_MINE" = 1 ] && rm -f "$NSPAWN_SETTINGS"
   if [ "${KEEP:-0}" != 1 ] && [ -f /tmp/sysd/nspawn.pid ] && kill -0 "$(cat /tmp/sysd/nspawn.pid)" 2>/dev/null; then
     teardown   # the next boot starts clean (no enabled warden units)
     "$H/poweroff.sh" >/dev/null 2>&1 || true
@@ -124,12 +134,12 @@ setup_root() { # the agent's user and its root, from the example (as the agent w
     systemd-run --unit=fake-discord --quiet /usr/bin/python3 /root/fake-discord.py $DISCORD_PORT"
 }
 teardown() {
-  cin sh -c "systemctl disable --now warden-guard warden-notify 2>/dev/null; systemctl stop fake-discord 2>/dev/null
-    rm -f /etc/systemd/system/warden-guard.service /etc/systemd/system/warden-notify.service; systemctl daemon-reload
-    systemctl reset-failed 2>/dev/null; if mountpoint -q $ROOT; then umount $ROOT || umount -l $ROOT; fi; rm -rf $GUARD_STATE $GUARD_RUN $NOTIFY_STATE /var/lib/private/warden-* /etc/warden $ROOT
+  cin sh -c "systemctl disable --now warden-witness warden-guard warden-notify 2>/dev/null; systemctl stop fake-discord 2>/dev/null
+    rm -f /etc/systemd/system/warden-guard.service /etc/systemd/system/warden-notify.service /etc/systemd/system/warden-witness.service; systemctl daemon-reload
+    systemctl reset-failed 2>/dev/null; if mountpoint -q $ROOT; then umount $ROOT || umount -l $ROOT; fi; rm -rf $GUARD_STATE $GUARD_RUN $NOTIFY_STATE $WITNESS_STATE /var/lib/private/warden-* /etc/warden $ROOT
     userdel warden 2>/dev/null
     if id $OWNER >/dev/null 2>&1; then loginctl disable-linger $OWNER; systemctl stop user@\$(id -u $OWNER).service; userdel -r $OWNER 2>/dev/null; fi
-    rm -f /etc/systemd/user/warden-desktop.service /usr/local/bin/notify-send
+    rm -f /etc/systemd/user/warden-desktop.service /usr/local/bin/notify-send /usr/local/bin/warden-test-mmap
     systemctl stop w21-mmap 2>/dev/null; systemctl reset-failed w21-mmap 2>/dev/null
     rm -rf $ROOT.old $AGENT_HOME/evil /root/w21-rootcopy /usr/local/lib/w21-mmap.py; true" >>"$LOG" 2>&1
 }
@@ -255,6 +265,71 @@ f = open('$ROOT/$f', 'r+b'); d = f.read(); f.seek(d.index(b'=')); f.write(b'#');
   check "…and the alert names the full disk" wait_for 10 more_alerts 0 "\"path\":\"$f\"" 'file system is full (ENOSPC)'
   cin rm -rf "$ROOT/fill"
   revert_case "with room again: content edit by agent" "$f" "echo '# room again' >> $f" agent
+}
+
+# an owner's sanctioned change of FILE (stdin: the new content), approved with the code from the DM
+apply_approved() {
+  local f=$1 before out id code; before=$(dm_count)
+  out=$(owner_cmd apply "$f" --from - 2>&1); echo "apply $f: $out" >>"$LOG"
+  id=$(printf '%s' "$out" | grep -oE 'warden approve [A-Za-z0-9-]+' | head -1 | awk '{print $3}')
+  [ -n "$id" ] || { echo "no request: $out"; return 1; }
+  wait_for 20 sh -c "[ \$($H/in journalctl -u fake-discord --no-pager -o cat | grep -c 'REQ /api/v10/channels/1/messages') -gt $before ]"
+  code=$(cin journalctl -u fake-discord --no-pager -o cat | grep -oE 'one-time code [0-9]+ approves request [A-Za-z0-9-]+' | grep -F "request $id" | tail -1 | awk '{print $3}')
+  approve_with "$id" "$code"
+}
+# the agent, as its own unit (what an agent runtime is): agent_unit NAME 'shell run in the root'
+agent_unit() { cin systemd-run --quiet --wait --pipe --collect --unit="$1" -p User=agent -p WorkingDirectory=$ROOT /bin/sh -c "$2"; }
+# the newest alert for PATH (reason REASON) names user agent and unit UNIT
+alert_by() { # PATH REASON UNIT
+  cin tac "$STORE/alerts.jsonl" | grep -F "\"path\":\"$1\"" | grep -F "\"reason\":\"$2\"" | head -1 \
+    | grep -F '"user":"agent"' | grep -qF "\"unit\":\"$3\""
+}
+
+# docs/DEPLOY.md §9: the witness (deployment A), attribution, then enforce = true
+unchanged() { [ "$(sha "$1")" = "$2" ]; }
+enforce_on() { { cin cat "$ROOT/config/warden.toml"; printf '\n[witness]\nenforce = true\n'; } | apply_approved config/warden.toml; }
+# (the unit fails, so its output is taken first: pipefail would fail a pipeline on it)
+refused_echo() { local o; o=$(agent_unit agent-edit-2 'echo "# refused" >> config/conditions.toml' 2>&1); echo "$o"; case "$o" in *'Operation not permitted'*) return 0;; esac; return 1; }
+refused_mmap() { local o; o=$(agent_unit agent-mmap 'python3 /usr/local/bin/warden-test-mmap config/conditions.toml' 2>&1); echo "$o"; [ "$o" = EPERM ]; }
+refused_save() { ! agent_unit agent-save 'cp config/conditions.toml config/.conditions.toml.swp && echo x >> config/.conditions.toml.swp && mv config/.conditions.toml.swp config/conditions.toml' >>"$LOG" 2>&1; }
+refused_save_alert() { cin grep -F '"reason":"refused"' "$STORE/alerts.jsonl" | grep -F 'conditions.toml.swp' | grep -qF '"unit":"agent-save.service"'; }
+reverts_of() { cin grep -F "\"path\":\"$1\"" "$STORE/alerts.jsonl" | grep -c '"action":"reverted"'; }
+witness_case() {
+  install -m 0755 /dev/stdin "$M/usr/local/bin/warden-test-mmap" <<'PY'
+import mmap, os, sys
+try:
+    fd = os.open(sys.argv[1], os.O_RDWR)
+except PermissionError:
+    print("EPERM"); sys.exit(0)
+m = mmap.mmap(fd, 0); m[0:1] = b"#"; m.flush(); print("WROTE")
+PY
+  check "docs/DEPLOY.md witness block ran as written" run_block docs/DEPLOY.md witness
+  check "warden-witness active (running) via READY=1" wait_for 30 running warden-witness
+  info "witness status: $(prop warden-witness StatusText)"
+  check "warden status says the witness runs (warden-witness)" sh -c "$H/in sudo -u warden warden status --root $ROOT | grep -q 'witness: running (warden-witness), recording'"
+  local s m n0
+  s=$(sha config/conditions.toml); m=$(meta config/conditions.toml)
+  agent_unit agent-edit-1 'echo "# by the agent" >> config/conditions.toml' >>"$LOG" 2>&1
+  check "the agent's echo >> is reverted" wait_for 10 restored config/conditions.toml "$s" "$m"
+  check "…and the alert names user agent and its unit agent-edit-1.service" wait_for 10 alert_by config/conditions.toml content agent-edit-1.service
+  check "…in plain words in warden why" sh -c "$H/in sudo -u warden warden why config/conditions.toml --root $ROOT | grep -q 'by sh, user agent, agent-edit-1.service'"
+  # enforce = true, as a sanctioned change; the witness takes it from the approved copy
+  check "[witness] enforce = true through warden apply (approved by code)" enforce_on
+  check "the witness took the approved setting (refusing)" wait_for 10 sh -c "$H/in journalctl -u warden-witness --no-pager -o cat | grep -q 're-read the approved warden.toml.*refusing'"
+  check "warden status says it refuses, in the witness's own word (its heartbeat)" wait_for 10 sh -c "$H/in sudo -u warden warden status --root $ROOT | grep -q 'witness: running (warden-witness), refusing opens for writing (enforce = true); [1-9][0-9]* director(ies) and [1-9][0-9]* file(s) marked'"
+  s=$(sha config/conditions.toml); n0=$(reverts_of config/conditions.toml)
+  check "enforce: the agent's echo >> gets EPERM" refused_echo
+  check "…and the alert says refused, by user agent, agent-edit-2.service" wait_for 10 alert_by config/conditions.toml refused agent-edit-2.service
+  check "enforce: an mmap write (its open O_RDWR) gets EPERM" refused_mmap
+  check "…refused alert for the mmap writer (agent-mmap.service)" wait_for 10 alert_by config/conditions.toml refused agent-mmap.service
+  check "enforce: a rename-over-save (temp file, then mv over) is refused at the temp file" refused_save
+  check "…the refused save names agent-save.service" wait_for 10 refused_save_alert
+  check "…conditions.toml never changed through all three" unchanged config/conditions.toml "$s"
+  check "…and no content revert was needed for it" sh -c "[ $(reverts_of config/conditions.toml) -le $n0 ]"
+  local ws; ws=$(cin systemd-analyze security --no-pager warden-witness.service | sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p')
+  info "systemd-analyze security (online): warden-witness $ws"
+  check "online exposure: witness $ws <= 2.0" awk -v s="$ws" 'BEGIN { exit !(s != "" && s <= 2.0) }'
+  check "no seccomp kill (SIGSYS) in the witness's journal" sh -c "! $H/in journalctl --no-pager -o cat -u warden-witness | grep -qE 'SIGSYS|status=31'"
 }
 
 deployment() { # A | B
@@ -403,6 +478,7 @@ deployment() { # A | B
     check "not initialised: the guard exits 78 and is not restarted" sh -c "sleep 3; [ \"\$($H/in systemctl show -p ExecMainStatus --value warden-guard)\" = 78 ] && [ \"\$($H/in systemctl show -p ActiveState --value warden-guard)\" = failed ] && [ \"\$($H/in systemctl show -p NRestarts --value warden-guard)\" = 0 ]"
     check "…and its journal says to run warden init" sh -c "$H/in journalctl -u warden-guard --no-pager -o cat --since @$t_dep | grep -q 'not initialised: .*warden init'"
   fi
+  [ "$DEP" = A ] && witness_case
   info "deployment $DEP took $(( $(date +%s) - t_dep )) s"
 }
 

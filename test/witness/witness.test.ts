@@ -9,7 +9,7 @@
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cli, fileSha, readAlertsOf, testWorld, waitFor, CLI, TEST_WARDEN_TOML } from '../helpers/root.js';
 import type { Alert, Writer } from '../../src/store/alert-types.js';
 
@@ -84,6 +84,77 @@ describe('the witness', { skip: ROOT_ONLY }, () => {
     assert.equal(readFileSync(t.p(B), 'utf8'), wanted);
   });
 
+  it('a new file made in a protected directory, and a rename-over-save, name their writer; two racing writers are never swapped', async () => {
+    const t = world.root({ init: true });
+    await world.daemon(t, []);
+    const pidOf = (path: string, since: number): number | null => {
+      const a = readAlertsOf(t).slice(since).find((x) => x.path === path);
+      return a && isWriter(a.by) ? a.by.pid : a ? -1 : null;
+    };
+    for (let round = 0; round < 4; round++) {
+      // A new file where only approved ones belong (orgs/*.toml, blocks/conditional/*.md), by two shells at once.
+      let seen = readAlertsOf(t).length;
+      const na = `orgs/stray-${round}.toml`;
+      const nb = `blocks/conditional/stray-${round}.md`;
+      const a = writer(t.root, na, 'x = 1');
+      const b = writer(t.root, nb, 'y = 2');
+      await Promise.all([a.done, b.done]);
+      await waitFor(() => (pidOf(na, seen) !== null && pidOf(nb, seen) !== null ? true : null), 10_000, `round ${round}: both strays removed`);
+      assert.equal(pidOf(na, seen), a.pid, `round ${round}: ${na} was made by pid ${a.pid}: ${JSON.stringify(readAlertsOf(t).slice(seen))}`);
+      assert.equal(pidOf(nb, seen), b.pid, `round ${round}: ${nb} was made by pid ${b.pid}`);
+      assert.equal(readAlertsOf(t).slice(seen).find((x) => x.path === na)!.action, 'removed');
+      // A rename-over-save, as editors do: the new content in a temp file beside it, then mv over.
+      seen = readAlertsOf(t).length;
+      const save = (rel: string, text: string) => {
+        const p = spawn('sh', ['-c', `{ cat ${rel}; printf '%s\\n' '${text}'; } > ${rel}.swp && mv -f ${rel}.swp ${rel}`], { cwd: t.root, stdio: 'ignore' });
+        return { pid: p.pid!, done: new Promise((r) => p.once('exit', r)) };
+      };
+      const sa = save(A, `# saved a ${round}`);
+      const sb = save(B, `# saved b ${round}`);
+      await Promise.all([sa.done, sb.done]);
+      // The guard may catch the temp file before the mv, or the saved file after it: either
+      // alert names the shell that wrote it, and never the other one.
+      const sideOf = (rel: string) => (x: Alert) => x.path === rel || x.path === `${rel}.swp`;
+      const fresh = await waitFor(() => {
+        const n = readAlertsOf(t).slice(seen);
+        return n.some(sideOf(A)) && n.some(sideOf(B)) ? n : null;
+      }, 10_000, `round ${round}: both saves undone`);
+      for (const [rel, pid, other] of [[A, sa.pid, sb.pid], [B, sb.pid, sa.pid]] as const) {
+        const mine = fresh.filter(sideOf(rel));
+        assert.ok(mine.every((x) => isWriter(x.by)), `round ${round}: every alert for ${rel} names a writer: ${JSON.stringify(mine.map((x) => x.by))}`);
+        assert.ok(mine.every((x) => (x.by as Writer).pid === pid), `round ${round}: ${rel} saved by pid ${pid}, never ${other}: ${JSON.stringify(mine.map((x) => [x.path, (x.by as Writer).pid]))}`);
+      }
+      await waitFor(() => (!existsSync(t.p(`${A}.swp`)) && !existsSync(t.p(`${B}.swp`)) ? true : null), 5000, 'no temp file left');
+    }
+  });
+
+  it('a separate witness acts on the APPROVED warden.toml: an edit of the live [witness] section changes nothing', async () => {
+    // Approved: enforce off. The agent turns it on in the live file (no guard running to revert it).
+    const t = world.root({ init: true });
+    writeFileSync(t.p('config/warden.toml'), ENFORCE_TOML(TEST_WARDEN_TOML));
+    const w = await world.daemon(t, ['--witness']);
+    assert.match(w.stderr(), /witness recording opens for writing.*approved warden\.toml/);
+    const r1 = await writer(t.root, B, 'allowed = 1').done;
+    assert.equal(r1.code, 0, `not refused: the approved copy says enforce is off (${r1.err})`);
+    w.proc.kill('SIGHUP');
+    await waitFor(() => (/re-read the approved warden\.toml \(SIGHUP\): recording/.test(w.stderr()) ? true : null), 5000, 'SIGHUP re-read');
+    const r2 = await writer(t.root, B, 'allowed = 2').done;
+    assert.equal(r2.code, 0, `still not refused after SIGHUP (${r2.err})`);
+    // Approved: enforce on. The agent turns it off, and then the whole [witness] section, in the live file.
+    const u = world.root({ init: true, wardenToml: ENFORCE_TOML(TEST_WARDEN_TOML) });
+    writeFileSync(u.p('config/warden.toml'), `${TEST_WARDEN_TOML}\n[witness]\nenforce = false\nenabled = false\n`);
+    const v = await world.daemon(u, ['--witness']);
+    assert.match(v.stderr(), /witness refusing opens for writing/);
+    const before = fileSha(u.p(B));
+    const r3 = await writer(u.root, B, 'tampered = 1').done;
+    assert.match(r3.err, /Operation not permitted/, 'refused: the approved copy says enforce = true');
+    assert.equal(fileSha(u.p(B)), before);
+    v.proc.kill('SIGHUP');
+    await waitFor(() => (/re-read the approved warden\.toml \(SIGHUP\): refusing/.test(v.stderr()) ? true : null), 5000, 'SIGHUP re-read');
+    const r4 = await writer(u.root, B, 'tampered = 2').done;
+    assert.match(r4.err, /Operation not permitted/, 'still refused after SIGHUP');
+  });
+
   it('a killed witness lets opens through at once, and the guard still reverts', async () => {
     const t = world.root({ init: true, wardenToml: ENFORCE_TOML(TEST_WARDEN_TOML) });
     const g = await world.daemon(t, ['--guard']);
@@ -94,6 +165,8 @@ describe('the witness', { skip: ROOT_ONLY }, () => {
     // Its refusal reaches the guard's alerts through the witness's record (another process).
     const refused = await waitFor(() => readAlertsOf(t).find((x) => x.reason === 'refused'), 5000, 'the guard raised the refusal');
     assert.ok(isWriter(refused.by));
+    // `warden status` (through the guard) says what the separate witness says of itself.
+    assert.match(cli(t, ['status']).stdout, /witness: running \(warden-witness\), refusing opens for writing \(enforce = true\); [1-9]\d* director\(ies\) and [1-9]\d* file\(s\) marked, last heartbeat /);
     await w.kill9();
     const r = spawnSync('sh', ['-c', `printf 'tampered = 2\\n' >> ${B}`], { cwd: t.root, timeout: 5000 });
     assert.equal(r.status, 0, 'the open went through (not held, not refused)');

@@ -19,6 +19,8 @@ import { GUARD_STATE_NAME, STORES_DIR, rootId } from '../../store/location.js';
 export const UNIT_NAMES = ['warden-guard.service', 'warden-notify.service'] as const;
 /** The user unit for the owner's desktop alerts (`--desktop-user`): systemd/user/, written to /etc/systemd/user/. */
 export const DESKTOP_UNIT = 'warden-desktop.service';
+/** The witness's unit (SPEC §6.1): rendered with --witness, or when warden.toml has an enabled [witness]. */
+export const WITNESS_UNIT = 'warden-witness.service';
 
 /** Capabilities the guard may keep (docs/DEPLOY.md says why each). */
 export const ALLOWED_CAPS = ['CAP_CHOWN', 'CAP_FOWNER', 'CAP_DAC_OVERRIDE', 'CAP_DAC_READ_SEARCH'] as const;
@@ -46,6 +48,8 @@ export interface RenderOptions {
   desktopUser?: string | null;
   /** What the guard's unit binds and may write (writableAnchor); the root when not given. */
   writable?: string;
+  /** Also render warden-witness.service. */
+  witness?: boolean;
   templatesDir?: string;
 }
 
@@ -167,6 +171,7 @@ export function renderUnits(o: RenderOptions): { name: string; content: string; 
     ROOT_ID: rootId(o.root),
   };
   const names: { name: string; file: string; scope: 'system' | 'user' }[] = UNIT_NAMES.map((name) => ({ name, file: join(dir, name), scope: 'system' }));
+  if (o.witness) names.push({ name: WITNESS_UNIT, file: join(dir, WITNESS_UNIT), scope: 'system' });
   if (o.desktopUser) names.push({ name: DESKTOP_UNIT, file: join(dir, 'user', DESKTOP_UNIT), scope: 'user' });
   return names.map(({ name, file, scope }) => {
     let template: string;
@@ -268,6 +273,18 @@ function desktopUser(given: string | undefined, prefix: string, warn: (m: string
   return given;
 }
 
+/**
+ * Render the witness's unit? --witness / --no-witness decide; else an explicit `[witness]`
+ * table in the root's warden.toml whose `enabled` is not false (absent: not rendered, since
+ * the witness is the one unit with CAP_SYS_ADMIN and the owner asks for it).
+ */
+function wantWitness(root: string, flag: boolean | undefined, no: boolean): boolean {
+  if (flag && no) throw new WardenError('--witness and --no-witness exclude each other');
+  if (no) return false;
+  if (flag) return true;
+  try { const w = loadWardenConfigFromDisk(root).witness; return w !== undefined && w.enabled !== false; } catch { return false; }
+}
+
 function statCode(p: string): string | null {
   try { statSync(p); return null; } catch (err) { return errnoCode(err) ?? 'EIO'; }
 }
@@ -287,8 +304,10 @@ function writeUnit(path: string, content: string): void {
 export const installUnitsCommand: CommandSpec = {
   name: 'install-units',
   summary: 'Print the hardened systemd units for this installation, or write them (--write).',
-  usage: 'install-units [--root DIR] [--user NAME] [--group NAME] [--capabilities LIST|none] [--agent-group NAME] [--discord-token FILE|none] [--desktop-user NAME] [--prefix DIR] [--write [--force]]',
+  usage: 'install-units [--root DIR] [--user NAME] [--group NAME] [--capabilities LIST|none] [--agent-group NAME] [--discord-token FILE|none] [--desktop-user NAME] [--witness | --no-witness] [--prefix DIR] [--write [--force]]',
   options: {
+    witness: { type: 'boolean' },
+    'no-witness': { type: 'boolean', default: false },
     user: { type: 'string' },
     'agent-group': { type: 'string' },
     'discord-token': { type: 'string' },
@@ -345,6 +364,7 @@ export const installUnitsCommand: CommandSpec = {
       discordToken,
       desktopUser: desktopUser(ctx.values['desktop-user'] as string | undefined, prefix, (m) => ctx.out.err(`warden install-units: ${m}`)),
       writable: anchor.dir,
+      witness: wantWitness(ctx.root, ctx.values.witness as boolean | undefined, Boolean(ctx.values['no-witness'])),
     });
     if (!native) {
       ctx.out.err('warden install-units: the optional unix-dgram module is not installed, so sd_notify goes through systemd-notify and the units use NotifyAccess=all (slightly weaker; see docs/DEPLOY.md)');
@@ -383,7 +403,8 @@ export const installUnitsCommand: CommandSpec = {
       ctx.out.line();
       ctx.out.line('next: record the first baseline as the guard will run (once; skip if this root is initialised), then start:');
       ctx.out.line(`  ${initCommand(ctx.root, caps, user)}`);
-      ctx.out.line('  systemctl daemon-reload && systemctl enable --now warden-guard.service warden-notify.service');
+      const witnessToo = units.some((u) => u.name === WITNESS_UNIT);
+      ctx.out.line(`  systemctl daemon-reload && systemctl enable --now ${witnessToo ? 'warden-witness.service ' : ''}warden-guard.service warden-notify.service`);
       const owner = units.find((u) => u.scope === 'user') ? (ctx.values['desktop-user'] as string) : null;
       if (owner) {
         ctx.out.line(`desktop alerts: in ${owner}'s session (docs/DEPLOY.md §2.8):`);

@@ -104,6 +104,8 @@ function witnessLine(w: WitnessReport | null): string {
   if (!w.running) return `witness: not running — alerts will not say who wrote (${clean(w.why ?? 'unknown', 200)})`;
   const mode = w.enforce ? 'refusing opens for writing (enforce = true)' : 'recording who opens protected files for writing';
   const s = w.status;
-  const seen = s ? `; ${s.dirs} director(ies) and ${s.files} file(s) marked, ${s.writesSeen} write(s) seen${s.overflows ? `, ${s.overflows} queue overflow(s)` : ''}${s.recordsLost ? `, ${s.recordsLost} record(s) lost` : ''}` : `; last heartbeat ${clean(w.lastBeat ?? 'never', 40)}`;
-  return `witness: ${w.where === 'in-process' ? 'running in the daemon' : 'running (warden-witness)'}, ${mode}${seen}. It sees opens for writing (a write through an existing descriptor or a rename into place is seen at its open; a chmod, a deletion or a rename is not)`;
+  const m = w.marked;
+  const seen = s ? `; ${s.dirs} director(ies) and ${s.files} file(s) marked, ${s.writesSeen} write(s) seen${s.overflows ? `, ${s.overflows} queue overflow(s)` : ''}${s.recordsLost ? `, ${s.recordsLost} record(s) lost` : ''}`
+    : `;${m ? ` ${Number(m.dirs)} director(ies) and ${Number(m.files)} file(s) marked,` : ''} last heartbeat ${clean(w.lastBeat ?? 'never', 40)}`;
+  return `witness: ${w.where === 'in-process' ? 'running in the daemon' : 'running (warden-witness)'}, ${mode}${seen}. It sees every open for writing in a protected directory: an edit in place, a new file (at its first open), a rename-over-save whose temp file was written there; it does not see a chmod, a chown, a deletion or a rename, nor a file written elsewhere and moved in`;
 }
