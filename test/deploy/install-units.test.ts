@@ -300,6 +300,8 @@ test('install-units binds the highest directory above the root that another user
     assert.match(warden(['install-units', '--root', root]).stdout, new RegExp(`^BindPaths=${root}$`, 'm'), 'root-owned entry in a sticky directory');
     spawnSync('chown', [String(agentUid), root]);
     assert.match(warden(['install-units', '--root', root]).stdout, new RegExp(`^BindPaths=${home}$`, 'm'), 'the agent owns the entry in the sticky directory');
+  } finally { rmSync(dir, { recursive: true, force: true }); }
+});
 
 test('install-units renders the witness unit with --witness, or when warden.toml enables [witness]; not otherwise', () => {
   const dir = tmp();

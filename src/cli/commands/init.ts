@@ -4,6 +4,7 @@ import { escapeText } from '../../common/escape.js';
 import { initRoot } from '../../changes/init.js';
 import { keyPath } from '../../store/keys.js';
 import { isInitialised } from '../../store/initialised.js';
+import { NotInitialised } from '../../store/store.js';
 import { credentialModeReport } from '../changes/cred-mode.js';
 import { byDirectory, progressLine } from '../progress.js';
 
@@ -42,7 +43,8 @@ async function reinit(ctx: CommandContext): Promise<number> {
   let r;
   try { r = await runChangeOp(ctx.root, { action: 'rebaseline', user: osUser() }); }
   catch (err) {
-    if (err instanceof WardenError && /^no baseline yet/.test(err.message)) return firstInit(ctx, true);
+    // No baseline yet, or its store is gone (the seal is what remains): a first init, told to replace.
+    if (err instanceof NotInitialised || (err instanceof WardenError && /^no baseline yet/.test(err.message))) return firstInit(ctx, true);
     if (err instanceof WardenError && /^(baseline-tampered|no baseline key)/.test(err.message)) return recoverStore(ctx, err.message);
     throw err;
   }
