@@ -384,6 +384,9 @@ describe('no leak: edit copies and who asked', () => {
     const p = own(spawn(process.execPath, [CLI, 'edit', 'config/credentials.toml', '--root', t.root], { env, stdio: 'ignore' }), 'a child of this test');
     cleanups.push(() => { if (p.exitCode === null) p.kill('SIGKILL'); });
     await waitFor(() => readdirSync(tmp).some((n) => n.startsWith('warden-edit-') && readdirSync(join(tmp, n)).length > 0), 10_000, 'the private copy exists');
+    // The copy is written before the editor starts: wait for the editor (its sleep) to be among the children.
+    const cmdline = (pid: number) => { try { return readFileSync(`/proc/${pid}/cmdline`, 'latin1'); } catch { return ''; } };
+    await waitFor(() => descendants(p.pid!).some((pid) => cmdline(pid).includes('sleep')), 10_000, 'the editor runs');
     const editorPids = descendants(p.pid!);
     p.kill('SIGKILL');
     await waitFor(() => p.exitCode !== null || p.signalCode !== null, 5_000, 'edit killed');
