@@ -18,18 +18,18 @@ import { mkdirSync, readFileSync } from 'node:fs';
 export const FOLDERS = {
   policy: {
     mutate: ['dist/src/policy/**/*.js'],
-    tests: ['policy/commands', 'policy/conditions', 'policy/context-fuzz', 'policy/manifests', 'policy/tiers', 'policy/units'],
+    tests: ['policy/commands', 'policy/conditions', 'policy/context-fuzz', 'policy/manifests', 'policy/tiers'],
   },
   credentials: {
     mutate: ['dist/src/credentials/**/*.js'],
     tests: ['guard/units', 'credentials/units'],
   },
   guard: {
-    mutate: ['dist/src/guard/classify.js', 'dist/src/guard/hints.js', 'dist/src/guard/retry.js', 'dist/src/guard/temps.js'],
+    mutate: ['dist/src/guard/classify.js', 'dist/src/guard/hints.js', 'dist/src/guard/retry.js'],
     tests: ['guard/units', 'guard/pure-units'],
   },
   store: {
-    mutate: ['dist/src/store/keys.js', 'dist/src/store/manifest-format.js', 'dist/src/store/writer-words.js', 'dist/src/store/alert-types.js'],
+    mutate: ['dist/src/store/manifest-format.js', 'dist/src/store/writer-words.js'],
     tests: ['store/pure-units'],
   },
   changes: {
@@ -37,7 +37,7 @@ export const FOLDERS = {
     tests: ['changes/names', 'changes/pure-units'],
   },
   runtime: {
-    mutate: ['dist/src/runtime/state.js', 'dist/src/runtime/locate.js'],
+    mutate: ['dist/src/runtime/state.js'],
     tests: ['runtime/pure-units'],
   },
 };
