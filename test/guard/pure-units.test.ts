@@ -169,6 +169,33 @@ describe('hint queue: the low-priority lane', () => {
     assert.equal(q.backlog, 0);
     q.close();
   });
+  it('folds in every turn, a file event stays a file event, and no rescan is asked for without an overflow', (t) => {
+    t.mock.timers.enable({ apis: ['setTimeout', 'setImmediate', 'Date'] });
+    const seen: string[] = [];
+    let overflows = 0;
+    const q = new HintQueue((rel, dir) => seen.push(dir ? `${rel}/` : rel), { settleMs: 1000, urgent: (r) => r !== 'low', onOverflow: () => overflows++ });
+    q.hint('a', false); q.hint('a', false);
+    t.mock.timers.tick(0);
+    assert.deepEqual(seen, ['a', 'a']);
+    q.hint('a', false); q.hint('a', false);
+    t.mock.timers.tick(0);
+    assert.deepEqual(seen, ['a', 'a', 'a', 'a'], 'the second turn folds too');
+    q.later('low');
+    t.mock.timers.tick(0);
+    assert.deepEqual(seen, ['a', 'a', 'a', 'a', 'low']);
+    assert.equal(overflows, 0);
+    q.close();
+  });
+  it('a slice of 12 ms holds three checks of 5 ms', (t) => {
+    t.mock.timers.enable({ apis: ['setTimeout', 'setImmediate', 'Date'], now: 1000 });
+    const seen: string[] = [];
+    const q = new HintQueue((rel) => { seen.push(rel); t.mock.timers.setTime(Date.now() + 5); }, { urgent: () => false, sliceMs: 12 });
+    for (const r of ['a', 'b', 'c', 'd']) q.later(r);
+    setImmediate(() => seen.push('other'));
+    for (let i = 0; i < 4; i++) t.mock.timers.tick(0);
+    assert.deepEqual(seen, ['a', 'b', 'c', 'other', 'd']);
+    q.close();
+  });
   it('defaults: every hint is urgent, with a trailing check 30 ms later', (t) => {
     t.mock.timers.enable({ apis: ['setTimeout', 'setImmediate'] });
     const seen: string[] = [];

@@ -6,7 +6,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  expectedLocation, manifestFromIndex, parseManifest, rootMismatch, serializeManifest, MANIFEST_FORMAT, MAX_MANIFEST_BYTES, type RuntimeManifest,
+  expectedLocation, manifestFromIndex, publishLocation, parseManifest, rootMismatch, serializeManifest, MANIFEST_FORMAT, MAX_MANIFEST_BYTES, type RuntimeManifest,
 } from '../../src/store/manifest-format.js';
 import { describeBy, isWriter, shortBy } from '../../src/store/writer-words.js';
 import { hmacEqual, hmacHex } from '../../src/store/keys.js';
@@ -101,6 +101,22 @@ describe('runtime manifest format', () => {
     assert.deepEqual(expectedLocation('/r', () => false, dirs), { setup: 'session', path: '/r/snapshots/manifest.json', rel: 'snapshots/manifest.json' });
     assert.deepEqual(expectedLocation('/r', (p) => p === '/run/warden-guard'), { setup: 'deployment', path: '/run/warden-guard/manifest.json', dir: '/run/warden-guard' });
     assert.deepEqual(expectedLocation('/r', (p) => p === '/var/lib/warden-guard'), { setup: 'deployment', path: '/run/warden-guard/manifest.json', dir: '/run/warden-guard' });
+  });
+});
+
+describe('where the guard publishes the manifest', () => {
+  // Directories that do not exist: the system ones are then "not ours", so only the
+  // environment decides (no dependence on this machine's /run or /var/lib).
+  const none = { WARDEN_GUARD_STATE_DIR: '/nonexistent/s', WARDEN_GUARD_RUNTIME_DIR: '/nonexistent/r', XDG_STATE_HOME: '/nonexistent/x' };
+  it('under the unit: its runtime directory', () => {
+    assert.deepEqual(publishLocation('/r', { ...none, RUNTIME_DIRECTORY: '/run/warden-notify:/run/wg' }), { setup: 'deployment', path: '/run/wg/manifest.json', dir: '/run/wg' });
+  });
+  it('a command run with the deployment state directory: the matching /run/warden-guard', () => {
+    assert.deepEqual(publishLocation('/r', { ...none, STATE_DIRECTORY: '/var/lib/warden-guard' }), { setup: 'deployment', path: '/run/warden-guard/manifest.json', dir: '/run/warden-guard' });
+  });
+  it('a session: beside the store', () => {
+    assert.deepEqual(publishLocation('/r', { ...none }), { setup: 'session', path: '/r/snapshots/manifest.json', rel: 'snapshots/manifest.json' });
+    assert.deepEqual(publishLocation('/r', { ...none, RUNTIME_DIRECTORY: 'relative' }), { setup: 'session', path: '/r/snapshots/manifest.json', rel: 'snapshots/manifest.json' });
   });
 });
 
