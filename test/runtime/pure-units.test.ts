@@ -73,5 +73,8 @@ describe('runtime approved state', () => {
     assert.equal(s.policy.conditions, null);
     const ok = buildState(1, new Map([['config/conditions.toml', v('conditions', fx('config/conditions.toml'))]]));
     assert.notEqual(ok.policy.conditions, null);
+    // One invalid byte in a comment of an otherwise valid file: refused whole, never decoded leniently.
+    const oneByte = Buffer.concat([Buffer.from('# caf'), Buffer.from([0xe9]), Buffer.from('\n'), fx('config/conditions.toml')]);
+    assert.equal(buildState(1, new Map([['config/conditions.toml', v('conditions', oneByte)]])).policy.conditions, null);
   });
 });
