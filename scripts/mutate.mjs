@@ -18,7 +18,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 export const FOLDERS = {
   policy: {
     mutate: ['dist/src/policy/**/*.js'],
-    tests: ['policy/commands', 'policy/conditions', 'policy/context-fuzz', 'policy/manifests', 'policy/tiers'],
+    tests: ['policy/commands', 'policy/conditions', 'policy/context-fuzz', 'policy/manifests', 'policy/tiers', 'policy/verdict'],
   },
   credentials: {
     mutate: ['dist/src/credentials/**/*.js'],
