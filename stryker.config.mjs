@@ -12,11 +12,18 @@ export default {
   jsonReporter: { fileName: `reports/mutation/${folder}.json` },
   htmlReporter: { fileName: `reports/mutation/${folder}.html` },
   coverageAnalysis: 'off',
+  // Repeated runs (npm run mutate -- <folder> --incremental) reuse the earlier results of
+  // mutants whose code did not change; with the command runner Stryker cannot see which test
+  // covers what, so a changed test file makes it run the folder's survivors again.
+  incremental: process.env.WARDEN_MUTATE_INCREMENTAL === '1',
+  incrementalFile: `reports/mutation/${folder}.incremental.json`,
   // The machine this is measured on is shared: one mutant at a time unless told otherwise.
   concurrency: Number(process.env.STRYKER_CONCURRENCY ?? 1),
-  timeoutMS: 60_000,
+  // Per-mutant tests are fast pure unit tests (under a second): a mutant that loops is cut
+  // off after this many ms plus timeoutFactor times the initial run.
+  timeoutMS: Number(process.env.WARDEN_MUTATE_TIMEOUT_MS ?? 10_000),
   timeoutFactor: 2,
-  reporters: ['clear-text', 'json', 'html'],
+  reporters: ['clear-text', 'json', 'html', 'progress-append-only'],
   clearTextReporter: { allowColor: false, logTests: false, maxTestsToLog: 0 },
   tempDirName: '.stryker-tmp',
   cleanTempDir: 'always',

@@ -8,15 +8,38 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
 
-/** Per folder: what is mutated, and the test files (run-tests.mjs filters) that should kill its mutants. */
+/**
+ * Per folder: the compiled files mutated (the folder's score covers these files only) and the
+ * fast pure unit test files (dist/test paths without `.test.js`) run per mutant, all in one
+ * node process (scripts/mutate-tests.mjs). No daemon or CLI test runs per mutant: on this
+ * 2-core shared machine those cost 30-70 s each. docs/BENCHMARKS.md lists, per folder, which
+ * files are in scope and which are not (and why).
+ */
 export const FOLDERS = {
-  guard: { mutate: ['dist/src/guard/**/*.js'], tests: ['guard/units', 'guard/lifecycle', 'guard/attacks', 'guard/verify-pass', 'guard/blob-restore', 'guard/restore-put-back'] },
-  store: { mutate: ['dist/src/store/**/*.js'], tests: ['store/', 'guard/lifecycle', 'runtime/manifest'] },
-  changes: { mutate: ['dist/src/changes/**/*.js'], tests: ['changes/names', 'changes/changes', 'changes/journal', 'changes/approvals', 'changes/cred-groups', 'changes/owner-tasks'] },
-  runtime: { mutate: ['dist/src/runtime/**/*.js'], tests: ['runtime/fail-closed', 'runtime/manifest', 'runtime/storm', 'runtime/layering'] },
-  credentials: { mutate: ['dist/src/credentials/**/*.js'], tests: ['guard/units', 'changes/names', 'changes/cred-groups'] },
-  // Lane 23 rewrites src/policy: measure it last, and say which code was measured.
-  policy: { mutate: ['dist/src/policy/**/*.js'], tests: ['policy/'] },
+  policy: {
+    mutate: ['dist/src/policy/**/*.js'],
+    tests: ['policy/commands', 'policy/conditions', 'policy/context-fuzz', 'policy/manifests', 'policy/tiers', 'policy/verdict'],
+  },
+  credentials: {
+    mutate: ['dist/src/credentials/**/*.js'],
+    tests: ['guard/units', 'credentials/units'],
+  },
+  guard: {
+    mutate: ['dist/src/guard/classify.js', 'dist/src/guard/hints.js', 'dist/src/guard/retry.js'],
+    tests: ['guard/units', 'guard/pure-units'],
+  },
+  store: {
+    mutate: ['dist/src/store/manifest-format.js', 'dist/src/store/writer-words.js'],
+    tests: ['store/pure-units'],
+  },
+  changes: {
+    mutate: ['dist/src/changes/validate.js', 'dist/src/changes/diff.js'],
+    tests: ['changes/names', 'changes/pure-units'],
+  },
+  runtime: {
+    mutate: ['dist/src/runtime/state.js'],
+    tests: ['runtime/pure-units'],
+  },
 };
 
 const args = process.argv.slice(2);
@@ -24,6 +47,8 @@ const at = args.indexOf('--mutate');
 const override = at >= 0 ? args.splice(at, 2)[1] : null;
 const tt = args.indexOf('--tests');
 const testsOverride = tt >= 0 ? args.splice(tt, 2)[1].split(',') : null;
+const inc = args.indexOf('--incremental');
+const incremental = inc >= 0 && args.splice(inc, 1).length > 0;
 const nb = args.indexOf('--no-build');
 const noBuild = nb >= 0 && args.splice(nb, 1).length > 0;
 const wanted = args.length ? args : Object.keys(FOLDERS);
@@ -39,10 +64,10 @@ for (const folder of wanted) {
   const { mutate } = FOLDERS[folder];
   const tests = testsOverride ?? FOLDERS[folder].tests;
   const patterns = override ? [override] : mutate;
-  const command = `node scripts/run-tests.mjs ${tests.join(' ')}`;
+  const command = `node scripts/mutate-tests.mjs ${tests.join(' ')}`;
   console.log(`# mutate ${folder}: ${patterns.join(', ')} with: ${command}`);
   const r = spawnSync('npx', ['stryker', 'run', 'stryker.config.mjs'], {
-    stdio: 'inherit', env: { ...process.env, WARDEN_MUTATE_FOLDER: folder, WARDEN_MUTATE_FILES: patterns.join(','), WARDEN_MUTATE_COMMAND: command },
+    stdio: 'inherit', env: { ...process.env, WARDEN_MUTATE_FOLDER: folder, WARDEN_MUTATE_FILES: patterns.join(','), WARDEN_MUTATE_COMMAND: command, ...(incremental ? { WARDEN_MUTATE_INCREMENTAL: '1' } : {}) },
   });
   let killed = 0, survived = 0, timeout = 0, noCov = 0, errors = 0;
   try {

@@ -1,0 +1,183 @@
+/**
+ * The pure parts of the store, directly: the runtime manifest's format (strict parse, root
+ * identity, where it lives) and an alert's "by" in plain words (escaped, bounded). Fast (no
+ * daemon): `npm run mutate -- store` runs this file per mutant.
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  expectedLocation, manifestFromIndex, publishLocation, parseManifest, rootMismatch, serializeManifest, MANIFEST_FORMAT, MAX_MANIFEST_BYTES, type RuntimeManifest,
+} from '../../src/store/manifest-format.js';
+import { describeBy, isWriter, shortBy } from '../../src/store/writer-words.js';
+import { hmacEqual, hmacHex } from '../../src/store/keys.js';
+import type { Writer } from '../../src/store/alert-types.js';
+import type { BaselineIndex } from '../../src/store/baseline.js';
+
+const SHA = 'ab'.repeat(32);
+const ROOT = { path: '/home/a/root', dev: 5, ino: 77 };
+const good = (): Record<string, unknown> => ({
+  format: MANIFEST_FORMAT, version: 1, root: { ...ROOT }, generation: 3, updated: '2026-01-01T00:00:00Z',
+  files: { 'orgs/a.toml': { kind: 'org', sha256: SHA, size: 10, mode: 0o644 } },
+});
+const parse = (v: unknown) => parseManifest(Buffer.from(typeof v === 'string' ? v : JSON.stringify(v)));
+const problem = (v: unknown): string | null => { const r = parse(v); return r.ok ? null : r.problem; };
+const withFile = (f: unknown, path = 'orgs/a.toml') => ({ ...good(), files: { [path]: f } });
+
+describe('runtime manifest format', () => {
+  it('round trip: the manifest of an index, serialised and parsed back', () => {
+    const index = { generation: 4, updated: 'u', files: { 'z.md': { kind: 'text', sha256: SHA, size: 1, mode: 0o100640 }, 'a.toml': { kind: 'org', sha256: SHA, size: 2, mode: 0o644 } } } as unknown as BaselineIndex;
+    const m = manifestFromIndex(index, ROOT);
+    assert.deepEqual(Object.keys(m.files), ['a.toml', 'z.md'], 'sorted');
+    assert.equal(m.files['z.md']?.mode, 0o640, 'permission bits only');
+    assert.deepEqual({ ...m, files: { ...m.files } }, { format: MANIFEST_FORMAT, version: 1, root: ROOT, generation: 4, updated: 'u', files: { 'a.toml': { kind: 'org', sha256: SHA, size: 2, mode: 0o644 }, 'z.md': { kind: 'text', sha256: SHA, size: 1, mode: 0o640 } } });
+    assert.notEqual(m.root, ROOT, 'a copy of the identity');
+    const bytes = serializeManifest(m);
+    assert.ok(bytes.toString().endsWith('}\n'));
+    assert.match(bytes.toString(), /^\{\n "format"/);
+    const back = parseManifest(bytes);
+    assert.ok(back.ok);
+    if (back.ok) assert.deepEqual(JSON.parse(JSON.stringify(back.manifest)), JSON.parse(JSON.stringify(m)));
+    assert.equal(MAX_MANIFEST_BYTES, 4 * 1024 * 1024);
+  });
+  it('accepts a valid one with every kind', () => {
+    for (const kind of ['warden', 'conditions', 'guests', 'credentials', 'org', 'block', 'text']) assert.equal(problem(withFile({ kind, sha256: SHA, size: 0, mode: 0 })), null, kind);
+    assert.equal(problem(withFile({ kind: 'org', sha256: SHA, size: 0, mode: 0o7777 })), null);
+    assert.equal(problem({ ...good(), generation: 0 }), null);
+    assert.equal(problem({ ...good(), files: {} }), null);
+    assert.equal(problem(withFile({ kind: 'org', sha256: SHA, size: 1, mode: 1 }, 'a/b/c..d')), null, 'dots inside a name are fine');
+  });
+  it('refuses what is not JSON, or not an object', () => {
+    assert.match(problem('{"format":') ?? '', /^not valid JSON \(truncated or altered\?\): /);
+    assert.match(problem(Buffer.from([0x7b, 0xff, 0x7d]).toString('latin1')) ?? '', /^not valid JSON/);
+    const bad = parseManifest(Uint8Array.from([0x22, 0xc3, 0x28, 0x22]));
+    assert.equal(bad.ok, false, 'invalid UTF-8 is refused, not replaced');
+    for (const v of ['[]', 'null', '5', '"x"']) assert.equal(problem(v), 'not a JSON object', v);
+  });
+  it('refuses each header field that is wrong, naming it', () => {
+    assert.equal(problem({ ...good(), format: 'other' }), `format is not "${MANIFEST_FORMAT}"`);
+    assert.equal(problem({ ...good(), version: 2 }), 'unsupported version 2');
+    assert.equal(problem({ ...good(), version: '1' }), 'unsupported version "1"');
+    for (const generation of [-1, 1.5, '3', null, 2 ** 53]) assert.equal(problem({ ...good(), generation }), 'generation is not a non-negative integer', String(generation));
+    assert.equal(problem({ ...good(), updated: 5 }), 'updated is not a string');
+    for (const root of [null, [], { ...ROOT, path: 'rel' }, { ...ROOT, path: 5 }, { ...ROOT, dev: -1 }, { ...ROOT, ino: 'x' }, { path: '/r', dev: 1 }]) {
+      assert.equal(problem({ ...good(), root }), 'root is not {path, dev, ino}', JSON.stringify(root));
+    }
+    for (const files of [null, [], 'x']) assert.equal(problem({ ...good(), files }), 'files is not an object');
+  });
+  it('refuses a path that is not plain relative, and an entry that is not complete', () => {
+    for (const p of ['', '/etc/passwd', 'a/../b', './a', 'a//b', 'a/', '..', 'a/.', 'a\0b']) {
+      assert.equal(problem(withFile({ kind: 'org', sha256: SHA, size: 1, mode: 1 }, p)), `file path ${JSON.stringify(p)} is not a plain relative path`, JSON.stringify(p));
+    }
+    const e = `entry for "orgs/a.toml" is not {kind, sha256, size, mode}`;
+    const f = { kind: 'org', sha256: SHA, size: 1, mode: 0o644 };
+    for (const bad of [null, [], 5, { ...f, kind: 'nope' }, { ...f, kind: 3 }, { ...f, sha256: SHA.toUpperCase() }, { ...f, sha256: `${SHA}0` }, { ...f, sha256: SHA.slice(1) }, { ...f, sha256: 7 },
+      { ...f, size: -1 }, { ...f, size: '1' }, { ...f, mode: 0o10000 }, { ...f, mode: -1 }, { ...f, mode: 1.5 }, { kind: 'org', sha256: SHA, size: 1 }]) {
+      assert.equal(problem(withFile(bad)), e, JSON.stringify(bad));
+    }
+  });
+  it('the parsed manifest holds only its own fields', () => {
+    const r = parse({ ...good(), extra: 1, root: { ...ROOT, extra: 2 }, files: { 'a.md': { kind: 'text', sha256: SHA, size: 1, mode: 2, extra: 3 } } });
+    assert.ok(r.ok);
+    if (r.ok) {
+      assert.deepEqual(JSON.parse(JSON.stringify(r.manifest)), { format: MANIFEST_FORMAT, version: 1, root: ROOT, generation: 3, updated: '2026-01-01T00:00:00Z', files: { 'a.md': { kind: 'text', sha256: SHA, size: 1, mode: 2 } } });
+      assert.equal(Object.getPrototypeOf(r.manifest.files), null, 'a path such as __proto__ is data');
+    }
+    const proto = parse(`{"format":"${MANIFEST_FORMAT}","version":1,"root":{"path":"/r","dev":1,"ino":1},"generation":1,"updated":"","files":{"__proto__":{"kind":"text","sha256":"${SHA}","size":1,"mode":1}}}`);
+    assert.ok(proto.ok);
+    if (proto.ok) assert.deepEqual(Object.keys(proto.manifest.files), ['__proto__']);
+  });
+  it('root identity: path first, then the directory itself', () => {
+    const m = { root: ROOT } as RuntimeManifest;
+    assert.equal(rootMismatch(m, { ...ROOT }), null);
+    assert.equal(rootMismatch(m, { ...ROOT, path: '/other' }), 'it is the manifest of another root ("/home/a/root", not "/other")');
+    assert.equal(rootMismatch(m, { ...ROOT, ino: 78 }), 'it is the manifest of another directory at "/home/a/root" (the root was replaced since)');
+    assert.equal(rootMismatch(m, { ...ROOT, dev: 6 }), 'it is the manifest of another directory at "/home/a/root" (the root was replaced since)');
+  });
+  it('where a runtime looks: the deployment when either of its directories exists, else beside the store', () => {
+    const dirs = { runtimeDir: '/run/wg', stateDir: '/var/lib/wg' };
+    const dep = { setup: 'deployment', path: '/run/wg/manifest.json', dir: '/run/wg' };
+    assert.deepEqual(expectedLocation('/r', (p) => p === '/run/wg', dirs), dep);
+    assert.deepEqual(expectedLocation('/r', (p) => p === '/var/lib/wg', dirs), dep);
+    assert.deepEqual(expectedLocation('/r', () => false, dirs), { setup: 'session', path: '/r/snapshots/manifest.json', rel: 'snapshots/manifest.json' });
+    assert.deepEqual(expectedLocation('/r', (p) => p === '/run/warden-guard'), { setup: 'deployment', path: '/run/warden-guard/manifest.json', dir: '/run/warden-guard' });
+    assert.deepEqual(expectedLocation('/r', (p) => p === '/var/lib/warden-guard'), { setup: 'deployment', path: '/run/warden-guard/manifest.json', dir: '/run/warden-guard' });
+  });
+});
+
+describe('where the guard publishes the manifest', () => {
+  // Directories that do not exist: the system ones are then "not ours", so only the
+  // environment decides (no dependence on this machine's /run or /var/lib).
+  const none = { WARDEN_GUARD_STATE_DIR: '/nonexistent/s', WARDEN_GUARD_RUNTIME_DIR: '/nonexistent/r', XDG_STATE_HOME: '/nonexistent/x' };
+  it('under the unit: its runtime directory', () => {
+    assert.deepEqual(publishLocation('/r', { ...none, RUNTIME_DIRECTORY: '/run/warden-notify:/run/wg' }), { setup: 'deployment', path: '/run/wg/manifest.json', dir: '/run/wg' });
+  });
+  it('a command run with the deployment state directory: the matching /run/warden-guard', () => {
+    assert.deepEqual(publishLocation('/r', { ...none, STATE_DIRECTORY: '/var/lib/warden-guard' }), { setup: 'deployment', path: '/run/warden-guard/manifest.json', dir: '/run/warden-guard' });
+  });
+  it('a session: beside the store', () => {
+    assert.deepEqual(publishLocation('/r', { ...none }), { setup: 'session', path: '/r/snapshots/manifest.json', rel: 'snapshots/manifest.json' });
+    assert.deepEqual(publishLocation('/r', { ...none, RUNTIME_DIRECTORY: 'relative' }), { setup: 'session', path: '/r/snapshots/manifest.json', rel: 'snapshots/manifest.json' });
+  });
+});
+
+describe('index HMAC comparison', () => {
+  it('equal only for the same text', () => {
+    const key = Buffer.alloc(32, 1);
+    const h = hmacHex(key, Buffer.from('index'));
+    assert.match(h, /^[0-9a-f]{64}$/);
+    assert.equal(hmacEqual(h, hmacHex(key, Buffer.from('index'))), true);
+    assert.equal(hmacEqual(h, hmacHex(key, Buffer.from('index2'))), false);
+    assert.equal(hmacEqual(h, hmacHex(Buffer.alloc(32, 2), Buffer.from('index'))), false);
+    assert.equal(hmacEqual(h, `${h.slice(0, 63)}${h[63] === '0' ? '1' : '0'}`), false, 'same length, one digit off');
+    assert.equal(hmacEqual(h, h.slice(0, 63)), false);
+    assert.equal(hmacEqual('', ''), true);
+  });
+});
+
+describe("an alert's writer in plain words", () => {
+  const w = (o: Partial<Writer> = {}): Writer => ({
+    pid: 4242, comm: 'vim', exe: '/usr/bin/vim', uid: 1000, user: 'alice', loginuid: 1000, login_user: 'alice', session: 3, unit: 'session-3.scope', op: 'open-write', refused: false, time: 't', ...o,
+  });
+  it('a login session (its scope unit not repeated)', () => {
+    assert.equal(describeBy(w()), "by vim, user alice, in alice's login session 3 (pid 4242, /usr/bin/vim)");
+    assert.equal(shortBy(w()), 'vim (user alice, session-3.scope)');
+  });
+  it('through sudo, in a unit, with no session number or exe', () => {
+    assert.equal(describeBy(w({ user: 'root', uid: 0, session: null, exe: null, unit: 'x.service' })), "by vim, user root, in alice's login session (as root, through sudo or su), x.service (pid 4242)");
+    assert.equal(describeBy(w({ login_user: null, loginuid: 1001, unit: 'session-12.scope' })), "by vim, user alice, in uid 1001's login session 3 (as alice, through sudo or su) (pid 4242, /usr/bin/vim)");
+    assert.equal(describeBy(w({ unit: 'session-3.scope.x' })), "by vim, user alice, in alice's login session 3, session-3.scope.x (pid 4242, /usr/bin/vim)");
+    assert.equal(describeBy(w({ unit: 'xsession-3.scope' })), "by vim, user alice, in alice's login session 3, xsession-3.scope (pid 4242, /usr/bin/vim)");
+    assert.equal(describeBy(w({ session: 0 })), "by vim, user alice, in alice's login session 0 (pid 4242, /usr/bin/vim)");
+  });
+  it('a service, or nothing at all; a user not known by name', () => {
+    assert.equal(describeBy(w({ loginuid: null, unit: 'agent-runtime.service', user: 'agent', comm: 'node', pid: 77, exe: null })), 'by node, user agent, agent-runtime.service (pid 77)');
+    assert.equal(describeBy(w({ loginuid: null, unit: null, user: null, uid: 1234, exe: null })), 'by vim, user uid 1234, no login session (pid 4242)');
+    assert.equal(shortBy(w({ user: null, uid: 1234, unit: null })), 'vim (user uid 1234)');
+    assert.equal(shortBy(w({ user: '', uid: 1234, unit: '' })), 'vim (user uid 1234)');
+  });
+  it('refused, and others at it too', () => {
+    assert.equal(describeBy(w({ refused: true, others: 2, loginuid: null, unit: null, exe: null })), 'tried by vim, user alice, no login session (pid 4242): refused (EPERM), nothing written; 2 other process(es) also opened it for writing');
+    assert.equal(describeBy(w({ others: 0, loginuid: null, unit: null, exe: null })), 'by vim, user alice, no login session (pid 4242)');
+  });
+  it('not known, or none', () => {
+    assert.equal(describeBy({ unknown: 'the witness was not running' }), 'who: not known (the witness was not running)');
+    assert.equal(describeBy(null), null);
+    assert.equal(describeBy(undefined), null);
+    assert.equal(describeBy('x' as unknown as Writer), null);
+    assert.equal(shortBy({ unknown: 'x' }), null);
+    assert.equal(shortBy(null), null);
+    assert.equal(isWriter(w()), true);
+    assert.equal(isWriter({ ...w(), pid: '1' } as unknown as Writer), false);
+    assert.equal(isWriter(null), false);
+  });
+  it('every field is escaped and bounded: the writer chose its own comm', () => {
+    const long = 'x'.repeat(100);
+    assert.equal(describeBy(w({ comm: `ev\u001b[31mil ${long}`, loginuid: null, unit: null, exe: null })), `by ev\\e[31mil ${'x'.repeat(21)}…, user alice, no login session (pid 4242)`);
+    assert.equal(describeBy(w({ user: ` ${long} `, loginuid: null, unit: null, exe: null })), `by vim, user ${'x'.repeat(64)}…, no login session (pid 4242)`);
+    assert.equal(describeBy(w({ user: 'u'.repeat(64), loginuid: null, unit: null, exe: null })), `by vim, user ${'u'.repeat(64)}, no login session (pid 4242)`);
+    assert.equal(describeBy(w({ exe: `/${'e'.repeat(130)}`, loginuid: null, unit: null })), `by vim, user alice, no login session (pid 4242, /${'e'.repeat(119)}…)`);
+    assert.equal(describeBy({ unknown: 'y'.repeat(250) }), `who: not known (${'y'.repeat(200)}…)`);
+    assert.equal(shortBy(w({ comm: 'c'.repeat(40), unit: 'u\nnit' })), `${'c'.repeat(32)}… (user alice, u\\nnit)`);
+    assert.equal(describeBy({ pid: 1, comm: undefined, uid: 2, user: null, loginuid: null, unit: null, exe: null } as unknown as Writer), 'by , user uid 2, no login session (pid 1)');
+  });
+});
