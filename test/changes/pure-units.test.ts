@@ -86,11 +86,13 @@ describe('the diff shown for approval', () => {
     assert.equal(lineDiff('a', 'b\r\n'), '  (line endings none → CRLF)\n  @@ line 1\n  - a\n  + b\n  + ');
     assert.equal(lineDiff('a\r\nb\r\n', 'a\r\nc\r\n'), '  @@ line 1\n    a\r\n  - b\r\n  + c\r\n    ', 'the same endings on both sides: a plain diff');
   });
-  it('too large to diff line by line', () => {
+  it('too large to diff line by line: only when the lines that differ (between the shared head and tail) exceed the table', () => {
+    // Every line differs: the whole file is the middle.
+    assert.equal(lineDiff('x\n'.repeat(2001), 'y\n'.repeat(2001)), '  (2002 → 2002 lines; too large to diff line by line)');
+    assert.notEqual(lineDiff('x\n'.repeat(1999), 'y\n'.repeat(1999)), '  (2000 → 2000 lines; too large to diff line by line)');
+    // One line changed at the end of a large file: the shared head is context, the change is shown (issue 23).
     const big = 'x\n'.repeat(2001);
-    assert.equal(lineDiff(big, `${big}y`), '  (2002 → 2002 lines; too large to diff line by line)');
-    const fits = 'x\n'.repeat(1999);
-    assert.notEqual(lineDiff(fits, `${fits}y`), '  (2000 → 2000 lines; too large to diff line by line)');
+    assert.equal(lineDiff(big, `${big}y`), '  @@ line 2001\n    x\n  - \n  + y');
   });
   it('headers: new, removed, edited, mode only, mode with content', () => {
     const B = (s: string) => Buffer.from(s);
