@@ -1,6 +1,7 @@
 /**
  * Shared mappings (SPEC §4, issue 21): a write through mmap(MAP_SHARED) raises no inotify
- * event, but the kernel still moves the file's mtime/ctime when the page is dirtied. So the
+ * event, but on disk file systems the kernel still moves the file's mtime/ctime when the page is
+ * dirtied (not on tmpfs: see the open-file rule below). So the
  * stat stamps of the approved files (inode, size, ctime: ctime moves with every content or
  * metadata change, and no user can set it) are polled. A stamp that differs from the one
  * recorded when the file was last verified clean becomes a hint, and the ordinary check
