@@ -1,12 +1,15 @@
-import { readDeliveryState, defaultNotifierStateDir, type DeliveryReport } from '../notifier/delivery-state.js';
+import { readDeliveryState, defaultNotifierStateDir, findNotifierStateDir, type DeliveryReport } from '../notifier/delivery-state.js';
 
 /** The notifier's delivery state: the embedded one (`warden run`), else the standalone unit's. */
 export function deliveryReport(root: string): DeliveryReport | null {
-  for (const embedded of [true, false]) {
+  // The embedded notifier's, the deployment's unit's (findNotifierStateDir: /var/lib/warden-notify
+  // for the warden account), then this account's own: the first that holds a state.
+  const dirs = [...new Set([defaultNotifierStateDir(root, true), findNotifierStateDir(root), defaultNotifierStateDir(root, false)])];
+  for (const dir of dirs) {
     try {
-      const r = readDeliveryState(root, defaultNotifierStateDir(root, embedded));
+      const r = readDeliveryState(root, dir);
       if (r.stateFound) return r;
-    } catch { /* unreadable: try the other */ }
+    } catch { /* unreadable: try the next */ }
   }
   return null;
 }

@@ -150,6 +150,9 @@ run_block() { # DOC NAME: run the doc's marked block as root in the container; s
   echo "fake-bot-token-$(date +%s)" | cin bash -euo pipefail -c "$b"
 }
 
+# the owner's command saw the running notifier (its state in the unit's StateDirectory=)
+said_sent() { printf '%s' "$1" | grep -q "sent to the owner's Discord" && ! printf '%s' "$1" | grep -q 'no notifier is running'; }
+
 # revert_case NAME FILE 'shell run by WHO in the root' WHO
 revert_case() {
   local name=$1 f=$2 act=$3 who=$4 s m
@@ -386,6 +389,7 @@ deployment() { # A | B
   out=$(owner_cmd edit config/conditions.toml </dev/null 2>&1); echo "edit: $out" >>"$LOG"
   id=$(printf '%s' "$out" | grep -oE 'warden approve [A-Za-z0-9-]+' | head -1 | awk '{print $3}')
   if [ -n "$id" ]; then pass "warden edit (EDITOR) queued request $id for approval"; else fail "warden edit queued a request" "$(printf '%s' "$out" | tail -2 | tr '\n' ' ')"; fi
+  check "…and says the code was sent (warden-notify runs), not 'no notifier is running'" said_sent "$out"
   check "the one-time code came by DM" wait_for 20 sh -c "[ \$($H/in journalctl -u fake-discord --no-pager -o cat | grep -c 'REQ /api/v10/channels/1/messages') -gt $before_dm ]"
   code=$(cin journalctl -u fake-discord --no-pager -o cat | grep 'channels/1/messages' | grep -oE 'one-time code [0-9]+ approves request [A-Za-z0-9-]+' | grep -F "request $id" | tail -1 | awk '{print $3}')
   echo "code=$code id=$id" >>"$LOG"

@@ -20,5 +20,5 @@ export function codeDelivery(root: string): CodeDelivery {
 export function codeWhere(d: CodeDelivery): string {
   return d === 'sent'
     ? "sent to the owner's Discord"
-    : "queued for the owner's Discord in snapshots/outbox, not sent: no notifier is running ('warden run', or the warden-notify unit, delivers it)";
+    : "queued for the owner's Discord in the store's outbox, not sent: no notifier is running ('warden run', or the warden-notify unit, delivers it)";
 }
