@@ -1,17 +1,13 @@
-import { readDeliveryState, defaultNotifierStateDir, findNotifierStateDir, type DeliveryReport } from '../notifier/delivery-state.js';
+import { readDeliveryState, findNotifierStateDir, type DeliveryReport } from '../notifier/delivery-state.js';
 
 /** The notifier's delivery state: the embedded one (`warden run`), else the standalone unit's. */
 export function deliveryReport(root: string): DeliveryReport | null {
-  // The embedded notifier's, the deployment's unit's (findNotifierStateDir: /var/lib/warden-notify
-  // for the warden account), then this account's own: the first that holds a state.
-  const dirs = [...new Set([defaultNotifierStateDir(root, true), findNotifierStateDir(root), defaultNotifierStateDir(root, false)])];
-  for (const dir of dirs) {
-    try {
-      const r = readDeliveryState(root, dir);
-      if (r.stateFound) return r;
-    } catch { /* unreadable: try the next */ }
-  }
-  return null;
+  // findNotifierStateDir: the embedded notifier's, else the deployment unit's StateDirectory=
+  // (/var/lib/warden-notify for the warden account), else this account's own.
+  try {
+    const r = readDeliveryState(root, findNotifierStateDir(root));
+    return r.stateFound ? r : null;
+  } catch { return null; /* unreadable: no report */ }
 }
 
 /**
