@@ -11,7 +11,7 @@ import { constants, fstatSync, lstatSync, openSync, readlinkSync } from 'node:fs
 import { basename, dirname } from 'node:path';
 import { errnoCode } from '../common/errors.js';
 import type { WardenConfig } from '../config/warden-config.js';
-import { AT_FDCWD, at, fixDirAt, fixRoot, lstatAt, makeDirAt, openRoot, readRegularAt, replaceFileAt, rewriteInPlaceAt, safeClose, typeOf, withCwdAt, withDir } from '../fsx/beneath.js';
+import { AT_FDCWD, at, fixDirAt, fixRoot, lstatAt, makeDirAt, openRoot, readHeldHead, readRegularAt, replaceFileAt, rewriteInPlaceAt, safeClose, typeOf, unlinkAt, withCwdAt, withDir } from '../fsx/beneath.js';
 import type { Alert, AlertReason, FileFacts, Writer, WriterUnknown } from '../store/alert-types.js';
 import { newAlertId } from '../store/alerts.js';
 import type { BaselineState } from '../store/baseline-state.js';
@@ -25,8 +25,6 @@ import { protectedSet, type ProtectedSet } from '../config/protected-set.js';
 import { AlertSink } from './alert-sink.js';
 import { Quarantine, QuarantineQuota, fsyncQuiet } from './quarantine.js';
 import { LateWrites } from './late-writes.js';
-import { readHeldHead } from '../fsx/beneath.js';
-import { unlinkAt } from '../fsx/beneath.js';
 import { RetryBook } from './retry.js';
 import { StoreCheck } from './store-check.js';
 import { sweepTemps } from './temps.js';
