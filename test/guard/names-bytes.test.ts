@@ -134,8 +134,12 @@ with open(os.path.join(os.fsencode(sys.argv[1]), b'config', b'\xfe'), 'wb') as f
     const r = w.agent(String.raw`
 import os, sys
 o = os.path.join(os.fsencode(sys.argv[1]), b'orgs')
-os.mkdir(os.path.join(o, b'\xfd'))
-with open(os.path.join(o, b'\xfd', b'x.toml'), 'wb') as f: f.write(b'members = []\n')
+# Made beside orgs/ with its file, then renamed in whole: the guard takes a new directory at
+# once, so one made in place could be gone before its file is written.
+d = os.path.join(os.fsencode(sys.argv[1]), b'\xfd.tmp')
+os.mkdir(d)
+with open(os.path.join(d, b'x.toml'), 'wb') as f: f.write(b'members = []\n')
+os.rename(d, os.path.join(o, b'\xfd'))
 os.mkfifo(os.path.join(o, b'\xfc.toml'))
 os.symlink(b'/etc/\xfb', os.path.join(o, b'\xfb.toml'))
 `, [w.t.root]);
