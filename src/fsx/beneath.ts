@@ -271,7 +271,17 @@ export interface WriteOptions {
   gid?: number;
   /** fsync file and directory (default true). */
   durable?: boolean;
+  /**
+   * Asked just before the rename, after the temp file is written and synced: is `dirFd`
+   * still where the caller means to write? A descriptor follows its directory wherever it
+   * is moved, and the fsync before the rename can take long; false drops the temp file and
+   * throws `EDIRMOVED`, so nothing lands in a directory that left its place meanwhile.
+   */
+  stillHere?: () => boolean;
 }
+
+/** The code replaceFileAt throws when `stillHere` said no (nothing was written). */
+export const DIR_MOVED = 'EDIRMOVED';
 
 /**
  * Replace dirFd/name with `bytes` atomically: exclusive-create a temp file in the same
@@ -313,6 +323,7 @@ export function replaceFileAt(dirFd: number, name: string, bytes: Uint8Array, op
     } finally {
       closeSync(fd);
     }
+    if (opts.stillHere && !opts.stillHere()) throw Object.assign(new Error('the directory left its place before the rename'), { code: DIR_MOVED });
     renameSync(at(dirFd, tmp), at(dirFd, name));
   } catch (err) {
     try { unlinkSync(at(dirFd, tmp)); } catch { /* already gone */ }

@@ -11,7 +11,7 @@ import { constants, fstatSync, lstatSync, openSync, readlinkSync } from 'node:fs
 import { basename, dirname } from 'node:path';
 import { errnoCode } from '../common/errors.js';
 import type { WardenConfig } from '../config/warden-config.js';
-import { AT_FDCWD, at, fixDirAt, fixRoot, lstatAt, makeDirAt, openRoot, readHeldHead, readRegularAt, replaceFileAt, rewriteInPlaceAt, safeClose, typeOf, unlinkAt, withCwdAt, withDir } from '../fsx/beneath.js';
+import { AT_FDCWD, DIR_MOVED, at, fixDirAt, fixRoot, lstatAt, makeDirAt, openRoot, readHeldHead, readRegularAt, replaceFileAt, rewriteInPlaceAt, safeClose, typeOf, unlinkAt, withCwdAt, withDir } from '../fsx/beneath.js';
 import type { Alert, AlertReason, FileFacts, Writer, WriterUnknown } from '../store/alert-types.js';
 import { newAlertId } from '../store/alerts.js';
 import type { BaselineState } from '../store/baseline-state.js';
@@ -231,12 +231,18 @@ export class Guard {
         // The held descriptor follows the directory wherever it goes: one moved out of the
         // root meanwhile must not receive our writes. Not there any more: forget it and check
         // the rest afresh from the root (which repairs the directory first).
-        if (!this.stillAt(fd, dir)) {
+        // The check before the act, and the act's own just before its rename (the temp
+        // file's fsync can take long on a loaded machine).
+        let moved = !this.stillAt(fd, dir);
+        if (!moved) {
+          const r = this.safely(`checking ${f.path}`, () => this.act(f, whileStopped, fd, true));
+          if (r === 'moved') moved = true; else if (r) n++;
+        }
+        if (moved) {
           dirs.forget(dir);
           for (const rest of found.slice(k)) if (this.safely(`checking ${rest.path}`, () => this.check(rest.path, whileStopped, dirs))) n++;
           return n;
         }
-        if (this.safely(`checking ${f.path}`, () => { this.act(f, whileStopped, fd); return true; })) n++;
       }
       return n;
     }
@@ -306,7 +312,7 @@ export class Guard {
   }
 
   /** Inspect one path and put it right. Returns true when something was done. */
-  check(rel: string, whileStopped: boolean, dirs?: DirCache): boolean {
+  check(rel: string, whileStopped: boolean, dirs?: DirCache, again = true): boolean {
     this.tally.checks++;
     const own = dirs ?? new DirCache(this.rootFd);
     try {
@@ -322,7 +328,9 @@ export class Guard {
       let lastStamp: string | undefined;
       const finding = inspectFileAt(fd, this.state, this.pset, rel, this.maxBytes, (o) => { lastStamp = o.stamp; });
       if (!finding) { this.markClean(rel, fd, lastStamp); return false; }
-      this.act(finding, whileStopped, fd);
+      // The directory moved away before the rename (nothing written there): once more from the
+      // root's path; moved again, the revert fails and is retried with backoff.
+      if (this.act(finding, whileStopped, fd, again) === 'moved') { own.forget(dirOf(rel)); return this.check(rel, whileStopped, own, false); }
       return true;
     } finally {
       if (!dirs) own.close();
@@ -505,12 +513,17 @@ export class Guard {
   }
 
   /** Put one finding right. `dirFd`: the file's directory, already open (saves a walk on the revert path). */
-  private act(f: Finding, whileStopped: boolean, dirFd?: number): void {
-    if (dirFd === undefined) { withDir(this.rootFd, dirOf(f.path), (fd) => this.actAt(f, whileStopped, fd), () => undefined); return; }
-    this.actAt(f, whileStopped, dirFd);
+  /**
+   * `movedUp`: when the directory leaves its place in the root before the rename, say so
+   * ('moved', nothing written, nothing alerted) for the caller to look again from the root,
+   * rather than alert a failed revert.
+   */
+  private act(f: Finding, whileStopped: boolean, dirFd?: number, movedUp = false): true | 'moved' {
+    if (dirFd === undefined) return withDir(this.rootFd, dirOf(f.path), (fd) => this.actAt(f, whileStopped, fd, movedUp), () => true);
+    return this.actAt(f, whileStopped, dirFd, movedUp);
   }
 
-  private actAt(f: Finding, whileStopped: boolean, fd: number): void {
+  private actAt(f: Finding, whileStopped: boolean, fd: number, movedUp: boolean): true | 'moved' {
     const id = newAlertId();
     const { verdict, obs } = f;
     const w = { fd };
@@ -528,7 +541,7 @@ export class Guard {
         if (keep) quarantine = this.quarantine.move(id, w.fd, name, this.maxBytes, false);
         else unlinkAt(w.fd, name);
         this.raise({ id, path: f.path, whileStopped, verdict, action: 'removed', quarantine, after: facts(obs), detail: keep ? undefined : this.quota.note, seen: obs });
-        return;
+        return true;
       }
       const keep = this.quota.take();
       const entry = this.state.entry(f.path);
@@ -557,13 +570,14 @@ export class Guard {
       }
       let fullDisk: string | null = null;
       try {
-        replaceFileAt(w.fd, name, approved, { mode: entry.mode, uid: entry.uid, gid: entry.gid });
+        replaceFileAt(w.fd, name, approved, { mode: entry.mode, uid: entry.uid, gid: entry.gid, stillHere: () => this.stillAt(w.fd, dirOf(f.path)) });
       } catch (err) {
         // SPEC §5: never move a file aside and then leave its path missing.
         if (movedAside && this.quarantine.putBack(id, w.fd, name)) quarantine = null;
         // A full file system (the agent can fill it first): the approved bytes go over the
         // rejected file's own blocks. Its bytes were read whole, so they are kept from memory.
         const code = errnoCode(err);
+        if (code === DIR_MOVED) throw err;
         if ((code !== 'ENOSPC' && code !== 'EDQUOT') || movedAside || obs.type !== 'file' || obs.bytes === null) throw err;
         if (linked) { this.quarantine.discard(id, name); linked = false; }
         if (!rewriteInPlaceAt(w.fd, name, approved, obs.ino, { mode: entry.mode, uid: entry.uid, gid: entry.gid })) throw err;
@@ -609,8 +623,10 @@ export class Guard {
     } catch (err) {
       if (heldFd !== null) safeClose(heldFd);
       if (linked && !quarantine) this.quarantine.discard(id, name);
+      if (movedUp && errnoCode(err) === DIR_MOVED) return 'moved';
       this.failed(f.path, id, verdict, err, whileStopped, quarantine);
     }
+    return true;
   }
 
   /** A restore that could not finish: the file is left as it was; alert once, retry with backoff. */
