@@ -5,7 +5,7 @@
  */
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, mkdtempSync, readFileSync, realpathSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, realpathSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { expectedLocation, parseManifest, publishLocation, serializeManifest, type RuntimeManifest } from '../../src/store/manifest-format.js';
@@ -117,6 +117,7 @@ describe('the runtime manifest', () => {
       assert.throws(() => statSync(t.p('snapshots/manifest.json')), /ENOENT/);
     } finally {
       await d.stop();
+      rmSync(run, { recursive: true, force: true });
     }
   });
 });
