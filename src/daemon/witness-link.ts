@@ -14,6 +14,8 @@ import type { WitnessStatus } from '../witness/witness.js';
 import { BEAT_STALE_MS, RecordReader, recordDirOf, type RecordLine } from '../witness/record.js';
 
 const CAP_SYS_ADMIN = 21;
+/** How long an alert of a chmod, delete or rename waits for the witness's record of it. */
+const NAME_WAIT_MS = 150;
 
 /** Whether this process holds CAP_SYS_ADMIN (effective), from /proc/self/status. */
 export function hasCapSysAdmin(): boolean {
@@ -38,6 +40,10 @@ export interface WitnessReport {
 export interface WitnessLink {
   source: WriterSource;
   report(): WitnessReport;
+  /** The approved warden.toml changed: the in-process witness takes its [witness] enforce and writer_cgroups now. */
+  update(config: WardenConfig): void;
+  /** The guard holds a new directory at the root path: the in-process witness marks that one. */
+  rootChanged(fd: number): void;
   stop(): Promise<void>;
 }
 
@@ -81,7 +87,17 @@ export async function linkWitness(o: LinkOptions): Promise<WitnessLink> {
     return null;
   };
   return {
-    source: { lookup: (dev, ino) => reader.lookup(dev, ino), unavailable },
+    source: {
+      lookup: (dev, ino) => reader.lookup(dev, ino),
+      // The witness appends a name record a moment after the kernel's event, which the guard may see first: wait a little for it, only while a witness runs.
+      lookupName: (path, ops) => reader.lookupName(path, ops, unavailable() === null ? NAME_WAIT_MS : 0),
+      unavailable,
+      namesUnavailable: () => {
+        if (witness) { const s = witness.status(); return s.names ? null : s.namesWhy ?? 'its name group is not running'; }
+        const b = reader.beatInfo;
+        return b?.names === true ? null : b?.namesWhy ?? 'the witness does not say it watches names (an older witness?)';
+      },
+    },
     report: () => {
       const down = unavailable();
       return {
@@ -92,6 +108,8 @@ export async function linkWitness(o: LinkOptions): Promise<WitnessLink> {
         marked: witness ? null : reader.beatInfo ? { dirs: reader.beatInfo.dirs, files: reader.beatInfo.files } : null,
       };
     },
+    update: (c) => { witness?.update({ enforce: c.witness?.enforce === true, exemptCgroups: c.witness?.writer_cgroups ?? [] }); },
+    rootChanged: (fd) => { witness?.setRootFd(fd); },
     stop: async () => { clearInterval(tail); await witness?.stop(); reader.close(); },
   };
 }
