@@ -35,6 +35,8 @@ export interface WitnessReport {
   lastBeat: string | null;
   /** A separate witness's own word (its heartbeat): how many directories and files it has marked. */
   marked?: { dirs: number; files: number } | null;
+  /** null when the witness sees chmod, chown, deletes and renames (its name group); else why not. */
+  names?: string | null;
 }
 
 export interface WitnessLink {
@@ -86,17 +88,18 @@ export async function linkWitness(o: LinkOptions): Promise<WitnessLink> {
     if (Date.now() - reader.lastBeat > BEAT_STALE_MS) return `no witness running (last heartbeat ${reader.lastBeat ? new Date(reader.lastBeat).toISOString() : 'never'})`;
     return null;
   };
+  const namesUnavailable = (): string | null => {
+    if (witness) { const s = witness.status(); return s.names ? null : s.namesWhy ?? 'its name group is not running'; }
+    const b = reader.beatInfo;
+    return b?.names === true ? null : b?.namesWhy ?? 'the witness does not say it watches names (an older witness?)';
+  };
   return {
     source: {
       lookup: (dev, ino) => reader.lookup(dev, ino),
       // The witness appends a name record a moment after the kernel's event, which the guard may see first: wait a little for it, only while a witness runs.
       lookupName: (path, ops) => reader.lookupName(path, ops, unavailable() === null ? NAME_WAIT_MS : 0),
       unavailable,
-      namesUnavailable: () => {
-        if (witness) { const s = witness.status(); return s.names ? null : s.namesWhy ?? 'its name group is not running'; }
-        const b = reader.beatInfo;
-        return b?.names === true ? null : b?.namesWhy ?? 'the witness does not say it watches names (an older witness?)';
-      },
+      namesUnavailable,
     },
     report: () => {
       const down = unavailable();
@@ -105,6 +108,7 @@ export async function linkWitness(o: LinkOptions): Promise<WitnessLink> {
         // A separate witness says its mode itself (it runs on the approved settings, which may be newer than this guard's start).
         enforce: witness ? witness.status().enforce : reader.beatInfo?.enforce ?? enforce,
         status: witness?.status() ?? null, lastBeat: reader.lastBeat ? new Date(reader.lastBeat).toISOString() : null,
+        names: namesUnavailable(),
         marked: witness ? null : reader.beatInfo ? { dirs: reader.beatInfo.dirs, files: reader.beatInfo.files } : null,
       };
     },

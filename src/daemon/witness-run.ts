@@ -73,7 +73,7 @@ export async function runWitnessOnly(opts: WitnessRunOptions): Promise<{ stop():
   if (!w.running) { safeClose(rootFd); throw new WardenError(`the witness cannot run: ${w.status().why ?? 'unknown'}`, 2); }
   const sd = createSdNotifier();
   const st = w.status();
-  opts.log(`<6>warden: witness ${st.enforce ? 'refusing' : 'recording'} opens for writing: ${st.dirs} director(ies), ${st.files} file(s) marked; settings from the approved warden.toml in ${from}`);
+  opts.log(`<6>warden: witness ${st.enforce ? 'refusing' : 'recording'} opens for writing: ${st.dirs} director(ies), ${st.files} file(s) marked; ${st.names ? 'chmod, chown, deletes and renames seen by name' : `not by name (${st.namesWhy ?? 'unknown'})`}; settings from the approved warden.toml in ${from}`);
   opts.say('ready');
   sd.ready();
   sd.status(`witness: ${st.enforce ? 'enforcing' : 'recording'}, ${st.dirs} dirs and ${st.files} files marked`);

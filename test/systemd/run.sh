@@ -296,6 +296,19 @@ refused_echo() { local o; o=$(agent_unit agent-edit-2 'echo "# refused" >> confi
 refused_mmap() { local o; o=$(agent_unit agent-mmap 'python3 /usr/local/bin/warden-test-mmap config/conditions.toml' 2>&1); echo "$o"; [ "$o" = EPERM ]; }
 refused_save() { ! agent_unit agent-save 'cp config/conditions.toml config/.conditions.toml.swp && echo x >> config/.conditions.toml.swp && mv config/.conditions.toml.swp config/conditions.toml' >>"$LOG" 2>&1; }
 refused_save_alert() { cin grep -F '"reason":"refused"' "$STORE/alerts.jsonl" | grep -F 'conditions.toml.swp' | grep -qF '"unit":"agent-save.service"'; }
+# By name (the witness's second group): a chmod, a rename away, and a file written in the agent's
+# home and moved over a protected one. perl does each in one system call and then waits 0.4 s,
+# so its identity is still there to be read (a real short-lived chmod may be gone first: that
+# alert then says so, with its pid; test/witness/names.test.ts covers both).
+PERL_HOLD='select(undef, undef, undef, 0.4)'
+name_alert() { # PATH REASON UNIT OP
+  cin tac "$STORE/alerts.jsonl" | grep -F "\"path\":\"$1\"" | grep -F "\"reason\":\"$2\"" | head -1 \
+    | grep -F '"user":"agent"' | grep -F "\"op\":\"$4\"" | grep -qF "\"unit\":\"$3\""
+}
+# The owner's own edit through sudo, from a PAM login session (pam_loginuid sets loginuid there; sudo keeps it).
+owner_sudo_alert() { # PATH UID
+  cin tac "$STORE/alerts.jsonl" | grep -F "\"path\":\"$1\"" | head -1 | grep -F '"user":"root"' | grep -qF "\"loginuid\":$2,"
+}
 reverts_of() { cin grep -F "\"path\":\"$1\"" "$STORE/alerts.jsonl" | grep -c '"action":"reverted"'; }
 witness_case() {
   install -m 0755 /dev/stdin "$M/usr/local/bin/warden-test-mmap" <<'PY'
@@ -316,6 +329,19 @@ PY
   check "the agent's echo >> is reverted" wait_for 10 restored config/conditions.toml "$s" "$m"
   check "…and the alert names user agent and its unit agent-edit-1.service" wait_for 10 alert_by config/conditions.toml content agent-edit-1.service
   check "…in plain words in warden why" sh -c "$H/in sudo -u warden warden why config/conditions.toml --root $ROOT | grep -q 'by sh, user agent, agent-edit-1.service'"
+  # chmod, a rename away, a file written elsewhere and moved in: each named (the second, notification group)
+  check "warden status says the witness sees names too" sh -c "$H/in sudo -u warden warden status --root $ROOT | grep -q 'chmod, chown, deletes and renames'"
+  agent_unit agent-chmod "perl -e 'chmod 0600, \$ARGV[0] or die; $PERL_HOLD' config/conditions.toml" >>"$LOG" 2>&1
+  check "the agent's chmod is put right" wait_for 10 restored config/conditions.toml "$s" "$m"
+  check "…and its alert names user agent, agent-chmod.service (op attrib)" wait_for 10 name_alert config/conditions.toml mode agent-chmod.service attrib
+  agent_unit agent-mv "perl -e 'rename \$ARGV[0], \$ARGV[1] or die; $PERL_HOLD' config/conditions.toml $AGENT_HOME/away.toml" >>"$LOG" 2>&1
+  check "the agent's mv-away is put right" wait_for 10 restored config/conditions.toml "$s" "$m"
+  check "…and its alert names agent-mv.service (op rename-away)" wait_for 10 name_alert config/conditions.toml deleted agent-mv.service rename-away
+  agent_unit agent-mvin "echo 'written = \"elsewhere\"' > $AGENT_HOME/in.toml && perl -e 'rename \$ARGV[0], \$ARGV[1] or die; $PERL_HOLD' $AGENT_HOME/in.toml config/conditions.toml" >>"$LOG" 2>&1
+  check "a file written in the agent's home and moved over it is put right" wait_for 10 restored config/conditions.toml "$s" "$m"
+  check "…and its alert names agent-mvin.service (op rename-in)" wait_for 10 name_alert config/conditions.toml content agent-mvin.service rename-in
+  check "…in plain words in warden why" sh -c "$H/in sudo -u warden warden why config/conditions.toml --root $ROOT | grep -q 'by perl, user agent, agent-mvin.service.*renamed another file over it'"
+  owner_case
   # enforce = true, as a sanctioned change; the witness takes it from the approved copy
   check "[witness] enforce = true through warden apply (approved by code)" enforce_on
   check "the witness took the approved setting (refusing)" wait_for 10 sh -c "$H/in journalctl -u warden-witness --no-pager -o cat | grep -q 're-read the approved warden.toml.*refusing'"

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { readAlertsOf, testWorld, waitFor } from '../helpers/root.js';
+import { cli, readAlertsOf, testWorld, waitFor } from '../helpers/root.js';
 import type { Alert, Writer } from '../../src/store/alert-types.js';
 
 const ROOT_ONLY = process.getuid?.() !== 0 ? 'needs root (fanotify needs CAP_SYS_ADMIN)' : false;
@@ -53,6 +53,7 @@ describe('the witness by name', { skip: ROOT_ONLY }, () => {
     outsides.push(outside);
     const d = await world.daemon(t, []);
     assert.match(d.stderr(), /witness running/);
+    assert.match(cli(t, ['status']).stdout, /witness: running in the daemon, .* and, by name, chmod, chown, deletes and renames of the protected files/);
     for (const op of ['chmod', 'chown', 'rm', 'mv-away', 'mv-over'] as Op[]) {
       for (let round = 0; round < 3; round++) {
         const seen = readAlertsOf(t).length;
