@@ -309,6 +309,25 @@ name_alert() { # PATH REASON UNIT OP
 owner_sudo_alert() { # PATH UID
   cin tac "$STORE/alerts.jsonl" | grep -F "\"path\":\"$1\"" | head -1 | grep -F '"user":"root"' | grep -qF "\"loginuid\":$2,"
 }
+# The owner's own `sudo EDITOR`, from a PAM login session. In this container a login is
+# `systemd-run -p PAMName=login --uid=OWNER`: pam_loginuid (the login stack's) sets loginuid
+# (measured: 1000 and session 1, since nspawn keeps CAP_AUDIT_CONTROL; no session scope:
+# the image has no pam_systemd, so the unit is the transient service). There is no vi in the
+# image: the kit's ed-append (a one-line sh script that appends, as an editor would) is the
+# editor, run through sudo.
+owner_case() {
+  local ou s m
+  ou=$(cin id -u $OWNER)
+  cin sh -c "printf '%s\n' '$OWNER ALL=(root) NOPASSWD: /usr/local/bin/ed-append' > /etc/sudoers.d/warden-test-owner && chmod 0440 /etc/sudoers.d/warden-test-owner"
+  s=$(sha config/conditions.toml); m=$(meta config/conditions.toml)
+  local lu; lu=$(cin systemd-run --quiet --wait --pipe --collect --unit=owner-login -p PAMName=login --uid=$OWNER /bin/sh -c "cat /proc/self/loginuid; sudo -n /usr/local/bin/ed-append $ROOT/config/conditions.toml" 2>>"$LOG")
+  info "the owner's login session: loginuid $lu (uid $ou)"
+  check "a PAM login session gives the owner a loginuid ($OWNER, $ou)" [ "$lu" = "$ou" ]
+  check "the owner's sudo edit is reverted" wait_for 10 restored config/conditions.toml "$s" "$m"
+  check "…and its alert says user root, loginuid $ou (the owner's login survives sudo)" wait_for 10 owner_sudo_alert config/conditions.toml "$ou"
+  check "…in plain words in warden why: in $OWNER's login session (as root, through sudo or su)" sh -c "$H/in sudo -u warden warden why config/conditions.toml --root $ROOT | grep -q \"by ed-append, user root, in $OWNER's login session [0-9]* (as root, through sudo or su), owner-login.service\""
+  cin rm -f /etc/sudoers.d/warden-test-owner
+}
 reverts_of() { cin grep -F "\"path\":\"$1\"" "$STORE/alerts.jsonl" | grep -c '"action":"reverted"'; }
 witness_case() {
   install -m 0755 /dev/stdin "$M/usr/local/bin/warden-test-mmap" <<'PY'
