@@ -88,6 +88,7 @@ export async function linkWitness(o: LinkOptions): Promise<WitnessLink> {
     if (Date.now() - reader.lastBeat > BEAT_STALE_MS) return `no witness running (last heartbeat ${reader.lastBeat ? new Date(reader.lastBeat).toISOString() : 'never'})`;
     return null;
   };
+  let lastMiss = 0;
   const namesUnavailable = (): string | null => {
     if (witness) { const s = witness.status(); return s.names ? null : s.namesWhy ?? 'its name group is not running'; }
     const b = reader.beatInfo;
@@ -97,7 +98,13 @@ export async function linkWitness(o: LinkOptions): Promise<WitnessLink> {
     source: {
       lookup: (dev, ino) => reader.lookup(dev, ino),
       // The witness appends a name record a moment after the kernel's event, which the guard may see first: wait a little for it, only while a witness runs.
-      lookupName: (path, ops) => reader.lookupName(path, ops, unavailable() === null ? NAME_WAIT_MS : 0),
+      // At most one wait that finds nothing per second: a storm of alerts nobody recorded never stalls the guard (150 ms each).
+      lookupName: (path, ops) => {
+        const wait = unavailable() === null && Date.now() - lastMiss >= 1000 ? NAME_WAIT_MS : 0;
+        const j = reader.lookupName(path, ops, wait);
+        if (!j && wait > 0) lastMiss = Date.now();
+        return j;
+      },
       unavailable,
       namesUnavailable,
     },
