@@ -307,14 +307,13 @@ name_alert() { # PATH REASON UNIT OP
 }
 # The owner's own edit through sudo, from a PAM login session (pam_loginuid sets loginuid there; sudo keeps it).
 owner_sudo_alert() { # PATH UID
-  cin tac "$STORE/alerts.jsonl" | grep -F "\"path\":\"$1\"" | head -1 | grep -F '"user":"root"' | grep -qF "\"loginuid\":$2,"
+  cin tac "$STORE/alerts.jsonl" | grep -F "\"path\":\"$1\"" | head -1 | grep -F '"user":"root"' | grep -F "\"loginuid\":$2," | grep -qE '"unit":"session-[0-9]+\.scope"'
 }
 # The owner's own `sudo EDITOR`, from a PAM login session. In this container a login is
 # `systemd-run -p PAMName=login --uid=OWNER`: pam_loginuid (the login stack's) sets loginuid
-# (measured: 1000 and session 1, since nspawn keeps CAP_AUDIT_CONTROL; no session scope:
-# the image has no pam_systemd, so the unit is the transient service). There is no vi in the
-# image: the kit's ed-append (a one-line sh script that appends, as an editor would) is the
-# editor, run through sudo.
+# (nspawn keeps CAP_AUDIT_CONTROL), and pam_systemd (installed above for the desktop) moves
+# it into a session-N.scope of logind's. There is no vi in the image: the kit's ed-append (a
+# one-line sh script that appends, as an editor would) is the editor, run through sudo.
 owner_case() {
   local ou s m
   ou=$(cin id -u $OWNER)
@@ -324,8 +323,8 @@ owner_case() {
   info "the owner's login session: loginuid $lu (uid $ou)"
   check "a PAM login session gives the owner a loginuid ($OWNER, $ou)" [ "$lu" = "$ou" ]
   check "the owner's sudo edit is reverted" wait_for 10 restored config/conditions.toml "$s" "$m"
-  check "…and its alert says user root, loginuid $ou (the owner's login survives sudo)" wait_for 10 owner_sudo_alert config/conditions.toml "$ou"
-  check "…in plain words in warden why: in $OWNER's login session (as root, through sudo or su)" why_says config/conditions.toml "by ed-append, user root, in $OWNER's login session [0-9]* (as root, through sudo or su), owner-login.service"
+  check "…and its alert says user root, loginuid $ou, session-N.scope (the owner's login survives sudo)" wait_for 10 owner_sudo_alert config/conditions.toml "$ou"
+  check "…in plain words in warden why: in $OWNER's login session (as root, through sudo or su)" why_says config/conditions.toml "by ed-append, user root, in $OWNER's login session [0-9]* (as root, through sudo or su) (pid"
   cin tac "$STORE/alerts.jsonl" | grep -F '"path":"config/conditions.toml"' | head -3 >>"$LOG"
   cin rm -f /etc/sudoers.d/warden-test-owner
 }
