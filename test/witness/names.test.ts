@@ -17,6 +17,7 @@ import type { Alert, Writer } from '../../src/store/alert-types.js';
 const ROOT_ONLY = process.getuid?.() !== 0 ? 'needs root (fanotify needs CAP_SYS_ADMIN)' : false;
 const A = 'config/conditions.toml';
 const B = 'orgs/bookclub.toml';
+const C = 'config/guests.toml';
 const world = testWorld();
 const outsides: string[] = [];
 after(async () => { for (const o of outsides) rmSync(o, { recursive: true, force: true }); await world.cleanup(); });
@@ -57,14 +58,17 @@ describe('the witness by name', { skip: ROOT_ONLY }, () => {
     for (const op of ['chmod', 'chown', 'rm', 'mv-away', 'mv-over'] as Op[]) {
       for (let round = 0; round < 3; round++) {
         const seen = readAlertsOf(t).length;
-        const a = actor(t.root, outside, op, A);
-        const b = actor(t.root, outside, op, B);
-        assert.deepEqual(await Promise.all([a.done, b.done]), [0, 0], `${op}: both actors succeeded`);
+        // Three at once: two in different directories, and C beside A (same directory, another name).
+        const rels = [A, B, C];
+        const actors = rels.map((rel) => actor(t.root, outside, op, rel));
+        assert.deepEqual(await Promise.all(actors.map((x) => x.done)), [0, 0, 0], `${op}: every actor succeeded`);
         const fresh = await waitFor(() => {
           const n = readAlertsOf(t).slice(seen);
-          return n.some((x) => x.path === A) && n.some((x) => x.path === B) ? n : null;
-        }, 10_000, `${op} round ${round}: both put right`);
-        for (const [rel, pid, other] of [[A, a.pid, b.pid], [B, b.pid, a.pid]] as const) {
+          return rels.every((rel) => n.some((x) => x.path === rel)) ? n : null;
+        }, 10_000, `${op} round ${round}: all put right`);
+        for (const [i, rel] of rels.entries()) {
+          const pid = actors[i]!.pid;
+          const other = actors.filter((_, j) => j !== i).map((x) => x.pid).join(' or ');
           const al = fresh.find((x) => x.path === rel)!;
           assert.equal(al.reason, EXPECT[op].reason, `${op}: ${JSON.stringify(al)}`);
           assert.ok(isWriter(al.by), `${op} round ${round}: ${rel} names its actor: ${JSON.stringify(al.by)}`);
