@@ -71,4 +71,21 @@ describe('the in-process witness follows the guard', { skip: ROOT_ONLY }, () => 
     const m = await waitFor(() => readAlertsOf(t).slice(seen).find((x) => x.path === B && x.reason === 'mode'), 5000, 'the chmod put right');
     assert.ok(isWriter(m.by) && m.by.pid === p.pid, `the chmod's alert names perl: ${JSON.stringify(m.by)}`);
   });
+
+  it('a separate witness (run --witness) sees a swap of the root path itself and marks the directory now there', async () => {
+    const t = world.root({ init: true });
+    const g = await world.daemon(t, ['--guard']);
+    const w = await world.daemon(t, ['--witness', '--writer-pid', String(g.proc.pid)]);
+    mkdirSync(join(t.base, 'evil'));
+    assert.equal((await sh(t.base, `cp -a root/. evil/ && python3 -c "import ctypes,sys; l=ctypes.CDLL(None, use_errno=True); sys.exit(0 if l.renameat2(-100, b'evil', -100, b'root', 2) == 0 else ctypes.get_errno())"`)).code, 0);
+    await waitFor(() => (/names another directory now; marked that one/.test(w.stderr()) ? true : null), 5000, 'the witness re-marked');
+    await waitFor(() => (readAlertsOf(t).some((x) => x.reason === 'root-replaced') ? true : null), 5000, 'root-replaced');
+    const approved = readFileSync(t.p(B), 'utf8');
+    await new Promise((r) => setTimeout(r, 300));
+    const seen = readAlertsOf(t).length;
+    const e = await sh(t.root, `printf 'hourly_cap = 779\\n' >> ${B}`);
+    const al = await waitFor(() => readAlertsOf(t).slice(seen).find((x) => x.path === B), 5000, 'the edit reverted');
+    assert.ok(isWriter(al.by) && al.by.pid === e.pid, `the separate witness saw the edit in the new root: ${JSON.stringify(al.by)}`);
+    await waitFor(() => (readFileSync(t.p(B), 'utf8') === approved ? true : null), 5000, 'reverted');
+  });
 });
