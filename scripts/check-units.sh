@@ -81,7 +81,7 @@ check "warden-guard.service (--capabilities none)" "$work/nocaps/$units" warden-
 
 # The witness's template, rendered with the same concrete values (install-units does not write it yet).
 mkdir -p "$work/witness"
-sed -e "s|@NODE@|$node|; s|@CLI@|$PWD/dist/src/cli/main.js|; s|@ROOT@|$work/root|g; s|@GROUP@|daemon|; s|@DOCS@|$PWD/docs/DEPLOY.md|; s|@PROTECT_HOME@|read-only|" \
+sed -e "s|@NODE@|$node|; s|@CLI@|$PWD/dist/src/cli/main.js|; s|@ROOT@|$work/root|g; s|@WRITABLE@|$work/root|g; s|@GROUP@|daemon|; s|@DOCS@|$PWD/docs/DEPLOY.md|; s|@PROTECT_HOME@|read-only|" \
   systemd/warden-witness.service > "$work/witness/warden-witness.service"
 check "warden-witness.service" "$work/witness" warden-witness.service "$WITNESS_MAX"
 

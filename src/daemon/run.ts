@@ -13,7 +13,7 @@ import { observe } from '../guard/observe.js';
 import { baseOf, dirOf } from '../guard/inspect.js';
 import { BASELINE_DIR, CONTROL_DIR, INDEX_NAME, LOCK_NAME, PRIVATE_STORE_DIRS } from '../store/layout.js';
 import { BaselineState, RECOVER } from '../store/baseline-state.js';
-import { Guard } from '../guard/guard.js';
+import { Guard, type WriterSource } from '../guard/guard.js';
 import { WatchSupervisor } from '../guard/watch-supervisor.js';
 import { HintQueue } from '../guard/hints.js';
 import { appendAlert, newAlertId } from '../store/alerts.js';
@@ -184,7 +184,12 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
       const journal = (line: string, alert?: Alert) => { if (alert && journald) journald.send(alert, line); else journalLine(line); };
       let hints: HintQueue | null = null;
       let link: WitnessLink | null = null;
-      const writers = { lookup: (dev: number, ino: number) => link?.source.lookup(dev, ino) ?? null, unavailable: () => (link ? link.source.unavailable() : 'the witness is starting') };
+      const writers: WriterSource = {
+        lookup: (dev, ino) => link?.source.lookup(dev, ino) ?? null,
+        lookupName: (path, ops) => link?.source.lookupName?.(path, ops) ?? null,
+        unavailable: () => (link ? link.source.unavailable() : 'the witness is starting'),
+        namesUnavailable: () => (link ? link.source.namesUnavailable?.() ?? null : 'the witness is starting'),
+      };
       const g = new Guard({ root: opts.root, rootFd, store, config, state, log, journal, writers, defer: (rel) => hints?.later(rel), onDirRepaired: () => {
         for (const d of watcher?.rearmChanged() ?? []) log(`<6>warden: re-armed the watch on ${d}`);
         // chokidar re-adds a directory asynchronously; the per-file inode watches re-arm now.
@@ -195,6 +200,7 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
         rootFd = fd;
         try { store.recordRoot(fd); recordKeyOwner(opts.root, fd); } catch { /* only a later move is harder to name */ }
         publishManifest(fd, g.state.index, process.env, log);
+        link?.rootChanged(fd); // the witness's marks follow: they were on the old directories' inodes
         log(`<2>warden: the root path ${opts.root} named something else; put the approved tree back there and guard it`);
       } });
       guard = g;
@@ -249,6 +255,7 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
         await watcher?.restart();
         watcher?.syncFiles(g.state.paths());
         notifier?.reload(next);
+        link?.update(next); // an approved [witness] enforce takes effect now, not at the next start
         g.rescan();
       };
       const control = await listenControl(store, (req) => handleRequest(req, g, ctx, reload, () => watcher, () => notifier?.status() ?? null, () => witnessReport?.() ?? null), { log });

@@ -14,6 +14,8 @@ import type { WitnessStatus } from '../witness/witness.js';
 import { BEAT_STALE_MS, RecordReader, recordDirOf, type RecordLine } from '../witness/record.js';
 
 const CAP_SYS_ADMIN = 21;
+/** How long an alert of a chmod, delete or rename waits for the witness's record of it. */
+const NAME_WAIT_MS = 150;
 
 /** Whether this process holds CAP_SYS_ADMIN (effective), from /proc/self/status. */
 export function hasCapSysAdmin(): boolean {
@@ -33,11 +35,17 @@ export interface WitnessReport {
   lastBeat: string | null;
   /** A separate witness's own word (its heartbeat): how many directories and files it has marked. */
   marked?: { dirs: number; files: number } | null;
+  /** null when the witness sees chmod, chown, deletes and renames (its name group); else why not. */
+  names?: string | null;
 }
 
 export interface WitnessLink {
   source: WriterSource;
   report(): WitnessReport;
+  /** The approved warden.toml changed: the in-process witness takes its [witness] enforce and writer_cgroups now. */
+  update(config: WardenConfig): void;
+  /** The guard holds a new directory at the root path: the in-process witness marks that one. */
+  rootChanged(fd: number): void;
   stop(): Promise<void>;
 }
 
@@ -80,8 +88,26 @@ export async function linkWitness(o: LinkOptions): Promise<WitnessLink> {
     if (Date.now() - reader.lastBeat > BEAT_STALE_MS) return `no witness running (last heartbeat ${reader.lastBeat ? new Date(reader.lastBeat).toISOString() : 'never'})`;
     return null;
   };
+  let lastMiss = 0;
+  const namesUnavailable = (): string | null => {
+    if (witness) { const s = witness.status(); return s.names ? null : s.namesWhy ?? 'its name group is not running'; }
+    const b = reader.beatInfo;
+    return b?.names === true ? null : b?.namesWhy ?? 'the witness does not say it watches names (an older witness?)';
+  };
   return {
-    source: { lookup: (dev, ino) => reader.lookup(dev, ino), unavailable },
+    source: {
+      lookup: (dev, ino) => reader.lookup(dev, ino),
+      // The witness appends a name record a moment after the kernel's event, which the guard may see first: wait a little for it, only while a witness runs.
+      // At most one wait that finds nothing per second: a storm of alerts nobody recorded never stalls the guard (150 ms each).
+      lookupName: (path, ops) => {
+        const wait = unavailable() === null && Date.now() - lastMiss >= 1000 ? NAME_WAIT_MS : 0;
+        const j = reader.lookupName(path, ops, wait);
+        if (!j && wait > 0) lastMiss = Date.now();
+        return j;
+      },
+      unavailable,
+      namesUnavailable,
+    },
     report: () => {
       const down = unavailable();
       return {
@@ -89,9 +115,12 @@ export async function linkWitness(o: LinkOptions): Promise<WitnessLink> {
         // A separate witness says its mode itself (it runs on the approved settings, which may be newer than this guard's start).
         enforce: witness ? witness.status().enforce : reader.beatInfo?.enforce ?? enforce,
         status: witness?.status() ?? null, lastBeat: reader.lastBeat ? new Date(reader.lastBeat).toISOString() : null,
+        names: namesUnavailable(),
         marked: witness ? null : reader.beatInfo ? { dirs: reader.beatInfo.dirs, files: reader.beatInfo.files } : null,
       };
     },
+    update: (c) => { witness?.update({ enforce: c.witness?.enforce === true, exemptCgroups: c.witness?.writer_cgroups ?? [] }); },
+    rootChanged: (fd) => { witness?.setRootFd(fd); },
     stop: async () => { clearInterval(tail); await witness?.stop(); reader.close(); },
   };
 }

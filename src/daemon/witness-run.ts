@@ -10,7 +10,7 @@
  * SIGHUP.
  */
 import { WardenError } from '../common/errors.js';
-import { lstatSync } from 'node:fs';
+import { fstatSync, lstatSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { openRoot, safeClose } from '../fsx/beneath.js';
 import { approvedConfigForReader } from '../store/approved-config.js';
@@ -39,6 +39,15 @@ async function configOf(root: string): Promise<{ config: WardenConfig; from: str
   return { config: await settingsFromBytes(a.bytes), from: a.from };
 }
 
+/** Whether the root path now names a directory other than the one held. */
+export function rootMoved(root: string, fd: number): boolean {
+  try {
+    const a = statSync(root);
+    const b = fstatSync(fd);
+    return a.dev !== b.dev || a.ino !== b.ino;
+  } catch { return false; }
+}
+
 /** A cheap sign that the store's baseline changed: its index's inode, size and time. */
 function indexStamp(from: string): string {
   try { const st = lstatSync(join(from, BASELINE_DIR, INDEX_NAME)); return `${st.ino}:${st.size}:${st.mtimeMs}`; } catch { return 'none'; }
@@ -54,7 +63,7 @@ export async function runWitnessOnly(opts: WitnessRunOptions): Promise<{ stop():
   let stamp = indexStamp(from);
   let config = first.config;
   let pset = protectedSet(config);
-  const rootFd = openRoot(opts.root);
+  let rootFd = openRoot(opts.root);
   const { Witness } = await import('../witness/witness.js');
   const w = Witness.start({
     root: opts.root, rootFd, enforce: config.witness?.enforce === true, exemptPids: opts.writerPids, exemptCgroups: cgroupsOf(config),
@@ -64,7 +73,7 @@ export async function runWitnessOnly(opts: WitnessRunOptions): Promise<{ stop():
   if (!w.running) { safeClose(rootFd); throw new WardenError(`the witness cannot run: ${w.status().why ?? 'unknown'}`, 2); }
   const sd = createSdNotifier();
   const st = w.status();
-  opts.log(`<6>warden: witness ${st.enforce ? 'refusing' : 'recording'} opens for writing: ${st.dirs} director(ies), ${st.files} file(s) marked; settings from the approved warden.toml in ${from}`);
+  opts.log(`<6>warden: witness ${st.enforce ? 'refusing' : 'recording'} opens for writing: ${st.dirs} director(ies), ${st.files} file(s) marked; ${st.names ? 'chmod, chown, deletes and renames seen by name' : `not by name (${st.namesWhy ?? 'unknown'})`}; settings from the approved warden.toml in ${from}`);
   opts.say('ready');
   sd.ready();
   sd.status(`witness: ${st.enforce ? 'enforcing' : 'recording'}, ${st.dirs} dirs and ${st.files} files marked`);
@@ -79,6 +88,19 @@ export async function runWitnessOnly(opts: WitnessRunOptions): Promise<{ stop():
     }, (err) => opts.log(`<3>warden: witness: ${why}: ${String((err as Error).message)}; keeping its settings`));
   };
   const onHup = () => reread('SIGHUP');
+  // A swap of the root path (the guard puts the approved tree back at the path; so does the
+  // agent's `mv`): the marks were on the old directories' inodes. Checked every second by
+  // the path's device and inode against the held descriptor, as the guard does.
+  timers.push(setInterval(() => {
+    if (!rootMoved(opts.root, rootFd)) return;
+    let fd: number;
+    try { fd = openRoot(opts.root); } catch { return; /* nothing there yet: the guard puts it back */ }
+    const old = rootFd;
+    rootFd = fd;
+    w.setRootFd(fd);
+    safeClose(old);
+    opts.log(`<4>warden: witness: the root path ${opts.root} names another directory now; marked that one`);
+  }, 1000));
   timers.push(setInterval(() => { const s2 = indexStamp(from); if (s2 !== stamp) { stamp = s2; reread('the baseline changed'); } }, 1000));
   process.on('SIGHUP', onHup);
   let resolve!: () => void;

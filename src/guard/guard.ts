@@ -12,7 +12,7 @@ import { basename, dirname } from 'node:path';
 import { errnoCode } from '../common/errors.js';
 import type { WardenConfig } from '../config/warden-config.js';
 import { AT_FDCWD, DIR_MOVED, at, fixDirAt, fixRoot, lstatAt, makeDirAt, openRoot, readHeldHead, readRegularAt, replaceFileAt, rewriteInPlaceAt, safeClose, typeOf, unlinkAt, withCwdAt, withDir } from '../fsx/beneath.js';
-import type { Alert, AlertReason, FileFacts, Writer, WriterUnknown } from '../store/alert-types.js';
+import type { Alert, AlertReason, FileFacts, NameOp, Writer, WriterUnknown } from '../store/alert-types.js';
 import { newAlertId } from '../store/alerts.js';
 import type { BaselineState } from '../store/baseline-state.js';
 import type { Store } from '../store/store.js';
@@ -61,14 +61,34 @@ export interface GuardOptions {
 /** Who wrote an inode, joined exactly (device + inode, within the record's window). */
 export interface WriterSource {
   lookup(dev: number, ino: number): { writer: Writer; others: number } | null;
+  /**
+   * Who did one of OPS to the name PATH just before now (the witness's second group: chmod,
+   * chown, delete, rename, create), each record used once; or, when the record says its
+   * actor was gone before it could be read, why it is not known.
+   */
+  lookupName?(path: string, ops: readonly NameOp[]): { writer: Writer; others: number } | { unknown: string } | null;
   /** Why the witness cannot answer now (not running, record missing), or null when it can. */
   unavailable(): string | null;
+  /** Why the witness does not see names (chmod, chown, deletes, renames), or null when it does. */
+  namesUnavailable?(): string | null;
 }
 
 /** The reasons a witness cannot see: it sees opens, and these are not (or not only) opens. */
 const NOT_AN_OPEN: Partial<Record<AlertReason, string>> = {
   deleted: 'a deletion', symlink: 'a symlink put in its place', 'not-regular': 'a non-file put in its place', mode: 'a chmod', owner: 'a chown',
 };
+
+/**
+ * Which name events explain a reason (joined by the path's name): a mode or owner change
+ * by an attribute change only; a missing file by a delete or a rename away; anything else
+ * (new content on a new inode, a symlink or non-file in its place, a new file) by a rename
+ * over it or a create. A mode change is never explained by an earlier open, nor an open by
+ * a chmod.
+ */
+const NAME_OPS: Partial<Record<AlertReason, readonly NameOp[]>> = {
+  mode: ['attrib'], owner: ['attrib'], deleted: ['delete', 'rename-away'],
+};
+const REPLACED_OPS: readonly NameOp[] = ['rename-in', 'create'];
 
 /** What one alert says (Guard.raise): named, since most fields are optional and alike in type. */
 interface Raise {
@@ -651,7 +671,7 @@ export class Guard {
       ...(also.length ? { also } : {}),
       ...(detail ? { detail } : {}),
       ...(credentialChanges ? { credential_changes: credentialChanges } : {}),
-      ...(action === 'revert-failed' ? {} : { by: this.writerOf(verdict.reason, whileStopped, seen) }),
+      ...(action === 'revert-failed' ? {} : { by: this.writerOf(path, verdict.reason, whileStopped, seen) }),
       advice: adviceFor(path, reason === 'changed-while-stopped' ? (also[0] ?? reason) : reason, id, kind),
     };
     this.alerts.record(alert, detail === this.quota.note);
@@ -659,18 +679,28 @@ export class Guard {
   }
 
   /** Who made this direct edit, joined exactly from the witness's record, or why that is not known. */
-  private writerOf(reason: AlertReason, whileStopped: boolean, seen: Observation | undefined): Writer | WriterUnknown {
+  private writerOf(path: string, reason: AlertReason, whileStopped: boolean, seen: Observation | undefined): Writer | WriterUnknown {
     const src = this.writers;
     if (!src) return { unknown: 'no witness running' };
-    if (seen && seen.type === 'file' && seen.dev !== undefined) {
+    const byName = NAME_OPS[reason];
+    if (!byName && seen && seen.type === 'file' && seen.dev !== undefined) {
       const j = src.lookup(seen.dev, seen.ino);
+      if (j) return j.others ? { ...j.writer, others: j.others } : j.writer;
+    }
+    if (src.lookupName && !whileStopped) {
+      const j = src.lookupName(path, byName ?? REPLACED_OPS);
+      if (j && 'unknown' in j) return j;
       if (j) return j.others ? { ...j.writer, others: j.others } : j.writer;
     }
     const down = src.unavailable();
     if (down) return { unknown: down };
     if (whileStopped) return { unknown: 'changed while warden was not running' };
     const what = NOT_AN_OPEN[reason];
-    if (what) return { unknown: `the witness sees opens for writing, and ${what} is not one` };
+    if (what) {
+      const blind = src.namesUnavailable ? src.namesUnavailable() : 'it does not watch names';
+      if (blind) return { unknown: `the witness sees opens for writing, and ${what} is not one (${blind})` };
+      return { unknown: `the witness saw no ${byName ? 'attribute change, delete or rename' : 'rename or create'} of this name by another process` };
+    }
     return { unknown: 'the witness saw no open for writing of this file' };
   }
 

@@ -27,6 +27,9 @@ export interface FileFacts { sha256: string | null; size: number; mode: number }
  * Who wrote (SPEC §6.1), as the witness saw it while the kernel held the writer in its
  * open: never an argument list, never file content.
  */
+/** What the witness sees by name (a Writer's op besides the opens). */
+export type NameOp = 'attrib' | 'delete' | 'rename-away' | 'rename-in' | 'create';
+
 export interface Writer {
   pid: number;
   comm: string;
@@ -41,8 +44,12 @@ export interface Writer {
   session: number | null;
   /** The systemd unit or scope of its cgroup (agent-runtime.service, session-3.scope). */
   unit: string | null;
-  /** What it did: an open for writing, or an open the witness could not classify. */
-  op: 'open-write' | 'open-unknown';
+  /**
+   * What it did: an open for writing, or an open the witness could not classify; or, seen
+   * by name: a mode or owner change (attrib), a delete, a rename of the file away, a rename
+   * of another file over it (rename-in), a create.
+   */
+  op: 'open-write' | 'open-unknown' | NameOp;
   /** enforce = true refused it (EPERM). */
   refused: boolean;
   time: string;

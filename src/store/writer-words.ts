@@ -17,6 +17,9 @@ export function isWriter(by: Alert['by'] | null): by is Writer {
 }
 
 /** "by …" for a known writer, "who: not known (why)" otherwise, null when the alert has no `by`. */
+/** What a writer seen by name did (the opens say nothing more). */
+const DID = { attrib: 'changed its mode or owner', delete: 'deleted it', 'rename-away': 'renamed it away', 'rename-in': 'renamed another file over it', create: 'created it' } as const;
+
 export function describeBy(by: Writer | WriterUnknown | undefined | null): string | null {
   if (!by || typeof by !== 'object') return null;
   if (!isWriter(by)) return `who: not known (${clip((by as WriterUnknown).unknown, 200)})`;
@@ -37,6 +40,8 @@ export function describeBy(by: Writer | WriterUnknown | undefined | null): strin
   }
   let s = `${parts.join(', ')} (pid ${Number(by.pid)}${by.exe ? `, ${clip(by.exe, 120)}` : ''})`;
   if (by.refused) s += ': refused (EPERM), nothing written';
+  const did = Object.hasOwn(DID, by.op) ? DID[by.op as keyof typeof DID] : undefined;
+  if (did) s += `: ${did}`;
   if (by.others) s += `; ${Number(by.others)} other process(es) also opened it for writing`;
   return s;
 }

@@ -121,3 +121,18 @@ export function readWriter(tid: number, users: Users): Omit<Writer, 'time' | 'op
     loginuid, login_user: loginuid !== null ? users.name(loginuid) : null, session, unit,
   };
 }
+
+/**
+ * The writer behind a pidfd, or null when it is gone: the reads of /proc/PID count only if,
+ * afterwards, the pidfd still names PID (its fdinfo says "Pid: -1" once the process is
+ * reaped, and a pid is reused only after that), so they cannot be another process's.
+ */
+export function readLiveWriter(pid: number, pidfd: number, users: Users): Omit<Writer, 'time' | 'op' | 'refused'> | null {
+  const status = readSmall(`/proc/${pid}/status`);
+  if (status === null) return null;
+  const w = readWriter(pid, users);
+  const info = readSmall(`/proc/self/fdinfo/${pidfd}`);
+  const m = info === null ? null : /^Pid:\s*(-?\d+)/m.exec(info);
+  if (!m || Number(m[1]) !== pid || w.uid < 0) return null;
+  return w;
+}

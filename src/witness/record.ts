@@ -11,7 +11,7 @@
 import { closeSync, constants as C, fstatSync, mkdirSync, openSync, readSync, renameSync, lstatSync } from 'node:fs';
 import { join } from 'node:path';
 import { rootId, stateBase } from '../store/location.js';
-import type { Writer } from '../store/alert-types.js';
+import type { NameOp, Writer } from '../store/alert-types.js';
 
 export const RECORD_NAME = 'record.jsonl';
 export const WITNESS_STATE_NAME = 'warden-witness';
@@ -21,6 +21,18 @@ export const JOIN_WINDOW_MS = 10 * 60_000;
 const ROTATE_BYTES = 16 * 1024 * 1024;
 
 export interface RecordLine extends Omit<Writer, 'time'> { t: number; dev: number; ino: number; path: string }
+
+export type { NameOp };
+
+/**
+ * A name record: the directory entry PATH had OP done to it, by a writer read at once, or by
+ * a pid that was gone before it could be read (`gone`: exited, or already reaped when the
+ * kernel made the event's pidfd).
+ */
+export type NameLine = { t: number; name: 1; path: string; op: NameOp } & (Omit<Writer, 'time' | 'op'> | { pid: number; gone: 'exited' | 'reaped' });
+
+/** A name record older than this (before the alert) is never joined: the guard sees a change within a second or two, or at a rescan. */
+export const NAME_WINDOW_MS = 30_000;
 
 /** The witness's state directory: WARDEN_WITNESS_STATE_DIR, its unit's STATE_DIRECTORY, the deployment's /var/lib/warden-witness, else <state>/witness. */
 export function witnessDir(env: NodeJS.ProcessEnv = process.env): string {
@@ -56,11 +68,21 @@ export function openRecordForAppend(dir: string, groupRead = false): number {
 export const BEAT_MS = 5000;
 export const BEAT_STALE_MS = 15_000;
 /** What a heartbeat says besides "alive": the mode and how much is marked (for `warden status` in another process). */
-export interface BeatInfo { enforce: boolean; dirs: number; files: number }
+export interface BeatInfo { enforce: boolean; dirs: number; files: number; names?: boolean; namesWhy?: string | null }
 
 export function beatLine(now = Date.now(), info?: BeatInfo): string { return JSON.stringify({ t: now, hb: 1, pid: process.pid, ...(info ?? {}) }) + '\n'; }
 
 export interface Joined { writer: Writer; others: number }
+
+/** A join by name: the writer, or, when the record says its actor was gone, why it is not known. */
+export type NameJoined = Joined | { unknown: string };
+
+const SLEEP = new Int32Array(new SharedArrayBuffer(4));
+
+/** The name ops in words (after "the witness saw pid N"). */
+export const OP_WORDS: Record<NameOp, string> = {
+  attrib: 'change the mode or owner of', delete: 'delete', 'rename-away': 'rename away', 'rename-in': 'rename another file over', create: 'create',
+};
 
 /** Reads the record from where it last stopped; holds the lines of the join window, by device and inode. */
 export class RecordReader {
@@ -68,6 +90,7 @@ export class RecordReader {
   private offset = 0;
   private partial = '';
   private readonly byInode = new Map<string, RecordLine[]>();
+  private readonly byName = new Map<string, (NameLine & { used?: boolean })[]>();
   private readonly buf = Buffer.alloc(64 * 1024);
   /** Why lookups cannot answer (set when the record is missing or not trustworthy). */
   problem: string | null = null;
@@ -121,8 +144,17 @@ export class RecordReader {
       if (r.t >= this.lastBeat) {
         this.lastBeat = r.t;
         const b = r as unknown as Partial<BeatInfo>;
-        if (typeof b.enforce === 'boolean' && typeof b.dirs === 'number' && typeof b.files === 'number') this.beatInfo = { enforce: b.enforce, dirs: b.dirs, files: b.files };
+        if (typeof b.enforce === 'boolean' && typeof b.dirs === 'number' && typeof b.files === 'number') {
+          this.beatInfo = { enforce: b.enforce, dirs: b.dirs, files: b.files, names: b.names === true, namesWhy: typeof b.namesWhy === 'string' ? b.namesWhy : null };
+        }
       }
+      return;
+    }
+    if ((r as { name?: unknown }).name === 1) {
+      const n = r as unknown as NameLine;
+      if (typeof n.t !== 'number' || typeof n.path !== 'string' || typeof n.op !== 'string' || typeof n.pid !== 'number') return;
+      const list = this.byName.get(n.path);
+      if (list) list.push(n); else this.byName.set(n.path, [n]);
       return;
     }
     if (typeof r?.t !== 'number' || typeof r.dev !== 'number' || typeof r.ino !== 'number' || typeof r.pid !== 'number') return;
@@ -137,6 +169,40 @@ export class RecordReader {
     for (const [k, list] of this.byInode) {
       const kept = list.filter((r) => r.t >= cut);
       if (kept.length === 0) this.byInode.delete(k); else if (kept.length !== list.length) this.byInode.set(k, kept);
+    }
+    const ncut = this.now() - NAME_WINDOW_MS;
+    for (const [k, list] of this.byName) {
+      const kept = list.filter((r) => r.t >= ncut && !r.used);
+      if (kept.length === 0) this.byName.delete(k); else if (kept.length !== list.length) this.byName.set(k, kept);
+    }
+  }
+
+  /**
+   * Who did one of OPS to the name PATH, within NAME_WINDOW_MS before now: the newest such
+   * record. Every matching record is then used up (this alert accounts for them), so a
+   * later alert of the same path never takes an earlier actor. `waitMs`: how long to wait
+   * for the record (the witness reads its event beside the guard, and may append a moment
+   * after the guard has seen the change); 0 when the witness is not running.
+   */
+  lookupName(path: string, ops: readonly NameOp[], waitMs = 0): NameJoined | null {
+    const deadline = this.now() + waitMs;
+    for (;;) {
+      this.catchUp();
+      const cut = this.now() - NAME_WINDOW_MS;
+      const list = (this.byName.get(path) ?? []).filter((r) => !r.used && r.t >= cut && ops.includes(r.op));
+      if (list.length > 0) {
+        for (const r of list) r.used = true;
+        const last = list[list.length - 1]!;
+        if ('gone' in last) {
+          return { unknown: `the witness saw pid ${Number(last.pid)} ${OP_WORDS[last.op]} it, but that process had ${last.gone === 'reaped' ? 'exited and been reaped' : 'exited'} before the witness could read who it was (there is no permission event for this, so it is not held)` };
+        }
+        const others = new Set(list.filter((r) => r.pid !== last.pid).map((r) => r.pid)).size;
+        const { t, name: _n, path: _p, ...w } = last as NameLine & Omit<Writer, 'time' | 'op'> & { used?: boolean };
+        delete (w as { used?: boolean }).used;
+        return { writer: { ...(w as Omit<Writer, 'time'>), time: new Date(t).toISOString() }, others };
+      }
+      if (this.now() >= deadline) return null;
+      Atomics.wait(SLEEP, 0, 0, 5);
     }
   }
 

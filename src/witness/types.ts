@@ -5,6 +5,10 @@ export interface WitnessTargets { files: string[]; dirs: string[] }
 
 export interface WorkerInit {
   fanFd: number;
+  /** The second, notification group (FAN_REPORT_DFID_NAME | FAN_REPORT_PIDFD): chmod, chown, unlink, rename, create; -1 when the kernel refused it. */
+  nameFd: number;
+  /** Directory handle key (fanotify.ts handleKey) → the directory, relative to the root. */
+  dirKeys: Record<string, string>;
   recordFd: number;
   rootReal: string;
   enforce: boolean;

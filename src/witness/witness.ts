@@ -14,8 +14,9 @@ import { closeSync, realpathSync } from 'node:fs';
 import { withDir } from '../fsx/beneath.js';
 import { baseOf, dirOf } from '../common/rel-path.js';
 import {
-  FAN_CLASS_CONTENT, FAN_CLOEXEC, FAN_EVENT_ON_CHILD, FAN_MARK_ADD, FAN_NONBLOCK, FAN_OPEN_PERM, FAN_REPORT_TID,
-  FAN_UNLIMITED_MARKS, FAN_UNLIMITED_QUEUE, O_LARGEFILE, O_RDONLY, loadError, loadFanotify, type Fanotify,
+  FAN_CLASS_CONTENT, FAN_CLASS_NOTIF, FAN_CLOEXEC, FAN_EVENT_ON_CHILD, FAN_MARK_ADD, FAN_NONBLOCK, FAN_OPEN_PERM, FAN_REPORT_DFID_NAME,
+  FAN_REPORT_PIDFD, FAN_REPORT_TID, FAN_UNLIMITED_MARKS, FAN_UNLIMITED_QUEUE, NAME_EVENTS, O_LARGEFILE, O_RDONLY, loadError, loadFanotify,
+  type Fanotify,
 } from './fanotify.js';
 import { BEAT_MS, beatLine, openRecordForAppend } from './record.js';
 import { writeSync } from 'node:fs';
@@ -48,6 +49,9 @@ export interface WitnessStatus {
   enforce: boolean;
   dirs: number;
   files: number;
+  /** Whether the second group (chmod, chown, unlink, rename, create by name) runs; why not. */
+  names: boolean;
+  namesWhy: string | null;
   writesSeen: number;
   recordsLost: number;
   overflows: number;
@@ -58,6 +62,9 @@ const ERRNO: Record<number, string> = { 1: 'EPERM', 22: 'EINVAL', 38: 'ENOSYS', 
 
 export class Witness {
   private fanFd = -1;
+  private nameFd = -1;
+  private namesWhy: string | null = null;
+  private dirKeys: Record<string, string> = {};
   private recordFd = -1;
   private worker: Worker | null = null;
   private dog: Worker | null = null;
@@ -80,7 +87,10 @@ export class Witness {
     this.rootReal = r;
     this.enforce = opts.enforce;
     this.exemptCgroups = opts.exemptCgroups ?? [];
+    this.rootFd = opts.rootFd;
   }
+
+  private rootFd: number;
 
   /** New settings (the approved warden.toml changed): the answering thread takes them before its next event. */
   update(p: { enforce: boolean; exemptCgroups: string[] }): void {
@@ -89,6 +99,16 @@ export class Witness {
     this.port?.port1.postMessage({ enforce: this.enforce, exemptCgroups: this.exemptCgroups });
     this.remark();
     if (this.fanFd >= 0) this.beat(); // the heartbeat carries the mode: readers learn it now, not in 5 s
+  }
+
+  /**
+   * The root path names another directory now (a swap the guard put right, or saw): mark
+   * that one. The caller owns the descriptor. The old directories' marks stay until their
+   * inodes go; what they report lies outside the root path and is neither recorded nor refused.
+   */
+  setRootFd(fd: number): void {
+    this.rootFd = fd;
+    this.remark();
   }
 
   /** Start watching; on any failure, a witness that is not running and says why. */
@@ -117,6 +137,7 @@ export class Witness {
       catch (err) { fan.close(fd); this.why = `cannot open the witness record: ${String((err as Error).message)}`; return; }
     }
     this.fanFd = fd;
+    this.openNames();
     this.hb.fill(0);
     this.remark();
     this.startThreads();
@@ -124,11 +145,30 @@ export class Witness {
     this.beat();
   }
 
+  /**
+   * The second group: notification mode, reporting the directory and name of each entry
+   * event and a pidfd of the actor (the kernel allows these events only in such groups).
+   * Refused (an older kernel, a filter): opens are still seen, and alerts of a chmod,
+   * chown, delete or rename say why they name nobody.
+   */
+  private openNames(): void {
+    const fan = this.fan!;
+    if (this.nameFd >= 0) return;
+    const fd = fan.init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK | FAN_REPORT_DFID_NAME | FAN_REPORT_PIDFD | FAN_UNLIMITED_QUEUE | FAN_UNLIMITED_MARKS, O_RDONLY | O_LARGEFILE);
+    if (fd < 0) {
+      const e = fan.errno();
+      this.namesWhy = `the kernel refused a fanotify group with FAN_REPORT_DFID_NAME and FAN_REPORT_PIDFD (${ERRNO[e] ?? `errno ${e}`}), so chmod, chown, deletes and renames are not seen`;
+      return;
+    }
+    this.nameFd = fd;
+    this.namesWhy = null;
+  }
+
   private startThreads(): void {
     const ch = new MessageChannel();
     this.port = ch;
     const init: WorkerInit = {
-      fanFd: this.fanFd, recordFd: this.recordFd, rootReal: this.rootReal, enforce: this.enforce,
+      fanFd: this.fanFd, nameFd: this.nameFd, dirKeys: this.dirKeys, recordFd: this.recordFd, rootReal: this.rootReal, enforce: this.enforce,
       exemptPids: this.opts.exemptPids ?? [], exemptCgroups: this.exemptCgroups,
       targets: this.opts.targets(), shared: this.shared, port: ch.port2,
     };
@@ -152,6 +192,7 @@ export class Witness {
     Atomics.notify(this.hb, 5);
     if (!closedByDog && this.fanFd >= 0) { try { closeSync(this.fanFd); } catch { /* closed */ } }
     this.fanFd = -1;
+    this.closeNames();
     const old = this.worker;
     this.worker = null;
     void old?.terminate();
@@ -161,6 +202,11 @@ export class Witness {
     if (this.stopped) return;
     this.why = `restarting (${what})`;
     setTimeout(() => { if (!this.stopped && this.fanFd < 0) this.open(); }, 500).unref();
+  }
+
+  private closeNames(): void {
+    if (this.nameFd >= 0) { try { closeSync(this.nameFd); } catch { /* closed */ } }
+    this.nameFd = -1;
   }
 
   private collect(): void {
@@ -183,15 +229,29 @@ export class Witness {
     if (this.fanFd < 0 || !this.fan) return;
     const fan = this.fan;
     const t = this.opts.targets();
-    this.port?.port1.postMessage({ targets: t });
     const dirs = new Set(t.dirs.filter((d) => d !== ''));
+    if (this.nameFd >= 0) {
+      // By name: each protected directory and each directory holding a protected file (the
+      // root's own top level too); the answering thread keeps only protected names.
+      const keys: Record<string, string> = {};
+      const nameDirs = new Set([...dirs, ...t.files.map((f) => dirOf(f))]);
+      for (const d of nameDirs) {
+        withDir(this.rootFd, d, (fd) => {
+          if (fan.mark(this.nameFd, FAN_MARK_ADD | FAN_MARK_ONLYDIR, BigInt(NAME_EVENTS | FAN_EVENT_ON_CHILD), fd, null) !== 0) return;
+          const k = fan.dirKey(fd);
+          if (k !== null) keys[k] = d;
+        }, () => undefined);
+      }
+      this.dirKeys = keys;
+    }
+    this.port?.port1.postMessage({ targets: t, dirKeys: this.dirKeys });
     let nd = 0;
     let nf = 0;
     for (const d of dirs) {
-      nd += withDir(this.opts.rootFd, d, (fd) => (fan.mark(this.fanFd, FAN_MARK_ADD | FAN_MARK_ONLYDIR, BigInt(FAN_OPEN_PERM | FAN_EVENT_ON_CHILD), fd, null) === 0 ? 1 : 0), () => 0);
+      nd += withDir(this.rootFd, d, (fd) => (fan.mark(this.fanFd, FAN_MARK_ADD | FAN_MARK_ONLYDIR, BigInt(FAN_OPEN_PERM | FAN_EVENT_ON_CHILD), fd, null) === 0 ? 1 : 0), () => 0);
     }
     for (const f of t.files.slice(0, MAX_FILE_MARKS)) {
-      nf += withDir(this.opts.rootFd, dirOf(f), (fd) => (fan.mark(this.fanFd, FAN_MARK_ADD | FAN_MARK_DONT_FOLLOW, BigInt(FAN_OPEN_PERM), fd, baseOf(f)) === 0 ? 1 : 0), () => 0);
+      nf += withDir(this.rootFd, dirOf(f), (fd) => (fan.mark(this.fanFd, FAN_MARK_ADD | FAN_MARK_DONT_FOLLOW, BigInt(FAN_OPEN_PERM), fd, baseOf(f)) === 0 ? 1 : 0), () => 0);
     }
     this.marked = { dirs: nd, files: nf };
   }
@@ -199,14 +259,14 @@ export class Witness {
   /** A heartbeat line in the record: a reader in another process knows the witness is alive. */
   private beat(): void {
     this.lastBeat = Date.now();
-    try { writeSync(this.recordFd, beatLine(this.lastBeat, { enforce: this.enforce, dirs: this.marked.dirs, files: this.marked.files })); } catch { this.totals.lost++; }
+    try { writeSync(this.recordFd, beatLine(this.lastBeat, { enforce: this.enforce, dirs: this.marked.dirs, files: this.marked.files, names: this.nameFd >= 0, namesWhy: this.namesWhy })); } catch { this.totals.lost++; }
   }
 
   status(): WitnessStatus {
     this.collect();
     return {
       running: this.fanFd >= 0, why: this.why, enforce: this.enforce,
-      dirs: this.marked.dirs, files: this.marked.files,
+      dirs: this.marked.dirs, files: this.marked.files, names: this.nameFd >= 0, namesWhy: this.namesWhy,
       writesSeen: this.totals.seen, recordsLost: this.totals.lost, overflows: this.totals.overflows, restarts: this.restarts,
     };
   }
@@ -222,6 +282,7 @@ export class Witness {
     Atomics.notify(this.hb, 5);
     // Closing the group lets any held open through, then the threads end on their next beat.
     if (this.fanFd >= 0) { try { closeSync(this.fanFd); } catch { /* closed */ } this.fanFd = -1; }
+    this.closeNames();
     await Promise.all([this.worker?.terminate(), this.dog?.terminate()]);
     if (this.recordFd >= 0) { try { closeSync(this.recordFd); } catch { /* closed */ } this.recordFd = -1; }
   }

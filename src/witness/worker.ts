@@ -13,8 +13,12 @@
  */
 import { closeSync, fstatSync, readlinkSync, writeSync } from 'node:fs';
 import { parentPort, receiveMessageOnPort, workerData, type MessagePort } from 'node:worker_threads';
-import { FAN_ALLOW, FAN_DENY, FAN_OPEN_PERM, FAN_Q_OVERFLOW, POLLIN, loadFanotify, parseEvents, response } from './fanotify.js';
-import { Users, readCgroup, readIntent, readWriter } from './proc.js';
+import {
+  FAN_ALLOW, FAN_ATTRIB, FAN_CREATE, FAN_DELETE, FAN_DENY, FAN_MOVED_FROM, FAN_MOVED_TO, FAN_OPEN_PERM, FAN_Q_OVERFLOW, POLLIN,
+  loadFanotify, parseEvents, parseNameEvents, response, type NameEvent,
+} from './fanotify.js';
+import { Users, readCgroup, readIntent, readLiveWriter, readWriter } from './proc.js';
+import type { NameOp } from './record.js';
 import type { WitnessTargets, WorkerInit } from './types.js';
 
 const init = workerData as WorkerInit;
@@ -26,6 +30,7 @@ let files = new Set(targets.files);
 let dirs = new Set(targets.dirs);
 let exemptCgroups = new Set(init.exemptCgroups);
 let enforce = init.enforce;
+let dirKeys = new Map(Object.entries(init.dirKeys));
 const ALLOW = response(0, FAN_ALLOW);
 const DENY = response(0, FAN_DENY);
 
@@ -94,12 +99,48 @@ function handle(mask: bigint, fd: number, tid: number): void {
   }
 }
 
+const NAME_OPS: [number, NameOp][] = [
+  [FAN_ATTRIB, 'attrib'], [FAN_DELETE, 'delete'], [FAN_MOVED_FROM, 'rename-away'], [FAN_MOVED_TO, 'rename-in'], [FAN_CREATE, 'create'],
+];
+
+/**
+ * One event of the notification group: a protected name's mode or owner changed, or it was
+ * deleted, renamed away, renamed over, or made. The actor is not held (there is no
+ * permission event for these), so who it was is read at once, through the pidfd the
+ * kernel handed over: the reads count only if the pidfd still names a live (or not yet
+ * reaped) process afterwards. An actor already gone is recorded as gone, by pid: the alert
+ * then says why it names nobody, and never takes another record's writer.
+ */
+function handleName(ev: NameEvent): void {
+  try {
+    if (ev.dir === null || ev.name === null) return;
+    const dirRel = dirKeys.get(ev.dir);
+    if (dirRel === undefined) return;
+    const rel = dirRel === '' ? ev.name : `${dirRel}/${ev.name}`;
+    if (!isProtected(rel)) return;
+    if (ev.pid === process.pid) return; // this process: the guard's own writes in `warden run`
+    const w = ev.pidfd >= 0 ? readLiveWriter(ev.pid, ev.pidfd, users) : null;
+    if (w && exempt(ev.pid, w.pid)) return;
+    const t = Date.now();
+    for (const [bit, op] of NAME_OPS) {
+      if ((ev.mask & BigInt(bit)) === 0n) continue;
+      Atomics.add(hb, 2, 1);
+      record(w ? { t, name: 1, path: rel, op, refused: false, ...w } : { t, name: 1, path: rel, op, pid: ev.pid, gone: ev.pidfd >= 0 ? 'exited' : 'reaped' });
+    }
+  } catch {
+    /* an event we cannot read is one we do not record */
+  } finally {
+    if (ev.pidfd >= 0) { try { closeSync(ev.pidfd); } catch { /* closed */ } }
+  }
+}
+
 function drainMessages(port: MessagePort): void {
   for (;;) {
     const m = receiveMessageOnPort(port);
     if (!m) return;
-    const msg = m.message as { targets?: WitnessTargets; enforce?: boolean; exemptCgroups?: string[] };
+    const msg = m.message as { targets?: WitnessTargets; enforce?: boolean; exemptCgroups?: string[]; dirKeys?: Record<string, string> };
     if (msg.targets) { targets = msg.targets; files = new Set(targets.files); dirs = new Set(targets.dirs); }
+    if (msg.dirKeys) dirKeys = new Map(Object.entries(msg.dirKeys));
     if (msg.enforce !== undefined) enforce = msg.enforce;
     if (msg.exemptCgroups) exemptCgroups = new Set(msg.exemptCgroups);
   }
@@ -107,8 +148,9 @@ function drainMessages(port: MessagePort): void {
 
 function loop(): void {
   if (!fan) { parentPort?.postMessage({ error: 'fanotify binding did not load in the worker' }); return; }
-  const pfd = Buffer.alloc(8);
+  const pfd = Buffer.alloc(16);
   const buf = Buffer.alloc(64 * 1024);
+  const nfds = init.nameFd >= 0 ? 2 : 1;
   const port = init.port;
   while (Atomics.load(hb, 1) === 0) {
     Atomics.add(hb, 0, 1);
@@ -116,9 +158,23 @@ function loop(): void {
     pfd.writeInt32LE(init.fanFd, 0);
     pfd.writeInt16LE(POLLIN, 4);
     pfd.writeInt16LE(0, 6);
-    const n = fan.poll(pfd, 1, 200);
+    pfd.writeInt32LE(init.nameFd, 8);
+    pfd.writeInt16LE(POLLIN, 12);
+    pfd.writeInt16LE(0, 14);
+    const n = fan.poll(pfd, nfds, 200);
     if (n <= 0) continue;
     if (Atomics.load(hb, 1) !== 0) break;
+    // The name events first: their actor is not held, and may be gone in a few milliseconds.
+    if (nfds === 2 && (pfd.readInt16LE(14) & POLLIN) !== 0) {
+      const nlen = fan.read(init.nameFd, buf, buf.length);
+      if (nlen > 0) {
+        for (const ev of parseNameEvents(buf, nlen)) {
+          if ((ev.mask & BigInt(FAN_Q_OVERFLOW)) !== 0n) { Atomics.add(hb, 4, 1); continue; }
+          handleName(ev);
+        }
+      }
+    }
+    if ((pfd.readInt16LE(6) & POLLIN) === 0) continue;
     const len = fan.read(init.fanFd, buf, buf.length);
     if (len <= 0) continue;
     for (const ev of parseEvents(buf, len)) {

@@ -284,6 +284,11 @@ test('install-units binds the highest directory above the root that another user
     assert.doesNotMatch(guard, new RegExp(`^(BindPaths|ReadWritePaths)=${root}$`, 'm'), 'no bind of the root itself: it would pin the directory');
     assert.match(guard, new RegExp(`^ExecStart=\\S+ \\S+ run --guard --root ${root}$`, 'm'));
     assert.match(notify, new RegExp(`^BindReadOnlyPaths=${root}$`, 'm'), 'the notifier reads nothing it trusts from the root: unchanged');
+    // the witness binds what the guard binds (read-only): a swap of the root path is seen there too, and it marks the new tree
+    const wit = (JSON.parse(warden(['install-units', '--root', root, '--witness', '--json']).stdout) as { units: { name: string; content: string }[] }).units.find((u) => u.name === 'warden-witness.service')!.content;
+    assert.match(wit, new RegExp(`^BindReadOnlyPaths=${home}$`, 'm'), wit);
+    assert.doesNotMatch(wit, new RegExp(`^BindReadOnlyPaths=${root}$`, 'm'), 'no bind of the root itself: it would pin the directory');
+    assert.doesNotMatch(wit, /^(BindPaths|ReadWritePaths)=/m, 'and still writes nothing there');
     assert.match(a.stderr, new RegExp(`note: the guard's unit binds and may write ${home}, not only the root: uid ${agentUid} can rename the root`));
     // a directory a third user can write, higher up: that one (the shallowest) is bound
     const deep = join(root, 'sub', 'deeper');

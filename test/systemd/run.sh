@@ -296,6 +296,39 @@ refused_echo() { local o; o=$(agent_unit agent-edit-2 'echo "# refused" >> confi
 refused_mmap() { local o; o=$(agent_unit agent-mmap 'python3 /usr/local/bin/warden-test-mmap config/conditions.toml' 2>&1); echo "$o"; [ "$o" = EPERM ]; }
 refused_save() { ! agent_unit agent-save 'cp config/conditions.toml config/.conditions.toml.swp && echo x >> config/.conditions.toml.swp && mv config/.conditions.toml.swp config/conditions.toml' >>"$LOG" 2>&1; }
 refused_save_alert() { cin grep -F '"reason":"refused"' "$STORE/alerts.jsonl" | grep -F 'conditions.toml.swp' | grep -qF '"unit":"agent-save.service"'; }
+# By name (the witness's second group): a chmod, a rename away, and a file written in the agent's
+# home and moved over a protected one. perl does each in one system call and then waits 0.4 s,
+# so its identity is still there to be read (a real short-lived chmod may be gone first: that
+# alert then says so, with its pid; test/witness/names.test.ts covers both).
+PERL_HOLD='select(undef, undef, undef, 0.4)'
+name_alert() { # PATH REASON UNIT OP
+  cin tac "$STORE/alerts.jsonl" | grep -F "\"path\":\"$1\"" | grep -F "\"reason\":\"$2\"" | head -1 \
+    | grep -F '"user":"agent"' | grep -F "\"op\":\"$4\"" | grep -qF "\"unit\":\"$3\""
+}
+# The owner's own edit through sudo, from a PAM login session (pam_loginuid sets loginuid there; sudo keeps it).
+owner_sudo_alert() { # PATH UID
+  cin tac "$STORE/alerts.jsonl" | grep -F "\"path\":\"$1\"" | head -1 | grep -F '"user":"root"' | grep -F "\"loginuid\":$2," | grep -qE '"unit":"session-[0-9]+\.scope"'
+}
+# The owner's own `sudo EDITOR`, from a PAM login session. In this container a login is
+# `systemd-run -p PAMName=login --uid=OWNER`: pam_loginuid (the login stack's) sets loginuid
+# (nspawn keeps CAP_AUDIT_CONTROL), and pam_systemd (installed above for the desktop) moves
+# it into a session-N.scope of logind's. There is no vi in the image: the kit's ed-append (a
+# one-line sh script that appends, as an editor would) is the editor, run through sudo.
+owner_case() {
+  local ou s m
+  ou=$(cin id -u $OWNER)
+  cin sh -c "printf '%s\n' '$OWNER ALL=(root) NOPASSWD: /usr/local/bin/ed-append' > /etc/sudoers.d/warden-test-owner && chmod 0440 /etc/sudoers.d/warden-test-owner"
+  s=$(sha config/conditions.toml); m=$(meta config/conditions.toml)
+  local lu; lu=$(cin systemd-run --quiet --wait --pipe --collect --unit=owner-login -p PAMName=login --uid=$OWNER /bin/sh -c "cat /proc/self/loginuid; sudo -n /usr/local/bin/ed-append $ROOT/config/conditions.toml" 2>>"$LOG")
+  info "the owner's login session: loginuid $lu (uid $ou)"
+  check "a PAM login session gives the owner a loginuid ($OWNER, $ou)" [ "$lu" = "$ou" ]
+  check "the owner's sudo edit is reverted" wait_for 10 restored config/conditions.toml "$s" "$m"
+  check "…and its alert says user root, loginuid $ou, session-N.scope (the owner's login survives sudo)" wait_for 10 owner_sudo_alert config/conditions.toml "$ou"
+  check "…in plain words in warden why: in $OWNER's login session (as root, through sudo or su)" why_says config/conditions.toml "by ed-append, user root, in $OWNER's login session [0-9]* (as root, through sudo or su) (pid"
+  cin tac "$STORE/alerts.jsonl" | grep -F '"path":"config/conditions.toml"' | head -3 >>"$LOG"
+  cin rm -f /etc/sudoers.d/warden-test-owner
+}
+why_says() { local o; o=$(cin sudo -u warden warden why "$1" --root "$ROOT" 2>&1); echo "$o"; printf '%s\n' "$o" | grep -q "$2"; }
 reverts_of() { cin grep -F "\"path\":\"$1\"" "$STORE/alerts.jsonl" | grep -c '"action":"reverted"'; }
 witness_case() {
   install -m 0755 /dev/stdin "$M/usr/local/bin/warden-test-mmap" <<'PY'
@@ -316,6 +349,22 @@ PY
   check "the agent's echo >> is reverted" wait_for 10 restored config/conditions.toml "$s" "$m"
   check "…and the alert names user agent and its unit agent-edit-1.service" wait_for 10 alert_by config/conditions.toml content agent-edit-1.service
   check "…in plain words in warden why" sh -c "$H/in sudo -u warden warden why config/conditions.toml --root $ROOT | grep -q 'by sh, user agent, agent-edit-1.service'"
+  # chmod, a rename away, a file written elsewhere and moved in: each named (the second, notification group)
+  check "warden status says the witness sees names too" sh -c "$H/in sudo -u warden warden status --root $ROOT | grep -q 'chmod, chown, deletes and renames'"
+  agent_unit agent-chmod "perl -e 'chmod 0600, \$ARGV[0] or die; $PERL_HOLD' config/conditions.toml" >>"$LOG" 2>&1
+  check "the agent's chmod is put right" wait_for 10 restored config/conditions.toml "$s" "$m"
+  check "…and its alert names user agent, agent-chmod.service (op attrib)" wait_for 10 name_alert config/conditions.toml mode agent-chmod.service attrib
+  # "Elsewhere" is a directory of the root's own that nothing protects (the root is on its own
+  # tmpfs by now, row 3, and a rename cannot cross file systems).
+  cin sudo -u agent mkdir -p $ROOT/scratch
+  agent_unit agent-mv "perl -e 'rename \$ARGV[0], \$ARGV[1] or die \"rename: \$!\"; $PERL_HOLD' config/conditions.toml scratch/away.toml" >>"$LOG" 2>&1
+  check "the agent's mv-away is put right" wait_for 10 restored config/conditions.toml "$s" "$m"
+  check "…and its alert names agent-mv.service (op rename-away)" wait_for 10 name_alert config/conditions.toml deleted agent-mv.service rename-away
+  agent_unit agent-mvin "echo 'written = \"elsewhere\"' > scratch/in.toml && perl -e 'rename \$ARGV[0], \$ARGV[1] or die \"rename: \$!\"; $PERL_HOLD' scratch/in.toml config/conditions.toml" >>"$LOG" 2>&1
+  check "a file written outside the protected directory and moved over it is put right" wait_for 10 restored config/conditions.toml "$s" "$m"
+  check "…and its alert names agent-mvin.service (op rename-in)" wait_for 10 name_alert config/conditions.toml content agent-mvin.service rename-in
+  check "…in plain words in warden why" why_says config/conditions.toml 'by perl, user agent, agent-mvin.service.*renamed another file over it'
+  owner_case
   # enforce = true, as a sanctioned change; the witness takes it from the approved copy
   check "[witness] enforce = true through warden apply (approved by code)" enforce_on
   check "the witness took the approved setting (refusing)" wait_for 10 sh -c "$H/in journalctl -u warden-witness --no-pager -o cat | grep -q 're-read the approved warden.toml.*refusing'"

@@ -2,7 +2,11 @@
 import { it } from 'node:test';
 import assert from 'node:assert/strict';
 import { intentOfSyscall, parseStatus, unitOfCgroup } from '../../src/witness/proc.js';
-import { parseEvents } from '../../src/witness/fanotify.js';
+import { parseEvents, parseNameEvents } from '../../src/witness/fanotify.js';
+import { RecordReader } from '../../src/witness/record.js';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describeBy } from '../../src/store/writer-words.js';
 import type { Writer } from '../../src/store/alert-types.js';
 
@@ -47,4 +51,59 @@ it('by in plain words: a login session, sudo, a service, refused, unknown; escap
   assert.equal(describeBy({ unknown: 'no witness running' }), 'who: not known (no witness running)');
   assert.doesNotMatch(describeBy({ ...W, comm: 'x\u001b[31m\nforged' })!, /[\u001b\n]/);
   assert.equal(describeBy(undefined), null);
+});
+
+/** One event of a DFID_NAME | PIDFD group, as the kernel lays it out. */
+function nameEvent(mask: number, pid: number, pidfd: number, handle: Buffer, name: string): Buffer {
+  const nameBytes = Buffer.from(`${name}\0`, 'latin1');
+  const dfidLen = 4 + 8 + 8 + handle.length + nameBytes.length;
+  const dfid = Buffer.alloc(dfidLen + ((4 - (dfidLen % 4)) % 4));
+  dfid[0] = 2; dfid.writeUInt16LE(dfid.length, 2);
+  dfid.writeBigUInt64LE(0x1122334455667788n, 4);
+  dfid.writeUInt32LE(handle.length, 12); dfid.writeInt32LE(1, 16);
+  handle.copy(dfid, 20); nameBytes.copy(dfid, 20 + handle.length);
+  const pinfo = Buffer.alloc(8); pinfo[0] = 4; pinfo.writeUInt16LE(8, 2); pinfo.writeInt32LE(pidfd, 4);
+  const meta = Buffer.alloc(24);
+  meta.writeUInt32LE(24 + dfid.length + pinfo.length, 0); meta[4] = 3; meta.writeUInt16LE(24, 6);
+  meta.writeBigUInt64LE(BigInt(mask), 8); meta.writeInt32LE(-1, 16); meta.writeInt32LE(pid, 20);
+  return Buffer.concat([meta, dfid, pinfo]);
+}
+
+it('name events: directory key, entry name and pidfd per event; a truncated event ends the parse', () => {
+  const h = Buffer.from('0102030405060708', 'hex');
+  const buf = Buffer.concat([nameEvent(0x4, 100, 7, h, 'bookclub.toml'), nameEvent(0x200, 101, -1, h, 'x.toml')]);
+  const evs = parseNameEvents(buf, buf.length);
+  assert.equal(evs.length, 2);
+  assert.deepEqual({ ...evs[0], mask: Number(evs[0]!.mask) }, { mask: 4, pid: 100, pidfd: 7, dir: '8877665544332211:080000000100000001020304050607 08'.replace(' ', ''), name: 'bookclub.toml' });
+  assert.equal(evs[1]!.pidfd, -1);
+  assert.equal(evs[1]!.name, 'x.toml');
+  assert.equal(parseNameEvents(buf, buf.length - 4).length, 1);
+});
+
+it('the name join: the newest record of that path and op within the window, each record used once; a gone actor says why', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'warden-names-'));
+  try {
+    let now = 1_000_000;
+    const w = (pid: number, path: string, op: string, t: number) => JSON.stringify({ t, name: 1, path, op, pid, comm: `c${pid}`, exe: null, uid: 0, user: 'root', loginuid: null, login_user: null, session: null, unit: null, refused: false });
+    writeFileSync(join(dir, 'record.jsonl'), [
+      w(1, 'a.toml', 'attrib', now - 40_000), // outside the window
+      w(2, 'a.toml', 'attrib', now - 100),
+      w(3, 'b.toml', 'attrib', now - 90),
+      w(4, 'a.toml', 'delete', now - 80),
+      JSON.stringify({ t: now - 50, name: 1, path: 'c.toml', op: 'delete', pid: 9, gone: 'reaped' }),
+    ].join('\n') + '\n', { mode: 0o600 });
+    const r = new RecordReader(dir, () => now);
+    const a = r.lookupName('a.toml', ['attrib']);
+    assert.ok(a && 'writer' in a && a.writer.pid === 2, JSON.stringify(a));
+    assert.equal(r.lookupName('a.toml', ['attrib']), null, 'used once: a later alert never takes it again');
+    const b = r.lookupName('b.toml', ['delete', 'rename-away']);
+    assert.equal(b, null, 'a chmod never explains a delete');
+    const d = r.lookupName('a.toml', ['delete']);
+    assert.ok(d && 'writer' in d && d.writer.pid === 4 && d.writer.op === 'delete');
+    const c = r.lookupName('c.toml', ['delete']);
+    assert.ok(c && 'unknown' in c && /pid 9 delete it.*reaped/.test(c.unknown), JSON.stringify(c));
+    now += 60_000;
+    assert.equal(r.lookupName('b.toml', ['attrib']), null, 'too old now');
+    r.close();
+  } finally { rmSync(dir, { recursive: true, force: true }); }
 });

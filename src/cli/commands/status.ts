@@ -107,5 +107,8 @@ function witnessLine(w: WitnessReport | null): string {
   const m = w.marked;
   const seen = s ? `; ${s.dirs} director(ies) and ${s.files} file(s) marked, ${s.writesSeen} write(s) seen${s.overflows ? `, ${s.overflows} queue overflow(s)` : ''}${s.recordsLost ? `, ${s.recordsLost} record(s) lost` : ''}`
     : `;${m ? ` ${Number(m.dirs)} director(ies) and ${Number(m.files)} file(s) marked,` : ''} last heartbeat ${clean(w.lastBeat ?? 'never', 40)}`;
-  return `witness: ${w.where === 'in-process' ? 'running in the daemon' : 'running (warden-witness)'}, ${mode}${seen}. It sees every open for writing in a protected directory: an edit in place, a new file (at its first open), a rename-over-save whose temp file was written there; it does not see a chmod, a chown, a deletion or a rename, nor a file written elsewhere and moved in`;
+  const names = w.names === null
+    ? 'and, by name, chmod, chown, deletes and renames of the protected files (a file written elsewhere and moved in too); an actor that exits before it is read is named by pid only'
+    : `but not chmod, chown, deletes or renames (${clean(w.names ?? 'unknown', 200)})`;
+  return `witness: ${w.where === 'in-process' ? 'running in the daemon' : 'running (warden-witness)'}, ${mode}${seen}. It sees every open for writing in a protected directory: an edit in place, a new file (at its first open), a rename-over-save whose temp file was written there; ${names}`;
 }
