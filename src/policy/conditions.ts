@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Located } from '../common/errors.js';
-import { isBlankToml, parseToml, locateKey } from '../toml/index.js';
+import { isBlankToml, parseTomlShared, locateKey } from '../toml/index.js';
 import { validateToml } from '../toml/schema.js';
 import { ensureLocated, errAt } from './locate.js';
 import { checkContext } from './context.js';
@@ -128,7 +128,7 @@ function parseConditionsOnce(text: string | null, file: string): ConditionsResul
   if (isBlankToml(text)) {
     return { conditions: null, status: 'empty', warnings: [], errors: [{ file, line: 1, column: 1, message: 'empty (only whitespace or comments): an empty manifest denies everything, so every /memories/ and /workspace/ path is denied and no block loads' }] };
   }
-  const parsed = parseToml(text, file);
+  const parsed = parseTomlShared(text, file); // read only
   if (!parsed.ok) return { conditions: null, status: 'invalid', warnings: [], errors: [parsed.error] };
   const errors: Located[] = [];
   const warnings: Located[] = [];
