@@ -31,7 +31,7 @@ export function parseCondition(text: string): Condition | null {
   return { text, negated: m[1] === '!', fact: m[2] as string };
 }
 
-const ruleSchema = z.strictObject({
+export const ruleSchema = z.strictObject({
   when: z.union([z.string(), z.array(z.string())], {
     error: 'must be a condition string or a non-empty array of condition strings',
   }),
@@ -41,7 +41,7 @@ const ruleSchema = z.strictObject({
 
 // The sections only: each rule is validated on its own (below), so that one rule's
 // structural error (a bad mode, an unknown key, a missing action) hides nothing else.
-const sectionsSchema = z.strictObject({
+export const sectionsSchema = z.strictObject({
   blocks: z.record(z.string(), z.unknown(), { error: 'must be a table of rules' }).optional(),
   memories: z.record(z.string(), z.unknown(), { error: 'must be a table of rules' }).optional(),
   workspace: z.record(z.string(), z.unknown(), { error: 'must be a table of rules' }).optional(),
@@ -60,7 +60,7 @@ const isTable = (v: unknown): v is Record<string, unknown> => {
  * goes to the schema, which decides and words the error. Issue 23: zod and the __proto__
  * walk cost more than the rest of a cold parse of the seed's 468 rules.
  */
-function plainSections(v: Record<string, unknown>): boolean {
+export function plainSections(v: Record<string, unknown>): boolean {
   for (const k of Object.keys(v)) {
     if (k !== 'blocks' && k !== 'memories' && k !== 'workspace') return false;
     const t = v[k];
@@ -70,7 +70,7 @@ function plainSections(v: Record<string, unknown>): boolean {
 }
 
 /** A rule ruleSchema plainly accepts (so it has no structural error): only when, mode and action, of their types. */
-function plainRule(v: unknown): v is { when: string | string[]; mode?: 'or' | 'and'; action: string } {
+export function plainRule(v: unknown): v is { when: string | string[]; mode?: 'or' | 'and'; action: string } {
   if (!isTable(v)) return false;
   let n = 0;
   for (const k of Object.keys(v)) {

@@ -29,7 +29,7 @@ const orgSchema = z.strictObject({
   hourly_cap: z.number({ error: 'must be a positive integer' }).int('must be a positive integer').positive('must be a positive integer'),
 });
 
-const guestsSchema = z.strictObject({
+export const guestsSchema = z.strictObject({
   channels: z.array(id, { error: 'must be an array of Discord ids (strings)' }),
   folders: z.array(folder, { error: 'must be an array of paths' }),
 });
@@ -46,7 +46,7 @@ const isTable = (v: unknown): v is Record<string, unknown> => {
  * stays the one definition; this skips it for the common case: 600 folders through zod
  * cost ~10 ms cold, issue 23).
  */
-function plainGuests(v: Record<string, unknown>): v is { channels: string[]; folders: string[] } {
+export function plainGuests(v: Record<string, unknown>): v is { channels: string[]; folders: string[] } {
   const keys = Object.keys(v);
   if (keys.length !== 2 || !Object.hasOwn(v, 'channels') || !Object.hasOwn(v, 'folders')) return false;
   const { channels, folders } = v;

@@ -8,7 +8,11 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { buildPolicy, canRead, contextFacts, evaluatePath, explain, keyMatches, parseConditions, splitTarget, type SessionContext } from '../../src/policy/index.js';
 import { rulesMatching, firstFolderContaining } from '../../src/policy/decide.js';
-import { locateKey } from '../../src/toml/index.js';
+import { locateKey, parseToml, splitDotted, splitDottedChars } from '../../src/toml/index.js';
+import { validateToml } from '../../src/toml/schema.js';
+import { plainRule, plainSections, ruleSchema, sectionsSchema } from '../../src/policy/conditions.js';
+import { guestsSchema, plainGuests } from '../../src/policy/manifests.js';
+import { isCanonicalRelative, isCanonicalRelativeBySegments } from '../../src/policy/paths.js';
 import { SCALE_GUEST_CH, scaleConditions, scaleGuests, scaleId } from '../helpers/policy-scale.js';
 import { CONDITIONS, GUESTS, BOOKCLUB, WARDEN } from './fixtures.js';
 
@@ -157,4 +161,53 @@ test('seed scale: 468 rules and 600 guest folders decide as before, and canRead 
       assert.deepEqual(d.matched, matched);
     }
   }
+});
+
+// Issue 23, the cold costs: native shortcuts held to the definitions they shortcut.
+test('property: splitDotted (native shortcuts) equals the character loop that defines it', () => {
+  const ch = fc.constantFrom('a', 'b', '.', ' ', '"', "'", '\\', '/', 'x.y', '"q"', "'r.s'");
+  fc.assert(fc.property(fc.array(ch, { maxLength: 12 }).map((cs) => cs.join('')), (s) => {
+    assert.deepEqual(splitDotted(s), splitDottedChars(s), JSON.stringify(s));
+  }), { numRuns: 3000 });
+});
+
+test('property: isCanonicalRelative (one match) equals the segment-by-segment definition', () => {
+  const seg = fc.constantFrom('', '.', '..', '...', 'a', '.a', 'a.', '..b', 'c d', '\u0001', '\u007f', 'é');
+  const arb = fc.tuple(fc.boolean(), fc.array(seg, { maxLength: 5 }), fc.boolean()).map(([lead, ss, trail]) => `${lead ? '/' : ''}${ss.join('/')}${trail ? '/' : ''}`);
+  fc.assert(fc.property(fc.oneof(arb, fc.string({ maxLength: 8 })), (rel) => {
+    assert.equal(isCanonicalRelative(rel), isCanonicalRelativeBySegments(rel), JSON.stringify(rel));
+  }), { numRuns: 3000 });
+});
+
+test('property: a rule, a section table or guests.toml that skips zod is one zod accepts, as it is', () => {
+  const str = fc.constantFrom('discord:dm', 'x', '', 'deny', 'load', 'or', 'and', 'OR');
+  const val = fc.oneof(str, fc.array(str, { maxLength: 3 }), fc.integer(), fc.constant(new Date(0)), fc.constant([1, 'x']), fc.constant({}));
+  const table = (kv: [string, unknown][]) => { const o = Object.create(null) as Record<string, unknown>; for (const [k, v] of kv) o[k] = v; return o; };
+  const key = fc.constantFrom('when', 'mode', 'action', 'extra', '__proto__', 'channels', 'folders', 'memories', 'workspace', 'blocks');
+  const tab = fc.array(fc.tuple(key, val), { maxLength: 4 }).map(table);
+  fc.assert(fc.property(fc.oneof(tab, val), (v) => {
+    if (plainRule(v)) {
+      const z = ruleSchema.safeParse(v);
+      assert.ok(z.success, JSON.stringify(v));
+      assert.deepEqual({ ...z.data }, { ...(v as object) });
+    }
+  }), { numRuns: 3000 });
+  const sections = fc.array(fc.tuple(key, fc.oneof(tab, val, fc.array(fc.tuple(fc.constantFrom('/a/', '__proto__', 'b'), tab), { maxLength: 2 }).map(table))), { maxLength: 3 }).map(table);
+  fc.assert(fc.property(sections, (v) => {
+    if (plainSections(v)) assert.ok(validateToml(sectionsSchema, v, '', 'c.toml').ok, JSON.stringify(v));
+  }), { numRuns: 3000 });
+  const ids = fc.array(fc.constantFrom('1', '0123', '123456789012345678', 'x', ''), { maxLength: 3 });
+  const folders = fc.array(fc.constantFrom('/workspace/a/', '/memories/b', '/etc/x', '/workspace/../x', '/workspace//'), { maxLength: 3 });
+  const guests = fc.array(fc.tuple(key, fc.oneof(ids, folders, val)), { maxLength: 3 }).map(table);
+  fc.assert(fc.property(guests, (v) => {
+    if (plainGuests(v)) {
+      const z = validateToml(guestsSchema, v, '', 'g.toml');
+      assert.ok(z.ok, JSON.stringify(v));
+      assert.deepEqual(z.value, { ...v });
+    }
+  }), { numRuns: 3000 });
+  // And the shortcuts are taken where they should be: the seed-scale text never reaches zod's path.
+  const value = parseToml(scaleConditions(20), 'c.toml');
+  assert.ok(value.ok && plainSections(value.value));
+  for (const s of ['memories', 'workspace', 'blocks']) for (const r of Object.values((value as { value: Record<string, Record<string, unknown>> }).value[s] ?? {})) assert.ok(plainRule(r));
 });
