@@ -67,6 +67,12 @@ export interface KeyLocator {
 /** One key of the trie: where it is first defined, and where a key below it first is. */
 interface KeyNode { at?: Position; below?: Position; kids?: Map<string, KeyNode> }
 
+/**
+ * Lines scanned by keyLocator since the process started: work counted, not timed, so a
+ * test can hold parsing to one scan per text on a loaded machine (test/policy/scale.test.ts).
+ */
+export const locatorWork = { lines: 0 };
+
 const ARRAY_HEADER = /^\[\[\s*(.+?)\s*\]\]/;
 const TABLE_HEADER = /^\[\s*(.+?)\s*\]/;
 
@@ -78,6 +84,7 @@ const TABLE_HEADER = /^\[\s*(.+?)\s*\]/;
  */
 export function keyLocator(source: string): KeyLocator {
   const lines = source.split(/\r?\n/);
+  locatorWork.lines += lines.length;
   const arrayCounts = new Map<string, number>();
   const top: KeyNode = {};
   // Walk (creating) the parts below `base`; nodes on the way note `at` as where a key below them is first defined.
