@@ -117,11 +117,13 @@ export async function cliRows(runs: number): Promise<Json> {
   const load = load1();
   const c = { big: [] as number[], ex: [] as number[] };
   const a = { big: [] as number[], ex: [] as number[] };
+  // Alternating, and in the other order every other run (ABBA), so a drift of the load
+  // falls on both roots alike.
   for (let i = 0; i < runs; i++) {
-    c.big.push(await check(big)); c.ex.push(await check(ex));
-    a.big.push(await apply(big, bigText)); a.ex.push(await apply(ex, exText));
+    if (i % 2 === 0) { c.big.push(await check(big)); c.ex.push(await check(ex)); a.big.push(await apply(big, bigText)); a.ex.push(await apply(ex, exText)); }
+    else { c.ex.push(await check(ex)); c.big.push(await check(big)); a.ex.push(await apply(ex, exText)); a.big.push(await apply(big, bigText)); }
   }
-  const res = { runs, load1: load, loadEnd: load1(), checkMs: median(c.big), exampleCheckMs: median(c.ex), applyMs: median(a.big), exampleApplyMs: median(a.ex), raw: { c, a } };
+  const res = { runs, load1: load, loadEnd: load1(), checkMs: median(c.big), exampleCheckMs: median(c.ex), checkRatio: median(c.big) / median(c.ex), applyMs: median(a.big), exampleApplyMs: median(a.ex), applyRatio: median(a.big) / median(a.ex), raw: { c, a } };
   log(`policy cli: ${JSON.stringify(res)}`);
   return res;
 }
@@ -193,7 +195,7 @@ export async function policyScale(): Promise<Json> {
   return {
     parse: parseRows(),
     canRead: canReadRows(),
-    cli: await cliRows(Math.max(runs, 5)),
+    cli: await cliRows(Number(process.env.BENCH_CLI_RUNS ?? Math.max(runs, 15))),
     reload: await reloadRows(Number(process.env.BENCH_RELOADS ?? 10)),
   };
 }
