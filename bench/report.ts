@@ -86,6 +86,8 @@ export function policyRows(p: Json | undefined): string[][] {
     rows.push([`hot reload via warden/runtime, 468 rules: longest event-loop stall (ms p50/max of ${rl.applies}; ${ld(b)})`, `${f1(bs.p50, 1)} / ${f1(bs.max, 1)}`, `example root ${f1(es.p50, 1)} / ${f1(es.max, 1)}`, x((bs.p50 as number) / (es.p50 as number), 1), '≈ example root', '']);
     rows.push(['  same, 1 ms timer drift (ms p50/max)', `${f1(bd.p50, 1)} / ${f1(bd.max, 1)}`, `example root ${f1(ed.p50, 1)} / ${f1(ed.max, 1)}`, '', '', '']);
     const bt = b.viewTaskMs as Json; const et = e.viewTaskMs as Json;
+    const bv = b.serveMs as Json | undefined; const ev = e.serveMs as Json | undefined;
+    if (bv && ev) rows.push(['  time until the new policy is served: apply\'s spawn to the view\'s adoption (ms p50/max)', `${f1(bv.p50, 0)} / ${f1(bv.max, 0)}`, `example root ${f1(ev.p50, 0)} / ${f1(ev.max, 0)}`, x((bv.p50 as number) / (ev.p50 as number)), '≈ example root', '']);
     rows.push(['  the view\'s own longest task on the loop (ms p50/max)', `${f1(bt.p50, 2)} / ${f1(bt.max, 2)}`, `example root ${f1(et.p50, 2)} / ${f1(et.max, 2)}`, x((bt.p50 as number) / (et.p50 as number), 1), 'a few ms', ok((bt.max as number) <= 5)]);
   }
   return rows;
