@@ -117,11 +117,13 @@ export async function cliRows(runs: number): Promise<Json> {
   const load = load1();
   const c = { big: [] as number[], ex: [] as number[] };
   const a = { big: [] as number[], ex: [] as number[] };
+  // Alternating, and in the other order every other run (ABBA), so a drift of the load
+  // falls on both roots alike.
   for (let i = 0; i < runs; i++) {
-    c.big.push(await check(big)); c.ex.push(await check(ex));
-    a.big.push(await apply(big, bigText)); a.ex.push(await apply(ex, exText));
+    if (i % 2 === 0) { c.big.push(await check(big)); c.ex.push(await check(ex)); a.big.push(await apply(big, bigText)); a.ex.push(await apply(ex, exText)); }
+    else { c.ex.push(await check(ex)); c.big.push(await check(big)); a.ex.push(await apply(ex, exText)); a.big.push(await apply(big, bigText)); }
   }
-  const res = { runs, load1: load, loadEnd: load1(), checkMs: median(c.big), exampleCheckMs: median(c.ex), applyMs: median(a.big), exampleApplyMs: median(a.ex), raw: { c, a } };
+  const res = { runs, load1: load, loadEnd: load1(), checkMs: median(c.big), exampleCheckMs: median(c.ex), checkRatio: median(c.big) / median(c.ex), applyMs: median(a.big), exampleApplyMs: median(a.ex), applyRatio: median(a.big) / median(a.ex), raw: { c, a } };
   log(`policy cli: ${JSON.stringify(res)}`);
   return res;
 }
@@ -135,13 +137,13 @@ export async function reloadRows(n: number): Promise<Json> {
   const big = scaleRoot();
   const ex = makeRoot('policy-reload', () => wardenToml({}));
   const out: Json = { applies: n };
-  const stalls: Record<string, { histMaxMs: number[]; driftMaxMs: number[] }> = {};
+  const stalls: Record<string, { histMaxMs: number[]; driftMaxMs: number[]; serveMs: number[] }> = {};
   for (const [name, r] of [['big', big], ['example', ex]] as const) {
     if (wardenSync(r, ['init']).code !== 0) throw new Error(`init failed in ${r.root}`);
     const guard = await startReady(process.execPath, [CLI, 'run', '--guard', '--root', r.root], r.env);
     const view = openApprovedView(r.root, { deployment: { runtimeDir: join(r.base, 'none-run'), stateDir: join(r.base, 'none-state') } });
     const text = readFile(r.p('config/conditions.toml'), 'utf8');
-    const s: { histMaxMs: number[]; driftMaxMs: number[]; taskMaxMs: number[] } = { histMaxMs: [], driftMaxMs: [], taskMaxMs: [] };
+    const s: { histMaxMs: number[]; driftMaxMs: number[]; taskMaxMs: number[]; serveMs: number[] } = { histMaxMs: [], driftMaxMs: [], taskMaxMs: [], serveMs: [] };
     // The view's own synchronous tasks on this loop (a check: read, verify, maybe adopt; a
     // builder reply: adopt), timed by wrapping them: the part of a stall that is the view's.
     let task = 0;
@@ -163,6 +165,7 @@ export async function reloadRows(n: number): Promise<Json> {
           const on = (st: ApprovedState) => { if (st.ok && st.generation === gen + 1) { view.off('change', on); res(st); } };
           view.on('change', on);
         });
+        const t0 = performance.now();
         const child = track(spawn(process.execPath, [CLI, 'apply', 'config/conditions.toml', '--from', from, '--root', r.root], { env: r.env, stdio: 'ignore' }));
         // Measure from after the spawn call (its own fork cost is the bench's, not the reload's).
         task = 0;
@@ -170,7 +173,7 @@ export async function reloadRows(n: number): Promise<Json> {
         h.enable();
         let last = performance.now(); let drift = 0;
         const probe = setInterval(() => { const now = performance.now(); drift = Math.max(drift, now - last - 1); last = now; }, 1);
-        const st = await Promise.race([adopted, new Promise<never>((_, rej) => setTimeout(() => rej(new Error(`reload ${i} of ${name} did not reach the view in 20 s`)), 20_000))]);
+        const st = await Promise.race([adopted.then((x) => { s.serveMs.push(performance.now() - t0); return x; }), new Promise<never>((_, rej) => setTimeout(() => rej(new Error(`reload ${i} of ${name} did not reach the view in 20 s`)), 20_000))]);
         await new Promise((res) => setTimeout(res, 5)); // let the probe see the turn after the adoption
         clearInterval(probe); h.disable();
         const now = performance.now(); drift = Math.max(drift, now - last - 1);
@@ -178,7 +181,7 @@ export async function reloadRows(n: number): Promise<Json> {
         s.histMaxMs.push(h.max / 1e6); s.driftMaxMs.push(drift); s.taskMaxMs.push(task);
         await new Promise((res) => child.exitCode !== null ? res(null) : child.once('exit', res));
       }
-      out[name] = { load1: loadAt, rules: view.current().policy.conditions?.rules.length, viewStats: view.stats(), stallMs: summary(s.histMaxMs), driftMs: summary(s.driftMaxMs), viewTaskMs: summary(s.taskMaxMs), raw: s };
+      out[name] = { load1: loadAt, rules: view.current().policy.conditions?.rules.length, viewStats: view.stats(), stallMs: summary(s.histMaxMs), driftMs: summary(s.driftMaxMs), viewTaskMs: summary(s.taskMaxMs), serveMs: summary(s.serveMs), raw: s };
     } finally {
       await view.close();
       await guard.stop();
@@ -193,7 +196,7 @@ export async function policyScale(): Promise<Json> {
   return {
     parse: parseRows(),
     canRead: canReadRows(),
-    cli: await cliRows(Math.max(runs, 5)),
+    cli: await cliRows(Number(process.env.BENCH_CLI_RUNS ?? Math.max(runs, 15))),
     reload: await reloadRows(Number(process.env.BENCH_RELOADS ?? 10)),
   };
 }

@@ -4,7 +4,7 @@
  */
 import type { Located } from '../common/errors.js';
 import { parseWardenConfig, type WardenConfig } from '../config/warden-config.js';
-import { parseToml } from '../toml/index.js';
+import { parseTomlShared } from '../toml/index.js';
 import { diffCredentials } from '../credentials/rules.js';
 import { failedCheckMessage, halfAppliedMessage } from '../credentials/names.js';
 import type { FileKind } from '../config/protected-set.js';
@@ -54,6 +54,6 @@ export function validateProposal(p: Proposal, config: WardenConfig, policy?: rea
 /** Kinds stored as TOML get a syntax check even where no schema applies. */
 export function tomlSyntax(path: string, text: string): Located[] {
   if (!path.endsWith('.toml')) return [];
-  const r = parseToml(text, path);
+  const r = parseTomlShared(text, path);
   return r.ok ? [] : [r.error];
 }

@@ -39,6 +39,8 @@ const SYNTAX: [RegExp, string][] = [
   [/[{}]/, 'brace expansion {…}'],
   [/(^|[ \t])~/, 'tilde expansion ~'],
   [/(^|[ \t])#/, 'a comment #'],
+  [/(^|[ \t])=/, 'a word starting with = (zsh expands =cmd to the path of cmd)'],
+  [/(^|[ \t])%/, 'a word starting with % (fish expands %self to its process id, older fish %name to process ids)'],
   [/[()]/, 'a subshell or grouping ( )'],
   [/!/, 'history expansion or negation !'],
   [/\^/, 'the ^ of old shells (a pipe)'],

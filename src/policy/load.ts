@@ -4,6 +4,7 @@ import { parseWardenConfig, WARDEN_TOML } from '../config/warden-config.js';
 import { BLOCKS_DIR, blockNameOf, parseBlock } from './blocks.js';
 import { CONDITIONS_TOML, parseConditions, ruleLabel } from './conditions.js';
 import { errAt } from './locate.js';
+import { recentResults } from './recent.js';
 import { GUESTS_TOML, ORGS_DIR, parseGuests, parseOrg } from './manifests.js';
 import type { BlockFile, FileHealth, FileStatus, Guests, Org, PolicyFileInput, PolicyKind, PolicyLoadResult, PolicySet, SourceRef } from './types.js';
 
@@ -27,7 +28,13 @@ interface Parsed {
 }
 
 /** Owner from warden.toml text: reuse its own schema. Pure. */
-export function parseOwner(text: string | null, file = WARDEN_TOML): { owner: string | null; source: SourceRef | null; status: FileStatus; errors: Located[]; warnings: Located[] } {
+type OwnerResult = { owner: string | null; source: SourceRef | null; status: FileStatus; errors: Located[]; warnings: Located[] };
+export function parseOwner(text: string | null, file = WARDEN_TOML): OwnerResult {
+  return text === null ? parseOwnerOnce(text, file) : recentOwners(text, file);
+}
+const recentOwners = recentResults(parseOwnerOnce, (r: OwnerResult) => ({ ...r, errors: [...r.errors], warnings: [...r.warnings] }));
+
+function parseOwnerOnce(text: string | null, file: string): OwnerResult {
   if (text === null) return { owner: null, source: null, status: 'missing', errors: [], warnings: [{ file, message: 'missing: no owner is configured, so nobody resolves to the owner tier (internal sessions still do)' }] };
   let r: ReturnType<typeof parseWardenConfig>;
   try { r = parseWardenConfig(text, file); } catch (err) {

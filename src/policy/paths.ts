@@ -20,7 +20,22 @@ export function isSnowflake(s: string): boolean {
 export function isCanonicalRelative(rel: string): boolean {
   if (!rel.startsWith('/')) return false;
   if (rel === '/') return true;
-  if (/[\u0000-\u001f\u007f]/.test(rel)) return false;
+  if (CONTROL.test(rel)) return false;
+  const inner = rel.endsWith('/') ? rel.slice(1, -1) : rel.slice(1);
+  // An empty, "." or ".." segment, by one native match (a split and a callback per segment
+  // cost ~50 ms per apply of the seed's 468 rules and 600 folders, cold; issue 23).
+  return !BAD_SEGMENT.test(inner);
+}
+
+const CONTROL = /[\u0000-\u001f\u007f]/;
+/** In the part between the leading "/" and an optional trailing "/": an empty, "." or ".." segment. */
+const BAD_SEGMENT = /^$|^\/|\/$|\/\/|(?:^|\/)\.\.?(?:\/|$)/;
+
+/** The definition isCanonicalRelative is held to (test/policy/scale.test.ts): segment by segment. */
+export function isCanonicalRelativeBySegments(rel: string): boolean {
+  if (!rel.startsWith('/')) return false;
+  if (rel === '/') return true;
+  if (CONTROL.test(rel)) return false;
   const inner = rel.endsWith('/') ? rel.slice(1, -1) : rel.slice(1);
   return inner.split('/').every((seg) => seg !== '' && seg !== '.' && seg !== '..');
 }

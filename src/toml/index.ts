@@ -22,6 +22,24 @@ export function parseToml(source: string, file: string): TomlResult {
   }
 }
 
+// The last few texts' results for parseTomlShared.
+const recentParses: { source: string; file: string; result: TomlResult }[] = [];
+
+/**
+ * parseToml, reusing the result for a text parsed a moment ago: one `warden apply` of the
+ * seed's 468 rules parsed the same 40 KB text for its syntax check and again for its policy
+ * check (issue 23). The value is shared: callers only read it.
+ */
+export function parseTomlShared(source: string, file: string): TomlResult {
+  let hit = recentParses.find((r) => r.source === source && r.file === file);
+  if (!hit) {
+    hit = { source, file, result: parseToml(source, file) };
+    recentParses.unshift(hit);
+    if (recentParses.length > 4) recentParses.pop();
+  }
+  return hit.result;
+}
+
 /** True when the text holds nothing but whitespace and comments (smol-toml parses it to {}). */
 export function isBlankToml(source: string): boolean {
   return source.split(/\r?\n/).every((l) => /^\s*(#.*)?$/.test(l));
@@ -49,47 +67,68 @@ export interface KeyLocator {
 /** One key of the trie: where it is first defined, and where a key below it first is. */
 interface KeyNode { at?: Position; below?: Position; kids?: Map<string, KeyNode> }
 
-/** Scan a TOML text once: track the current [table] / [[array]] header and dotted keys. */
+/**
+ * Lines scanned by keyLocator since the process started: work counted, not timed, so a
+ * test can hold parsing to one scan per text on a loaded machine (test/policy/scale.test.ts).
+ */
+export const locatorWork = { lines: 0 };
+
+const ARRAY_HEADER = /^\[\[\s*(.+?)\s*\]\]/;
+const TABLE_HEADER = /^\[\s*(.+?)\s*\]/;
+
+/**
+ * Scan a TOML text once: track the current [table] / [[array]] header and dotted keys.
+ * A key line is defined below the current table's node (the header already marked the
+ * table's ancestors), so it walks only its own parts (issue 23: the per-line work of a cold
+ * scan of the seed's 468 rules).
+ */
 export function keyLocator(source: string): KeyLocator {
   const lines = source.split(/\r?\n/);
+  locatorWork.lines += lines.length;
   const arrayCounts = new Map<string, number>();
   const top: KeyNode = {};
-  let table: string[] = [];
-  const define = (full: string[], line: number, column: number) => {
-    if (full.length === 0) return;
-    const at = { line, column };
-    let node = top;
-    for (let d = 0; d < full.length; d++) {
+  // Walk (creating) the parts below `base`; nodes on the way note `at` as where a key below them is first defined.
+  const defineBelow = (base: KeyNode, parts: readonly string[], at: Position): KeyNode => {
+    let node = base;
+    for (let d = 0; d < parts.length; d++) {
       const kids = node.kids ?? (node.kids = new Map());
-      let next = kids.get(full[d] as string);
-      if (!next) { next = {}; kids.set(full[d] as string, next); }
+      let next = kids.get(parts[d] as string);
+      if (!next) { next = {}; kids.set(parts[d] as string, next); }
       node = next;
-      if (d < full.length - 1) node.below ??= at; else node.at ??= at;
+      if (d < parts.length - 1) node.below ??= at; else node.at ??= at;
     }
+    return node;
   };
+  let tableNode = top;
   for (let i = 0; i < lines.length; i++) {
-    const raw = lines[i] ?? '';
-    const indent = raw.length - raw.trimStart().length;
+    const raw = lines[i] as string;
     const text = raw.trim();
-    if (text === '' || text.startsWith('#')) continue;
-    const arr = /^\[\[\s*(.+?)\s*\]\]/.exec(text);
-    const tab = arr ? undefined : /^\[\s*(.+?)\s*\]/.exec(text);
-    if (arr?.[1]) {
-      const name = splitDotted(arr[1]);
-      const key = name.join('.');
-      const idx = arrayCounts.get(key) ?? 0;
-      arrayCounts.set(key, idx + 1);
-      table = [...name, String(idx)];
-      define(table, i + 1, indent + 1);
-      continue;
-    }
-    if (tab?.[1]) {
-      table = splitDotted(tab[1]);
-      define(table, i + 1, indent + 1);
-      continue;
+    if (text === '') continue;
+    const c0 = text.charCodeAt(0);
+    if (c0 === 35 /* # */) continue;
+    const column = raw.length - raw.trimStart().length + 1;
+    if (c0 === 91 /* [ */) {
+      const arr = ARRAY_HEADER.exec(text);
+      if (arr?.[1]) {
+        const name = splitDotted(arr[1]);
+        const key = name.join('.');
+        const idx = arrayCounts.get(key) ?? 0;
+        arrayCounts.set(key, idx + 1);
+        tableNode = defineBelow(top, [...name, String(idx)], { line: i + 1, column });
+        continue;
+      }
+      const tab = arr ? undefined : TABLE_HEADER.exec(text);
+      if (tab?.[1]) {
+        tableNode = defineBelow(top, splitDotted(tab[1]), { line: i + 1, column });
+        continue;
+      }
     }
     const eq = findUnquoted(text, '=');
-    if (eq > 0) define([...table, ...splitDotted(text.slice(0, eq))], i + 1, indent + 1);
+    if (eq > 0) {
+      const at = { line: i + 1, column };
+      if (tableNode !== top) tableNode.below ??= at;
+      defineBelow(tableNode, splitDotted(text.slice(0, eq)), at);
+    }
   }
   return {
     lines,
@@ -127,6 +166,11 @@ export function locateKey(source: string, path: readonly (string | number)[]): P
 }
 
 function findUnquoted(s: string, ch: string): number {
+  // Before any quote, the first `ch` is unquoted (native search; issue 23).
+  const first = s.indexOf(ch);
+  if (first < 0) return -1;
+  const q = s.search(QUOTE);
+  if (q < 0 || q > first) return first;
   let quote: string | null = null;
   for (let i = 0; i < s.length; i++) {
     const c = s[i];
@@ -139,7 +183,39 @@ function findUnquoted(s: string, ch: string): number {
   return -1;
 }
 
-function splitDotted(s: string): string[] {
+/**
+ * A dotted key split into its parts, quotes removed and each part trimmed. The common
+ * forms (bare parts, quoted parts without a backslash) by native regexes: a cold parse of
+ * the seed's 468 rules spent ~10 ms in a character loop here (issue 23). Anything else
+ * (a backslash, an unclosed quote) by the character loop, which is the definition.
+ */
+export function splitDotted(s: string): string[] {
+  if (!QUOTE_OR_BACKSLASH.test(s)) {
+    const parts = s.split('.');
+    for (let i = 0; i < parts.length; i++) parts[i] = (parts[i] as string).trim();
+    return parts;
+  }
+  const out: string[] = [];
+  let cur = '';
+  DOTTED_TOKEN.lastIndex = 0;
+  while (DOTTED_TOKEN.lastIndex < s.length) {
+    const m = DOTTED_TOKEN.exec(s);
+    if (!m) return splitDottedChars(s);
+    if (m[1] !== undefined) cur += m[1];
+    else if (m[2] !== undefined) cur += m[2];
+    else if (m[3] !== undefined) { out.push(cur.trim()); cur = ''; }
+    else cur += m[0];
+  }
+  out.push(cur.trim());
+  return out;
+}
+
+const QUOTE = /["']/;
+const QUOTE_OR_BACKSLASH = /["'\\]/;
+/** "…" without a backslash, '…', a dot, or a run of plain characters (sticky: no gaps). */
+const DOTTED_TOKEN = /"([^"\\]*)"|'([^']*)'|(\.)|[^"'.\\]+/y;
+
+export function splitDottedChars(s: string): string[] {
   const out: string[] = [];
   let cur = '';
   let quote: string | null = null;

@@ -53,6 +53,11 @@ const BYPASSES: [string, RegExp][] = [
   ['git log ^ sh', /\^/],
   ['cat /etc/pass\u00a0wd', /character outside/],
   ['ls\u2028x', /character outside/],
+  // Words of plain characters that a shell other than sh/bash still expands (lane 23):
+  ['cat =sh', /zsh/],          // zsh: =cmd is the path of cmd (/usr/bin/sh)
+  ['git log =passwd', /zsh/],
+  ['cat %self', /fish/],       // fish: %self is the shell's process id
+  ['ls %1', /fish/],
 ];
 
 test(`${BYPASSES.length} shell-syntax lines are refused with the reason, though they start with a permitted prefix`, () => {

@@ -8,35 +8,67 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { buildPolicy, canRead, contextFacts, evaluatePath, explain, keyMatches, parseConditions, splitTarget, type SessionContext } from '../../src/policy/index.js';
 import { rulesMatching, firstFolderContaining } from '../../src/policy/decide.js';
-import { locateKey } from '../../src/toml/index.js';
+import { locateKey, locatorWork, parseToml, splitDotted, splitDottedChars } from '../../src/toml/index.js';
+import { validateToml } from '../../src/toml/schema.js';
+import { plainRule, plainSections, ruleSchema, sectionsSchema } from '../../src/policy/conditions.js';
+import { guestsSchema, plainGuests } from '../../src/policy/manifests.js';
+import { isCanonicalRelative, isCanonicalRelativeBySegments } from '../../src/policy/paths.js';
 import { SCALE_GUEST_CH, scaleConditions, scaleGuests, scaleId } from '../helpers/policy-scale.js';
 import { CONDITIONS, GUESTS, BOOKCLUB, WARDEN } from './fixtures.js';
 
 /** This process's CPU time (ms): unlike the wall clock, it does not count the time other processes of a loaded machine took. */
 const cpuMs = (): number => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; };
 
-/** Best of `runs` CPU timings of f (ms). */
-function best(runs: number, f: () => void): number {
-  let b = Infinity;
-  for (let i = 0; i < runs; i++) { const t0 = cpuMs(); f(); b = Math.min(b, cpuMs() - t0); }
-  return b;
-}
-
 test('property: parse time is linear in the rules (doubling them costs at most ~2.5× the time)', () => {
-  // Each sample parses a distinct text (no cache serves a repeat). On a loaded machine one
-  // sample can spike: a doubling is judged on the best of 5 runs of CPU time, retried twice.
+  // Robust on a loaded, shared machine without loosening the bound:
+  // - CPU time of this process, not the wall clock (other processes' time is not counted);
+  // - every size warmed up first (the JIT settles before anything is judged);
+  // - each round parses n, 2n and 4n rules back to back, so a doubling is judged on two
+  //   parses made under the same load, and the judgement is the median of 15 rounds (a
+  //   spike in a few rounds moves no median); every text is distinct (no cache serves one);
+  // - an attempt whose medians exceed 2.5 is retried, up to four attempts. Linear parsing
+  //   gives medians ~2.0 at load 12–15 on 2 cores; a rescan per rule gives ~4 every time.
   const sizes = [200, 400, 800];
-  const ratios = (): number[] => {
-    const t = sizes.map((n) => { const text = scaleConditions(n); let k = 0; return best(5, () => { const r = parseConditions(`${text}# ${k++}\n`); assert.equal(r.status, 'ok'); }); });
-    return t.slice(1).map((x, i) => x / (t[i] as number));
+  const texts = sizes.map((n) => scaleConditions(n));
+  const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+  let k = 0;
+  const parseMs = (i: number): number => {
+    const text = `${texts[i]}# ${k++}\n`;
+    const t0 = cpuMs();
+    const r = parseConditions(text);
+    const ms = cpuMs() - t0;
+    assert.equal(r.status, 'ok');
+    return ms;
   };
-  parseConditions(scaleConditions(50)); // warm up the JIT
+  for (let w = 0; w < 3; w++) sizes.forEach((_, i) => parseMs(i)); // warm up the JIT
+  const ratios = (): number[] => {
+    const perRound: number[][] = sizes.slice(1).map(() => []);
+    for (let r = 0; r < 15; r++) {
+      const t = sizes.map((_, i) => parseMs(i));
+      for (let i = 1; i < t.length; i++) perRound[i - 1]!.push((t[i] as number) / Math.max(t[i - 1] as number, 0.001));
+    }
+    return perRound.map(median);
+  };
   let last: number[] = [];
-  for (let attempt = 0; attempt < 3; attempt++) {
+  for (let attempt = 0; attempt < 4; attempt++) {
     last = ratios();
     if (last.every((r) => r <= 2.5)) return;
   }
-  assert.fail(`doubling the rules multiplied the parse time by ${last.map((r) => r.toFixed(2)).join(', ')} (limit 2.5)`);
+  assert.fail(`doubling the rules multiplied the parse time by ${last.map((r) => r.toFixed(2)).join(', ')} (median of 15 rounds; limit 2.5)`);
+});
+
+test('property: parsing a conditions file scans its text once, whatever the number of rules (work counted, not timed)', () => {
+  // The quadratic bug of issue 23 was one rescan of the text per rule. Counted in lines
+  // scanned, the answer does not depend on the machine's load at all.
+  for (const n of [1, 50, 400, 1600]) {
+    const text = `${scaleConditions(n)}# count ${n}\n`;
+    const before = locatorWork.lines;
+    const r = parseConditions(text);
+    assert.equal(r.status, 'ok');
+    assert.ok(r.conditions?.rules.every((x) => x.source.line !== undefined), 'every rule is located');
+    const lines = text.split('\n').length;
+    assert.equal(locatorWork.lines - before, lines, `${n} rules: ${locatorWork.lines - before} lines scanned for a text of ${lines}`);
+  }
 });
 
 /** The locator as it was before issue 23 (one scan per question): the reference for the one-pass index. */
@@ -157,4 +189,53 @@ test('seed scale: 468 rules and 600 guest folders decide as before, and canRead 
       assert.deepEqual(d.matched, matched);
     }
   }
+});
+
+// Issue 23, the cold costs: native shortcuts held to the definitions they shortcut.
+test('property: splitDotted (native shortcuts) equals the character loop that defines it', () => {
+  const ch = fc.constantFrom('a', 'b', '.', ' ', '"', "'", '\\', '/', 'x.y', '"q"', "'r.s'");
+  fc.assert(fc.property(fc.array(ch, { maxLength: 12 }).map((cs) => cs.join('')), (s) => {
+    assert.deepEqual(splitDotted(s), splitDottedChars(s), JSON.stringify(s));
+  }), { numRuns: 3000 });
+});
+
+test('property: isCanonicalRelative (one match) equals the segment-by-segment definition', () => {
+  const seg = fc.constantFrom('', '.', '..', '...', 'a', '.a', 'a.', '..b', 'c d', '\u0001', '\u007f', 'é');
+  const arb = fc.tuple(fc.boolean(), fc.array(seg, { maxLength: 5 }), fc.boolean()).map(([lead, ss, trail]) => `${lead ? '/' : ''}${ss.join('/')}${trail ? '/' : ''}`);
+  fc.assert(fc.property(fc.oneof(arb, fc.string({ maxLength: 8 })), (rel) => {
+    assert.equal(isCanonicalRelative(rel), isCanonicalRelativeBySegments(rel), JSON.stringify(rel));
+  }), { numRuns: 3000 });
+});
+
+test('property: a rule, a section table or guests.toml that skips zod is one zod accepts, as it is', () => {
+  const str = fc.constantFrom('discord:dm', 'x', '', 'deny', 'load', 'or', 'and', 'OR');
+  const val = fc.oneof(str, fc.array(str, { maxLength: 3 }), fc.integer(), fc.constant(new Date(0)), fc.constant([1, 'x']), fc.constant({}));
+  const table = (kv: [string, unknown][]) => { const o = Object.create(null) as Record<string, unknown>; for (const [k, v] of kv) o[k] = v; return o; };
+  const key = fc.constantFrom('when', 'mode', 'action', 'extra', '__proto__', 'channels', 'folders', 'memories', 'workspace', 'blocks');
+  const tab = fc.array(fc.tuple(key, val), { maxLength: 4 }).map(table);
+  fc.assert(fc.property(fc.oneof(tab, val), (v) => {
+    if (plainRule(v)) {
+      const z = ruleSchema.safeParse(v);
+      assert.ok(z.success, JSON.stringify(v));
+      assert.deepEqual({ ...z.data }, { ...(v as object) });
+    }
+  }), { numRuns: 3000 });
+  const sections = fc.array(fc.tuple(key, fc.oneof(tab, val, fc.array(fc.tuple(fc.constantFrom('/a/', '__proto__', 'b'), tab), { maxLength: 2 }).map(table))), { maxLength: 3 }).map(table);
+  fc.assert(fc.property(sections, (v) => {
+    if (plainSections(v)) assert.ok(validateToml(sectionsSchema, v, '', 'c.toml').ok, JSON.stringify(v));
+  }), { numRuns: 3000 });
+  const ids = fc.array(fc.constantFrom('1', '0123', '123456789012345678', 'x', ''), { maxLength: 3 });
+  const folders = fc.array(fc.constantFrom('/workspace/a/', '/memories/b', '/etc/x', '/workspace/../x', '/workspace//'), { maxLength: 3 });
+  const guests = fc.array(fc.tuple(key, fc.oneof(ids, folders, val)), { maxLength: 3 }).map(table);
+  fc.assert(fc.property(guests, (v) => {
+    if (plainGuests(v)) {
+      const z = validateToml(guestsSchema, v, '', 'g.toml');
+      assert.ok(z.ok, JSON.stringify(v));
+      assert.deepEqual(z.value, { ...v });
+    }
+  }), { numRuns: 3000 });
+  // And the shortcuts are taken where they should be: the seed-scale text never reaches zod's path.
+  const value = parseToml(scaleConditions(20), 'c.toml');
+  assert.ok(value.ok && plainSections(value.value));
+  for (const s of ['memories', 'workspace', 'blocks']) for (const r of Object.values((value as { value: Record<string, Record<string, unknown>> }).value[s] ?? {})) assert.ok(plainRule(r));
 });
