@@ -40,11 +40,13 @@ const CHUNKS = join(REPO, 'dist', 'src', 'chunks');
 const STAGE = join(REPO, 'dist', `.bundle.${process.pid}`);
 rmSync(STAGE, { recursive: true, force: true });
 try {
-  await build({
+  const result = await build({
     entryPoints: { 'cli/main': UNBUNDLED },
+    absWorkingDir: REPO,
     outdir: STAGE,
     chunkNames: 'chunks/[name]-[hash]',
     splitting: true,
+    metafile: true,
     bundle: true,
     platform: 'node',
     format: 'esm',
@@ -64,6 +66,16 @@ try {
   renameSync(join(STAGE, 'chunks'), CHUNKS);
   renameSync(staged, ENTRY);
   renameSync(`${staged}.map`, `${ENTRY}.map`);
+  // Which modules each output file holds (its path below dist/src → the package-relative
+  // paths of its inputs, tsc's dist/src/… files and node_modules/…): the tests' import
+  // recorder (test/helpers/record-imports.mjs) names the modules a process loaded from it.
+  const modules = {};
+  for (const [out, o] of Object.entries(result.metafile.outputs)) {
+    if (!out.endsWith('.js')) continue;
+    const rel = out.slice(out.indexOf('.bundle.')).replace(/^\.bundle\.\d+\//, '');
+    modules[rel] = Object.keys(o.inputs).map((i) => resolve(REPO, i).slice(REPO.length + 1).replace(/main\.unbundled\.js$/, 'main.js')).sort();
+  }
+  writeFileSync(join(CHUNKS, 'modules.json'), `${JSON.stringify(modules, null, 1)}\n`);
 } finally {
   rmSync(STAGE, { recursive: true, force: true });
 }
