@@ -13,7 +13,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import { CLI, cleanupTemps, log, median, startReady, timed, wardenSync, type BenchRoot } from './lib.js';
+import { CLI, cleanupTemps, cpuSeconds, log, median, startReady, timed, wardenSync, type BenchRoot } from './lib.js';
 import { RUNS, type Json, node } from './config.js';
 
 export const UNBUNDLED = join(CLI, '..', 'main.unbundled.js');
@@ -45,6 +45,13 @@ function guardFilesOpened(cli: string, r: BenchRoot): number | null {
   return files.size;
 }
 
+/** CPU time (user + system, ms) of `node <args>` to its exit, by /usr/bin/time (null without it): less moved by load than wall time. */
+function cpuMsOf(args: string[], env: NodeJS.ProcessEnv): number | null {
+  const r = spawnSync('/usr/bin/time', ['-f', 'WARDEN-CPU %U %S', node, ...args], { env, encoding: 'utf8' });
+  const m = /WARDEN-CPU ([\d.]+) ([\d.]+)/.exec(r.stderr ?? '');
+  return m ? (Number(m[1]) + Number(m[2])) * 1000 : null;
+}
+
 export async function moduleLoad(r: BenchRoot): Promise<Json> {
   const builds: Record<string, string> = { bundled: CLI, unbundled: UNBUNDLED };
   const ref = process.env.BENCH_REF_CLI;
@@ -52,17 +59,23 @@ export async function moduleLoad(r: BenchRoot): Promise<Json> {
   for (const [k, p] of Object.entries(builds)) if (!existsSync(p)) throw new Error(`${k}: ${p} is missing (run 'npm run build')`);
   const version: Record<string, number[]> = { bare: [] };
   const ready: Record<string, number[]> = {};
-  for (const k of Object.keys(builds)) { version[k] = []; ready[k] = []; }
+  const versionCpu: Record<string, number[]> = { bare: [] };
+  const readyCpu: Record<string, number[]> = {};
+  for (const k of Object.keys(builds)) { version[k] = []; ready[k] = []; versionCpu[k] = []; readyCpu[k] = []; }
   const load: number[] = [loadavg()[0]!];
   const runs = Math.max(RUNS, 5);
   for (let i = 0; i < runs; i++) {
     version.bare!.push((await timed(node, ['-e', '0'], r.env)).ms);
     for (const [k, cli] of Object.entries(builds)) version[k]!.push((await timed(node, [cli, '--version'], r.env)).ms);
+    const c0 = cpuMsOf(['-e', '0'], r.env);
+    if (c0 !== null) versionCpu.bare!.push(c0);
+    for (const [k, cli] of Object.entries(builds)) { const c = cpuMsOf([cli, '--version'], r.env); if (c !== null) versionCpu[k]!.push(c); }
   }
   for (let i = 0; i < RUNS; i++) {
     for (const [k, cli] of Object.entries(builds)) {
       const g = await startReady(node, [cli, 'run', '--guard', '--root', r.root], r.env, 60_000);
       ready[k]!.push(g.readyMs);
+      readyCpu[k]!.push(cpuSeconds(g.pid) * 1000);
       await g.stop();
     }
   }
@@ -71,10 +84,12 @@ export async function moduleLoad(r: BenchRoot): Promise<Json> {
   for (const [k, cli] of Object.entries(builds)) files[k] = { version: jsFilesOpened([cli, '--version'], r.env), guard: guardFilesOpened(cli, r) };
   const out: Json = { load1: load, runs };
   for (const k of Object.keys(builds)) {
-    out[k] = { versionMs: median(version[k]!), versionRuns: version[k], readyMs: median(ready[k]!), readyRuns: ready[k], jsFilesVersion: files[k]!.version, jsFilesGuard: files[k]!.guard };
+    out[k] = { versionMs: median(version[k]!), versionRuns: version[k], readyMs: median(ready[k]!), readyRuns: ready[k],
+      versionCpuMs: median(versionCpu[k]!), versionCpuRuns: versionCpu[k], readyCpuMs: median(readyCpu[k]!), readyCpuRuns: readyCpu[k], jsFilesVersion: files[k]!.version, jsFilesGuard: files[k]!.guard };
   }
   out.bareNodeMs = median(version.bare!);
-  log(`module load (load ${load.map((x) => x.toFixed(1)).join(' → ')}): ${Object.keys(builds).map((k) => `${k} --version ${median(version[k]!).toFixed(0)} ms, ready ${median(ready[k]!).toFixed(0)} ms, js files ${files[k]!.version}/${files[k]!.guard}`).join('; ')}; bare node ${median(version.bare!).toFixed(0)} ms`);
+  out.bareNodeCpuMs = median(versionCpu.bare!);
+  log(`module load (load ${load.map((x) => x.toFixed(1)).join(' → ')}): ${Object.keys(builds).map((k) => `${k} --version ${median(version[k]!).toFixed(0)} ms (cpu ${median(versionCpu[k]!).toFixed(0)}), ready ${median(ready[k]!).toFixed(0)} ms (cpu ${median(readyCpu[k]!).toFixed(0)}), js files ${files[k]!.version}/${files[k]!.guard}`).join('; ')}; bare node ${median(version.bare!).toFixed(0)} ms (cpu ${median(versionCpu.bare!).toFixed(0)})`);
   return out;
 }
 
