@@ -2,7 +2,8 @@
 // into $WARDEN_TEST_IMPORT_LOG, so a test can prove what the guard process never loads.
 // The built CLI is a bundle (scripts/bundle.mjs): a file of it (dist/src/cli/main.js, a
 // chunk in dist/src/chunks/) is recorded with the URL of every module it holds, from the
-// map the bundler wrote (dist/src/chunks/modules.json), as if each had been loaded alone.
+// map the bundler wrote (dist/src/chunks/modules.json), as if each had been loaded alone
+// (main.js only while it is the bundle).
 import { register } from 'node:module';
 import { appendFileSync } from 'node:fs';
 
@@ -17,6 +18,12 @@ const hooks = `
     if (map === undefined) {
       try { map = JSON.parse(readFileSync(new URL('dist/src/chunks/modules.json', m[1]), 'utf8')); } catch { map = null; }
       maps.set(m[1], map);
+    }
+    // After a plain tsc (no bundle step) main.js is tsc's own again: the map is stale then.
+    if (m[2] === 'cli/main.js') {
+      let head = '';
+      try { head = readFileSync(new URL(url)).subarray(0, 200).toString(); } catch { /* unread */ }
+      if (!head.includes('bundled by scripts/bundle.mjs')) return [];
     }
     return map?.[m[2]]?.map((rel) => m[1] + rel) ?? [];
   }
