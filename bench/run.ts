@@ -16,6 +16,7 @@ import { verifyThroughput } from './verify.js';
 import { initVsAide } from './init.js';
 import type { AideSetup } from './aide.js';
 import { startup } from './startup.js';
+import { moduleLoad } from './module-load.js';
 import { footprint } from './footprint.js';
 import { storm } from './storm.js';
 import { lastCompleteCrashRun } from './crash-main.js';
@@ -55,6 +56,7 @@ async function main(): Promise<void> {
     const a = aide;
     await phase('verify', () => verifyThroughput(big, a));
     await phase('startup', () => startup(big));
+    await phase('moduleLoad', () => moduleLoad(big));
     // The idle footprint is measured alone; the crash trials are their own command
     // (`npm run bench:crash`) and the table shows their last complete run.
     await phase('footprint', () => footprint(big));

@@ -257,7 +257,8 @@ class View extends EventEmitter implements ApprovedView {
   private ensureBuilder(): Worker | null {
     if (this.builder || this.closed) return this.builder;
     try {
-      const w = new Worker(new URL('./build-worker.js', import.meta.url));
+      // '../runtime/…': the same file from this module and from the CLI's bundle (dist/src/cli/main.js).
+      const w = new Worker(new URL('../runtime/build-worker.js', import.meta.url));
       w.unref();
       w.on('message', (m: BuildReply) => this.built(m));
       // A builder that dies: build whatever was waiting for it on the loop (never stay behind).

@@ -10,7 +10,7 @@
  */
 import { fstatSync, readFileSync, readlinkSync, statSync } from 'node:fs';
 import { errnoCode } from '../common/errors.js';
-import { at, atText, ensureDirBeneath, openRoot, replaceFileAt, safeClose } from '../fsx/beneath.js';
+import { at, atText, ensureDirBeneath, openRoot, readRegularAt, replaceFileAt, safeClose } from '../fsx/beneath.js';
 import type { BaselineIndex } from './baseline.js';
 import { EMBEDDED_STORE as SNAPSHOTS } from './location.js';
 import { MANIFEST_NAME, expectedLocation, manifestFromIndex, parseManifest, publishLocation, serializeManifest, type RootIdentity } from './manifest-format.js';
@@ -19,6 +19,20 @@ import { MANIFEST_NAME, expectedLocation, manifestFromIndex, parseManifest, publ
 export function rootIdentityOf(rootFd: number): RootIdentity {
   const st = fstatSync(rootFd);
   return { path: readlinkSync(atText(rootFd, '').replace(/\/$/, '')), dev: st.dev, ino: st.ino };
+}
+
+/**
+ * Is dirFd/name a regular file of ours (never through a symlink), with one name, mode `mode`
+ * and exactly `bytes`? Anything else (absent, altered, truncated, another owner or mode, a
+ * hard link that another name could change, unreadable) is false: the caller replaces it.
+ */
+export function holdsExactly(dirFd: number, name: string, bytes: Uint8Array, mode: number): boolean {
+  let r: ReturnType<typeof readRegularAt>;
+  try { r = readRegularAt(dirFd, name, bytes.length); } catch { return false; }
+  if (!r || !r.bytes) return false;
+  const st = r.stats;
+  if (st.nlink !== 1 || (st.mode & 0o7777) !== mode || st.uid !== (process.geteuid?.() ?? st.uid) || st.gid !== (process.getegid?.() ?? st.gid)) return false;
+  return r.bytes.length === bytes.length && Buffer.compare(r.bytes, bytes) === 0;
 }
 
 export type PublishResult = { ok: true; path: string } | { ok: false; path: string; error: string };
@@ -33,7 +47,11 @@ export function publishManifest(rootFd: number, index: BaselineIndex, env: NodeJ
     path = loc.path;
     const bytes = serializeManifest(manifestFromIndex(index, id));
     const fd = loc.setup === 'session' ? ensureDirBeneath(rootFd, SNAPSHOTS, 0o700) : openRoot(loc.dir);
-    try { replaceFileAt(fd, MANIFEST_NAME, bytes, { mode: 0o644 }); } finally { safeClose(fd); }
+    try {
+      // A start with nothing changed finds its own manifest there already (issue 26: 1.5 MB
+      // written and fsynced twice at every start of a 10,000-file guard): kept as it is.
+      if (!holdsExactly(fd, MANIFEST_NAME, bytes, 0o644)) replaceFileAt(fd, MANIFEST_NAME, bytes, { mode: 0o644 });
+    } finally { safeClose(fd); }
     return { ok: true, path };
   } catch (err) {
     const code = errnoCode(err) ?? (err as Error)?.message ?? String(err);

@@ -172,12 +172,13 @@ export class Witness {
       exemptPids: this.opts.exemptPids ?? [], exemptCgroups: this.exemptCgroups,
       targets: this.opts.targets(), shared: this.shared, port: ch.port2,
     };
-    const w = new Worker(new URL('./worker.js', import.meta.url), { workerData: init, transferList: [ch.port2] });
+    // '../witness/…': the same file from this module and from the bundle (dist/src/cli/main.js).
+    const w = new Worker(new URL('../witness/worker.js', import.meta.url), { workerData: init, transferList: [ch.port2] });
     w.unref();
     w.on('error', (err) => { this.opts.log(`<3>warden: the witness's answering thread failed: ${String(err?.message ?? err)}`); });
     w.on('exit', () => { if (!this.stopped && this.worker === w) this.lost('its answering thread ended'); });
     this.worker = w;
-    const d = new Worker(new URL('./watchdog.js', import.meta.url), { workerData: { shared: this.shared, fanFd: this.fanFd, staleMs: this.opts.staleMs ?? 3000 } });
+    const d = new Worker(new URL('../witness/watchdog.js', import.meta.url), { workerData: { shared: this.shared, fanFd: this.fanFd, staleMs: this.opts.staleMs ?? 3000 } });
     d.unref();
     d.on('message', (m: { hung?: boolean }) => { if (m.hung && !this.stopped) this.lost('its answering thread stopped answering (watchdog)', true); });
     this.dog = d;

@@ -5,7 +5,7 @@
  */
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, mkdtempSync, readFileSync, realpathSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, linkSync, mkdtempSync, readFileSync, realpathSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { expectedLocation, parseManifest, publishLocation, serializeManifest, type RuntimeManifest } from '../../src/store/manifest-format.js';
@@ -103,6 +103,34 @@ describe('the runtime manifest', () => {
     } finally {
       await d.stop();
     }
+  });
+
+  it('a start with nothing changed keeps the manifest as it is; an altered, re-moded or hard-linked one is replaced', { timeout: 120_000 }, async () => {
+    const t = initRoot();
+    const path = t.p('snapshots/manifest.json');
+    const restart = async () => { const d = await startDaemon(t); await d.stop(); };
+    await restart();
+    const good = readFileSync(path);
+    const ino = statSync(path).ino;
+    await restart();
+    assert.equal(statSync(path).ino, ino, 'the same file: not written again (issue 26)');
+    assert.deepEqual(readFileSync(path), good);
+    // Altered while the guard was stopped (same length: one hex digit of a hash): put back.
+    const s = good.toString('utf8');
+    const i = s.indexOf('"sha256": "') + 11;
+    writeFileSync(path, s.slice(0, i) + (s[i] === '0' ? '1' : '0') + s.slice(i + 1));
+    await restart();
+    assert.deepEqual(readFileSync(path), good, 'an altered manifest is replaced at start');
+    assert.notEqual(statSync(path).ino, ino);
+    chmodSync(path, 0o666);
+    await restart();
+    assert.equal(statSync(path).mode & 0o777, 0o644, 'a manifest of another mode is replaced');
+    // A second name could change it behind the guard's back: replaced by a file of its own.
+    const other = join(t.base, 'other-name.json');
+    linkSync(path, other);
+    await restart();
+    assert.equal(statSync(path).nlink, 1, 'a hard-linked manifest is replaced');
+    assert.deepEqual(readFileSync(path), good);
   });
 
   it('under systemd it goes into $RUNTIME_DIRECTORY, not into the store', { timeout: 60_000 }, async () => {

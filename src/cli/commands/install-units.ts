@@ -4,7 +4,8 @@
  * write them under <prefix>/etc/systemd/system/ with --write. See docs/DEPLOY.md.
  */
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync, chmodSync, unlinkSync, statSync, lstatSync, type Stats } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
+import { PACKAGE_TOP } from '../version.js';
 import { accountName } from '../../store/account.js';
 import { uidOf } from './desktop.js';
 import { loadWardenConfigFromDisk } from '../../store/approved-config.js';
@@ -26,9 +27,9 @@ export const WITNESS_UNIT = 'warden-witness.service';
 export const ALLOWED_CAPS = ['CAP_CHOWN', 'CAP_FOWNER', 'CAP_DAC_OVERRIDE', 'CAP_DAC_READ_SEARCH'] as const;
 export const DEFAULT_CAPS = ['CAP_CHOWN', 'CAP_FOWNER', 'CAP_DAC_OVERRIDE'];
 
-/** The package's top directory: this file is dist/src/cli/commands/install-units.js. */
+/** The package's top directory (from cli/version, which is where the bundle is too). */
 export function packageDir(): string {
-  return resolve(dirname(fileURLToPath(import.meta.url)), '../../../..');
+  return resolve(fileURLToPath(PACKAGE_TOP));
 }
 
 export interface RenderOptions {
