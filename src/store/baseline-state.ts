@@ -162,6 +162,9 @@ export class BaselineState {
     // No seal yet (first start with one): adopt the authenticated index. A commit that
     // crashed before its index rename: the previous index stands; settle the seal on it.
     if (seal && opts.settle && (!sealed || mine !== current || previous !== '')) state.writeSealNow();
+    // An index in the JSON form of before issue 26 is read as it is; the one writer puts it
+    // in the compact form (the same entries; the seal follows as in any rewrite).
+    if (r.legacy && opts.settle) state.rewriteIndex(storeFd);
     return state;
   }
 
