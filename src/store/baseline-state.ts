@@ -109,6 +109,9 @@ export class BaselineState {
     private readonly seal: string | null,
   ) {
     this.indexSha = sha256Hex(indexBytes);
+    // The files table has no prototype (dict), so a lookup is one probe (entry()); an index
+    // parsed from the JSON form, or built by a caller, is copied into one once.
+    if (Object.getPrototypeOf(index.files) !== null) this.index = { ...index, files: dict(index.files) };
   }
 
   private sealNow(): string { return `${this.index.generation} ${this.indexSha}`; }
@@ -176,7 +179,12 @@ export class BaselineState {
   }
 
   entry(path: string): FileEntry | undefined {
-    return Object.hasOwn(this.index.files, path) ? this.index.files[path] : undefined;
+    return this.index.files[path];
+  }
+
+  /** Every approved file with its entry, in the index's order (no lookup per file). */
+  entries(): [string, FileEntry][] {
+    return Object.entries(this.index.files);
   }
 
   paths(): string[] {

@@ -119,7 +119,7 @@ export function parseBody(body: Buffer): BaselineIndex {
     if (!kind || enc > 1 || (enc === 1 && plen % 2 !== 0) || plen === 0) throw new Error(`record ${i} is not an entry`);
     const path = enc === 0 ? body.toString('latin1', o, o + plen) : body.toString('utf16le', o, o + plen);
     o += plen;
-    if (Object.hasOwn(files, path)) throw new Error(`record ${i}: a path named twice`);
+    if (files[path] !== undefined) throw new Error(`record ${i}: a path named twice`);
     files[path] = { kind, sha256, size, mode, uid, gid };
   }
   if (o !== body.length) throw new Error('bytes after the last record');
