@@ -28,7 +28,7 @@ export function table(): string {
   const v = results.verify as Json | undefined;
   if (v && !v.error) {
     const met = v.met as Json;
-    rows.push([`verify ${N_FILES} × 1 KiB (ms, median of ${RUNS})`, f1(v.wardenMs, 0), `sha256sum ${f1(v.sha256sumMs, 0)}`, x(v.ratioToSha256sum), '≤ 2× sha256sum', ok(met.sha256sum)]);
+    rows.push([`verify ${N_FILES} × 1 KiB (ms, median of ${RUNS}; load ${f1(v.load1AtStart, 2)}–${f1(v.load1AtEnd, 2)}${v.indexBytes !== undefined ? `; index ${f1((v.indexBytes as number) / 1024, 0)} KiB` : ''})`, f1(v.wardenMs, 0), `sha256sum ${f1(v.sha256sumMs, 0)}`, x(v.ratioToSha256sum), '≤ 2× sha256sum', ok(met.sha256sum)]);
     rows.push([`verify vs AIDE (ms, median of ${RUNS})`, f1(v.wardenMs, 0), v.aideMs !== undefined ? `aide --check ${f1(v.aideMs, 0)}` : `aide skipped: ${v.aideNote}`, v.aideMs !== undefined ? ((v.aideOverWarden as number) >= 1 ? `${f1(v.aideOverWarden, 1)}× faster` : `${f1(1 / (v.aideOverWarden as number), 1)}× slower`) : '—', '≥ 15× faster', ok(met.aide)]);
   } else rows.push(['verify', 'error', String(v?.error ?? 'not run'), '', '', '']);
   const init = results.init as Json | undefined;

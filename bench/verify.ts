@@ -2,11 +2,15 @@
 import { log, median, timed, type BenchRoot } from './lib.js';
 import { N_FILES, RUNS, type Json, node, warden } from './config.js';
 import { TREES, type AideSetup } from './aide.js';
+import { loadavg } from 'node:os';
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
 
 // ---------------------------------------------------------------- 2. verify throughput
 
 export async function verifyThroughput(r: BenchRoot, aide: AideSetup): Promise<Json> {
-  const out: Json = { files: N_FILES, fileBytes: 1024, runs: RUNS };
+  const out: Json = { files: N_FILES, fileBytes: 1024, runs: RUNS, load1AtStart: loadavg()[0] };
+  try { out.indexBytes = statSync(join(r.root, 'snapshots', 'baseline', 'index')).size; } catch { /* store elsewhere */ }
   // Warm the page cache the same way for everyone.
   await timed('sh', ['-c', `cd "$1" && find ${TREES.join(' ')} -type f -print0 | xargs -0 cat > /dev/null`, 'sh', r.root], r.env);
 
@@ -31,6 +35,7 @@ export async function verifyThroughput(r: BenchRoot, aide: AideSetup): Promise<J
     out.aideOverWarden = median(a) / median(w);
     log(`verify: aide --check ${median(a).toFixed(0)} ms`);
   }
+  out.load1AtEnd = loadavg()[0];
   out.met = { sha256sum: (out.ratioToSha256sum as number) <= 2, aide: aide.ok ? (out.aideOverWarden as number) >= 15 : null };
   return out;
 }

@@ -99,9 +99,12 @@ export function quickConfig(value: unknown): WardenConfig | null {
     }
     if (n.discord !== undefined) {
       const d = n.discord;
-      // An api URL is left to zod's URL check.
-      if (!isObj(d) || !onlyKeys(d, ['token_file']) || typeof d.token_file !== 'string' || !d.token_file.startsWith('/')) return null;
-      notify.discord = { token_file: d.token_file };
+      if (!isObj(d) || !onlyKeys(d, ['token_file', 'api']) || typeof d.token_file !== 'string' || !d.token_file.startsWith('/')) return null;
+      // zod's z.string().url(): the trimmed string must parse as a URL (URL.canParse), and the
+      // value kept is the trimmed one without ASCII tabs and newlines. Only a string that
+      // needs neither rewrite is taken here; anything else is left to zod.
+      if (d.api !== undefined && !(typeof d.api === 'string' && d.api === d.api.trim() && !/[\t\n\r]/.test(d.api) && URL.canParse(d.api))) return null;
+      notify.discord = { token_file: d.token_file, ...(d.api !== undefined ? { api: d.api } : {}) };
     }
     for (const k of ['desktop', 'journal'] as const) {
       if (n[k] === undefined) continue;

@@ -25,6 +25,7 @@ import { baseOf, candidatePaths, dirOf, inspectDirs, type Finding } from './insp
 import { readListed, type Seen } from './verify-read.js';
 import type { ProtectedSet } from '../config/protected-set.js';
 import type { BaselineState } from '../store/baseline-state.js';
+import type { FileEntry } from '../store/baseline.js';
 
 const ABSENT_OBS: Observation = { type: 'absent', size: 0, mode: 0, uid: -1, gid: -1, ino: 0, sha256: null, bytes: null };
 
@@ -69,25 +70,24 @@ export function verifyAll(rootFd: number, state: BaselineState, pset: ProtectedS
       if (verdict) files.push({ path: rel, isDir: false, kind, verdict, obs });
     };
     // 1. The baseline's files, by directory.
-    const byDir = new Map<string, string[]>();
-    for (const rel of state.paths()) {
-      const d = dirOf(rel);
+    const byDir = new Map<string, [string, FileEntry][]>();
+    for (const pe of state.entries()) {
+      const d = dirOf(pe[0]);
       const l = byDir.get(d);
-      if (l) l.push(rel); else byDir.set(d, [rel]);
+      if (l) l.push(pe); else byDir.set(d, [pe]);
     }
     const unreachable: string[] = [];
     for (const [dir, rels] of byDir) {
       const d = openDir(dir);
       const fd = d.fd;
-      if (fd === null) { unreachable.push(...rels); continue; }
+      if (fd === null) { for (const [rel] of rels) unreachable.push(rel); continue; }
       standingIn(fd, (here) => {
-        for (const rel of rels) {
+        for (const [rel, e] of rels) {
           const name = baseOf(rel);
-          const e = state.entry(rel);
           let s: Seen | null = null;
-          if (e && d.files?.has(name) && name !== '.' && name !== '..') s = readListed(here ? name : at(fd, name), maxBytes);
+          if (d.files?.has(name) && name !== '.' && name !== '..') s = readListed(here ? name : at(fd, name), maxBytes);
           // Clean: the same content, mode and owner (what classify finds nothing in).
-          if (s && e && s.sha256 === e.sha256 && s.mode === e.mode && s.uid === e.uid && s.gid === e.gid) continue;
+          if (s && s.sha256 === e.sha256 && s.mode === e.mode && s.uid === e.uid && s.gid === e.gid) continue;
           judge(rel, s ? { type: 'file', ...s, bytes: null } : observe(fd, name, maxBytes));
         }
       });

@@ -9,6 +9,7 @@ import { openRoot, readSmallAt, safeClose, withDir } from '../fsx/beneath.js';
 import { WardenError, errnoCode } from '../common/errors.js';
 import { WARDEN_TOML, configFromBytes, type WardenConfig } from '../config/warden-config.js';
 import { BASELINE_DIR, BLOBS_DIR, INDEX_NAME, SECRETS_DIR } from './layout.js';
+import { unauthenticatedFiles } from './baseline.js';
 import { NotInitialised, Store, type StoreFd } from './store.js';
 import { STORES_DIR, rootId, systemStateDir } from './location.js';
 
@@ -62,9 +63,8 @@ export function loadWardenConfigFrom(storeFd: StoreFd, root: string): WardenConf
 export function approvedBytes(storeFd: StoreFd, path: string): Buffer | null | undefined {
   const raw = withDir(storeFd, BASELINE_DIR, (fd) => { try { return readSmallAt(fd, INDEX_NAME); } catch { return null; } }, () => null);
   if (!raw) return undefined;
-  const nl = raw.indexOf(0x0a);
   let entry: { sha256?: string; kind?: string } | undefined;
-  try { entry = (JSON.parse(raw.subarray(nl + 1).toString('utf8')) as { files: Record<string, { sha256: string; kind: string }> }).files[path]; }
+  try { const files = unauthenticatedFiles(raw); entry = Object.hasOwn(files, path) ? files[path] : undefined; }
   catch { throw new WardenError('the store\'s baseline/index is malformed; run warden verify'); }
   if (!entry?.sha256) return null;
   const dir = entry.kind === 'credentials' ? SECRETS_DIR : BLOBS_DIR;

@@ -109,6 +109,9 @@ export class BaselineState {
     private readonly seal: string | null,
   ) {
     this.indexSha = sha256Hex(indexBytes);
+    // The files table has no prototype (dict), so a lookup is one probe (entry()); an index
+    // parsed from the JSON form, or built by a caller, is copied into one once.
+    if (Object.getPrototypeOf(index.files) !== null) this.index = { ...index, files: dict(index.files) };
   }
 
   private sealNow(): string { return `${this.index.generation} ${this.indexSha}`; }
@@ -162,6 +165,9 @@ export class BaselineState {
     // No seal yet (first start with one): adopt the authenticated index. A commit that
     // crashed before its index rename: the previous index stands; settle the seal on it.
     if (seal && opts.settle && (!sealed || mine !== current || previous !== '')) state.writeSealNow();
+    // An index in the JSON form of before issue 26 is read as it is; the one writer puts it
+    // in the compact form (the same entries; the seal follows as in any rewrite).
+    if (r.legacy && opts.settle) state.rewriteIndex(storeFd);
     return state;
   }
 
@@ -173,7 +179,12 @@ export class BaselineState {
   }
 
   entry(path: string): FileEntry | undefined {
-    return Object.hasOwn(this.index.files, path) ? this.index.files[path] : undefined;
+    return this.index.files[path];
+  }
+
+  /** Every approved file with its entry, in the index's order (no lookup per file). */
+  entries(): [string, FileEntry][] {
+    return Object.entries(this.index.files);
   }
 
   paths(): string[] {
