@@ -5,8 +5,12 @@
 //   npm run mutate                       every folder below
 //   npm run mutate -- guard store        some folders
 //   npm run mutate -- guard --mutate 'dist/src/guard/classify.js' --tests guard/units   a sample, named as such
+//   npm run mutate -- runtime --sample 12 [--seed 22] [--mutant-timeout 600]
+//       a random sample of the folder's I/O files' mutants (IO_FOLDERS below), each run against
+//       the integration tests of its file (scripts/mutate-sample.mjs): a score with its interval
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
+import { runSample } from './mutate-sample.mjs';
 
 /**
  * Per folder: the compiled files mutated (the folder's score covers these files only) and the
@@ -29,7 +33,7 @@ export const FOLDERS = {
     tests: ['guard/units', 'guard/pure-units'],
   },
   store: {
-    mutate: ['dist/src/store/manifest-format.js', 'dist/src/store/writer-words.js'],
+    mutate: ['dist/src/store/manifest-format.js', 'dist/src/store/writer-words.js', 'dist/src/store/journal-entry.js'],
     tests: ['store/pure-units'],
   },
   changes: {
@@ -42,7 +46,62 @@ export const FOLDERS = {
   },
 };
 
+/**
+ * The I/O files of each folder (not in FOLDERS: they need the daemon, the CLI, real files) and,
+ * per file, the integration test files that exercise it (filters for scripts/run-tests.mjs),
+ * for the sampled score (`--sample N`). A file's list is the smallest set of test files whose
+ * tests drive that file's code paths; the whole suite per mutant would cost hours here.
+ */
+export const IO_FOLDERS = {
+  runtime: {
+    files: {
+      'dist/src/runtime/view.js': ['runtime/fail-closed', 'runtime/manifest'],
+      'dist/src/runtime/locate.js': ['runtime/manifest', 'runtime/fail-closed'],
+      'dist/src/runtime/sandbox.js': ['runtime/sandbox'],
+    },
+  },
+  changes: {
+    files: {
+      'dist/src/changes/apply.js': ['changes/changes', 'changes/journal'],
+      'dist/src/changes/journal.js': ['changes/journal'],
+      'dist/src/changes/approvals.js': ['changes/approvals', 'changes/owner-tasks'],
+      'dist/src/changes/pending.js': ['changes/approvals'],
+      'dist/src/changes/init.js': ['changes/changes'],
+      'dist/src/changes/recover-store.js': ['changes/journal'],
+    },
+  },
+  store: {
+    files: {
+      'dist/src/store/baseline.js': ['store/layout-damage', 'guard/verify-pass'],
+      'dist/src/store/baseline-state.js': ['store/layout-damage', 'guard/verify-pass'],
+      'dist/src/store/lock.js': ['store/lock'],
+      'dist/src/store/history.js': ['store/history-init', 'store/history-glob-name'],
+      'dist/src/store/alerts.js': ['store/alerts-read'],
+      'dist/src/store/location.js': ['store/location', 'store/root-move'],
+      'dist/src/store/keys.js': ['store/layout-damage', 'guard/verify-pass'],
+    },
+  },
+  guard: {
+    files: {
+      'dist/src/guard/guard.js': ['guard/lifecycle'],
+      'dist/src/guard/watcher.js': ['guard/lifecycle'],
+      'dist/src/guard/quarantine.js': ['guard/attacks'],
+      'dist/src/guard/verify-pass.js': ['guard/verify-pass'],
+      'dist/src/guard/store-check.js': ['guard/lifecycle'],
+      'dist/src/guard/open-watch.js': ['guard/open-watch'],
+      'dist/src/guard/stamp-poll.js': ['guard/lifecycle'],
+      'dist/src/guard/alert-sink.js': ['guard/lifecycle'],
+    },
+  },
+};
+
 const args = process.argv.slice(2);
+const sa = args.indexOf('--sample');
+const sampleN = sa >= 0 ? Number(args.splice(sa, 2)[1]) : 0;
+const se = args.indexOf('--seed');
+const seed = se >= 0 ? Number(args.splice(se, 2)[1]) : 22;
+const mt = args.indexOf('--mutant-timeout');
+const mutantTimeout = mt >= 0 ? Number(args.splice(mt, 2)[1]) : 600;
 const at = args.indexOf('--mutate');
 const override = at >= 0 ? args.splice(at, 2)[1] : null;
 const tt = args.indexOf('--tests');
@@ -59,6 +118,15 @@ if (!noBuild) {
   if (tsc.status !== 0) process.exit(tsc.status ?? 1);
 }
 mkdirSync('reports/mutation', { recursive: true });
+if (sampleN > 0) {
+  const rows = [];
+  for (const folder of wanted) {
+    if (!IO_FOLDERS[folder]) { console.error(`no I/O files listed for ${folder}`); process.exit(2); }
+    rows.push(await runSample(folder, IO_FOLDERS[folder], { n: sampleN, seed, timeoutS: mutantTimeout }));
+  }
+  console.table(rows);
+  process.exit(0);
+}
 const scores = [];
 for (const folder of wanted) {
   const { mutate } = FOLDERS[folder];
