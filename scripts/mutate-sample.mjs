@@ -66,7 +66,7 @@ function runTests(dir, tests, timeoutS) {
     const t0 = Date.now();
     const child = spawn('node', ['scripts/run-tests.mjs', ...tests], {
       cwd: dir, detached: true, stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, WARDEN_TEST_FILE_TIMEOUT: String(timeoutS), WARDEN_TEST_CONCURRENCY: '1' },
+      env: { ...process.env, WARDEN_TEST_FILE_TIMEOUT: String(timeoutS), WARDEN_TEST_CONCURRENCY: '2' },
     });
     let out = '';
     child.stdout.on('data', (d) => { out += d; });
