@@ -37,7 +37,7 @@ export const FOLDERS = {
     tests: ['store/pure-units'],
   },
   changes: {
-    mutate: ['dist/src/changes/validate.js', 'dist/src/changes/diff.js'],
+    mutate: ['dist/src/changes/validate.js', 'dist/src/changes/diff.js', 'dist/src/changes/protocol.js'],
     tests: ['changes/names', 'changes/pure-units'],
   },
   runtime: {
