@@ -83,6 +83,62 @@ function runTests(dir, tests, timeoutS) {
   });
 }
 
+/** A copy of the project to mutate in (node_modules linked), never the checkout itself. */
+export function makeSandbox(folder) {
+  const dir = mkdtempSync(join(tmpdir(), `warden-mutate-${folder}-`));
+  for (const ent of readdirSync('.')) {
+    if (['node_modules', '.git', '.stryker-tmp', 'reports'].includes(ent)) continue;
+    cpSync(ent, join(dir, ent), { recursive: true, verbatimSymlinks: true });
+  }
+  symlinkSync(resolve('node_modules'), join(dir, 'node_modules'));
+  spawnSync('chmod', ['-R', 'go+rX', dir]); // tests that run as a second user read the copy
+  return dir;
+}
+
+/**
+ * After tests were added: the survivors (and no-coverage mutants) of a folder's last Stryker
+ * run (reports/mutation/<folder>.json) run again, each alone, against the folder's pure test
+ * files as they are now. A killed mutant stays killed (tests are only added), so the new
+ * score is the report's killed plus the survivors killed now. The mutated files must be
+ * unchanged since the report (checked: the report holds each file's source).
+ */
+export async function rerunSurvivors(folder, command, timeoutS) {
+  const rep = JSON.parse(readFileSync(`reports/mutation/${folder}.json`, 'utf8'));
+  let killed = 0, timeout = 0, survived = 0, noCov = 0, errors = 0;
+  const again = [];
+  for (const [file, f] of Object.entries(rep.files)) {
+    if (readFileSync(file, 'utf8') !== f.source) throw new Error(`${file} changed since the report: run Stryker again`);
+    for (const m of f.mutants) {
+      if (m.status === 'Killed') killed++; else if (m.status === 'Timeout') timeout++;
+      else if (m.status === 'Survived' || m.status === 'NoCoverage') again.push({ file, m });
+      else errors++;
+    }
+  }
+  const dir = makeSandbox(folder);
+  const now = [];
+  try {
+    for (const { file, m } of again) {
+      // The report's positions count lines and columns from 1.
+      const mm = { location: { start: { line: m.location.start.line - 1, column: m.location.start.column - 1 }, end: { line: m.location.end.line - 1, column: m.location.end.column - 1 } }, replacement: m.replacement };
+      const path = join(dir, file);
+      const orig = readFileSync(path, 'utf8');
+      writeFileSync(path, applyMutant(orig, mm));
+      let r;
+      try { r = spawnSync('sh', ['-c', command], { cwd: dir, timeout: timeoutS * 1000, killSignal: 'SIGKILL', encoding: 'utf8' }); } finally { writeFileSync(path, orig); }
+      const status = r.error?.code === 'ETIMEDOUT' || r.signal === 'SIGKILL' ? 'Timeout' : r.status === 0 ? 'Survived' : 'Killed';
+      if (status === 'Killed') killed++; else if (status === 'Timeout') timeout++; else if (m.status === 'NoCoverage') noCov++; else survived++;
+      now.push({ file, id: m.id, mutator: m.mutatorName, line: m.location.start.line, column: m.location.start.column, replacement: m.replacement, before: m.status, now: status, original: orig.split('\n')[m.location.start.line - 1].trim().slice(0, 160) });
+      console.log(`# ${status.padEnd(8)} ${file}:${m.location.start.line}:${m.location.start.column} ${m.mutatorName} → ${JSON.stringify((m.replacement ?? '').slice(0, 80))}`);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  mkdirSync('reports/mutation', { recursive: true });
+  writeFileSync(`reports/mutation/${folder}.rerun.json`, JSON.stringify({ folder, command, results: now }, null, 2));
+  const valid = killed + timeout + survived + noCov;
+  return { folder, sample: 'survivors re-run', killed, timeout, survived, noCov, errors, score: valid ? `${(100 * (killed + timeout) / valid).toFixed(1)} %` : 'n/a' };
+}
+
 /**
  * cfg: { files: { 'dist/src/…js': ['test filter', …] } }. Returns the sample's counts.
  */
@@ -91,15 +147,9 @@ export async function runSample(folder, cfg, { n, seed, timeoutS }) {
   const all = await listMutants(files);
   const picked = sample(all, n, seed);
   console.log(`# mutate ${folder} (sample): ${picked.length} of ${all.length} mutants in ${files.length} I/O files, seed ${seed}, per-file timeout ${timeoutS} s`);
-  const dir = mkdtempSync(join(tmpdir(), `warden-mutate-${folder}-`));
+  const dir = makeSandbox(folder);
   const results = [];
   try {
-    for (const ent of readdirSync('.')) {
-      if (['node_modules', '.git', '.stryker-tmp', 'reports'].includes(ent)) continue;
-      cpSync(ent, join(dir, ent), { recursive: true, verbatimSymlinks: true });
-    }
-    symlinkSync(resolve('node_modules'), join(dir, 'node_modules'));
-    spawnSync('chmod', ['-R', 'go+rX', dir]); // tests that run as a second user read the copy
     // Unmutated first: every test file of the sample must pass, or the sample measures nothing.
     const needed = [...new Set(picked.flatMap((m) => cfg.files[m.file]))];
     const dry = await runTests(dir, needed, timeoutS);

@@ -5,12 +5,13 @@
 //   npm run mutate                       every folder below
 //   npm run mutate -- guard store        some folders
 //   npm run mutate -- guard --mutate 'dist/src/guard/classify.js' --tests guard/units   a sample, named as such
+//   npm run mutate -- store --rerun-survivors   after adding tests: the last run's survivors again
 //   npm run mutate -- runtime --sample 12 [--seed 22] [--mutant-timeout 600]
 //       a random sample of the folder's I/O files' mutants (IO_FOLDERS below), each run against
 //       the integration tests of its file (scripts/mutate-sample.mjs): a score with its interval
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
-import { runSample } from './mutate-sample.mjs';
+import { rerunSurvivors, runSample } from './mutate-sample.mjs';
 
 /**
  * Per folder: the compiled files mutated (the folder's score covers these files only) and the
@@ -90,6 +91,8 @@ const se = args.indexOf('--seed');
 const seed = se >= 0 ? Number(args.splice(se, 2)[1]) : 22;
 const mt = args.indexOf('--mutant-timeout');
 const mutantTimeout = mt >= 0 ? Number(args.splice(mt, 2)[1]) : 600;
+const rs = args.indexOf('--rerun-survivors');
+const rerun = rs >= 0 && args.splice(rs, 1).length > 0;
 const at = args.indexOf('--mutate');
 const override = at >= 0 ? args.splice(at, 2)[1] : null;
 const tt = args.indexOf('--tests');
@@ -106,6 +109,12 @@ if (!noBuild) {
   if (tsc.status !== 0) process.exit(tsc.status ?? 1);
 }
 mkdirSync('reports/mutation', { recursive: true });
+if (rerun) {
+  const rows = [];
+  for (const folder of wanted) rows.push(await rerunSurvivors(folder, `node scripts/mutate-tests.mjs ${(testsOverride ?? FOLDERS[folder].tests).join(' ')}`, 20));
+  console.table(rows);
+  process.exit(0);
+}
 if (sampleN > 0) {
   const rows = [];
   for (const folder of wanted) {
