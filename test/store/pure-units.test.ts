@@ -4,6 +4,7 @@
  * daemon): `npm run mutate -- store` runs this file per mutant.
  */
 import { describe, it } from 'node:test';
+import { readFileSync } from 'node:fs';
 import assert from 'node:assert/strict';
 import {
   expectedLocation, manifestFromIndex, publishLocation, parseManifest, rootMismatch, serializeManifest, MANIFEST_FORMAT, MAX_MANIFEST_BYTES, type RuntimeManifest,
@@ -205,6 +206,11 @@ describe("an alert's writer in plain words", () => {
 describe('an alert as a journal entry', () => {
   const alert = (o: Partial<Alert> = {}): Alert => ({ id: 'a1', time: 't', path: 'orgs/x.toml', action: 'reverted', reason: 'content', before: null, after: null, quarantine: null, advice: 'a', ...o });
   const f = (a: Alert) => Object.fromEntries(alertJournalFields(a, '/root', 'rid', 'the line'));
+  it("each reason's MESSAGE_ID is the one docs/NOTIFY.md publishes (they never change)", () => {
+    const doc = readFileSync(new URL('../../../docs/NOTIFY.md', import.meta.url), 'utf8');
+    const published = Object.fromEntries([...doc.matchAll(/^\| `([a-z-]+)` \| `([0-9a-f]{32})` \|$/gm)].map((m) => [m[1], m[2]]));
+    assert.deepEqual({ ...MESSAGE_IDS }, published);
+  });
   it('the fields, in order, with the priority of its action', () => {
     assert.deepEqual(alertJournalFields(alert(), '/root', 'rid', 'the line'), [
       ['MESSAGE', 'the line'], ['MESSAGE_ID', MESSAGE_IDS.content], ['PRIORITY', '4'], ['SYSLOG_IDENTIFIER', 'warden'], ['WARDEN_ALERT_ID', 'a1'],
