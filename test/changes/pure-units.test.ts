@@ -46,6 +46,13 @@ describe('validate a proposal', () => {
     assert.ok(validateProposal({ path: 'orgs/bookclub.toml', kind: 'org', text: 'x = [', approvedText: null }, DISCORD).length > 0);
     assert.ok(validateProposal({ path: 'config/guests.toml', kind: 'guests', text: 'x = [', approvedText: null }, DISCORD).length > 0);
     assert.deepEqual(validateProposal({ path: 'notes.md', kind: 'text', text: 'anything [', approvedText: null }, DISCORD, POLICY), []);
+    // A block is validated as a block, alone and within the set: no front matter is refused.
+    const noFront = 'just text, no front matter\n';
+    for (const set of [undefined, POLICY]) {
+      assert.deepEqual(validateProposal({ path: 'blocks/conditional/nsfw.md', kind: 'block', text: noFront, approvedText: null }, DISCORD, set).map((e) => e.message),
+        ['must start with a "+++" line opening the TOML front matter'], set ? 'within the set' : 'alone');
+      assert.deepEqual(validateProposal({ path: 'blocks/conditional/nsfw.md', kind: 'block', text: read('blocks/conditional/nsfw.md'), approvedText: null }, DISCORD, set), []);
+    }
   });
   it('credentials: parse errors, half-applied groups and failed checks, each located by its group', () => {
     const two = (u: string, p: string) => `[mail]\nuser = "${u}"\npassword = "${p}"\n`;
