@@ -83,7 +83,7 @@ describe('runtime manifest format', () => {
     }
     const e = `entry for "orgs/a.toml" is not {kind, sha256, size, mode}`;
     const f = { kind: 'org', sha256: SHA, size: 1, mode: 0o644 };
-    for (const bad of [null, [], 5, { ...f, kind: 'nope' }, { ...f, kind: 3 }, { ...f, sha256: SHA.toUpperCase() }, { ...f, sha256: `${SHA}0` }, { ...f, sha256: SHA.slice(1) }, { ...f, sha256: 7 },
+    for (const bad of [null, [], 5, { ...f, kind: 'nope' }, { ...f, kind: 3 }, { ...f, sha256: SHA.toUpperCase() }, { ...f, sha256: `${SHA}0` }, { ...f, sha256: SHA.slice(1) }, { ...f, sha256: 7 }, { ...f, sha256: [SHA] },
       { ...f, size: -1 }, { ...f, size: '1' }, { ...f, mode: 0o10000 }, { ...f, mode: -1 }, { ...f, mode: 1.5 }, { kind: 'org', sha256: SHA, size: 1 }]) {
       assert.equal(problem(withFile(bad)), e, JSON.stringify(bad));
     }
