@@ -102,6 +102,7 @@ export function makeSandbox(folder) {
  * score is the report's killed plus the survivors killed now. The mutated files must be
  * unchanged since the report (checked: the report holds each file's source).
  */
+/** command: node arguments (the test runner script and its files). */
 export async function rerunSurvivors(folder, command, timeoutS) {
   const rep = JSON.parse(readFileSync(`reports/mutation/${folder}.json`, 'utf8'));
   let killed = 0, timeout = 0, survived = 0, noCov = 0, errors = 0;
@@ -124,7 +125,8 @@ export async function rerunSurvivors(folder, command, timeoutS) {
       const orig = readFileSync(path, 'utf8');
       writeFileSync(path, applyMutant(orig, mm));
       let r;
-      try { r = spawnSync('sh', ['-c', command], { cwd: dir, timeout: timeoutS * 1000, killSignal: 'SIGKILL', encoding: 'utf8' }); } finally { writeFileSync(path, orig); }
+      // node itself, not through a shell: a timeout's SIGKILL must reach the process that loops.
+      try { r = spawnSync(process.execPath, command, { cwd: dir, timeout: timeoutS * 1000, killSignal: 'SIGKILL', encoding: 'utf8' }); } finally { writeFileSync(path, orig); }
       const status = r.error?.code === 'ETIMEDOUT' || r.signal === 'SIGKILL' ? 'Timeout' : r.status === 0 ? 'Survived' : 'Killed';
       if (status === 'Killed') killed++; else if (status === 'Timeout') timeout++; else if (m.status === 'NoCoverage') noCov++; else survived++;
       now.push({ file, id: m.id, mutator: m.mutatorName, line: m.location.start.line, column: m.location.start.column, replacement: m.replacement, before: m.status, now: status, original: orig.split('\n')[m.location.start.line - 1].trim().slice(0, 160) });

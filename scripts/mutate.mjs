@@ -111,7 +111,7 @@ if (!noBuild) {
 mkdirSync('reports/mutation', { recursive: true });
 if (rerun) {
   const rows = [];
-  for (const folder of wanted) rows.push(await rerunSurvivors(folder, `node scripts/mutate-tests.mjs ${(testsOverride ?? FOLDERS[folder].tests).join(' ')}`, 20));
+  for (const folder of wanted) rows.push(await rerunSurvivors(folder, ['scripts/mutate-tests.mjs', ...(testsOverride ?? FOLDERS[folder].tests)], 20));
   console.table(rows);
   process.exit(0);
 }
