@@ -33,6 +33,24 @@ afterEach(async () => {
   t.cleanup();
 });
 
+describe('a pending request not written by warden', () => {
+  it('is refused for its HMAC, named as such; never applied', async () => {
+    setup('tty');
+    d = await startDaemon(t);
+    const before = fileSha(t.p(ORG));
+    const s = await run(t, ['apply', ORG, '--from', proposal(41)]);
+    assert.equal(s.code, 0, s.stderr);
+    const id = pendingId(s.stdout);
+    const file = t.p(`snapshots/pending/${id}.json`);
+    // Forge it: the same record with another command line, its HMAC left as it was.
+    writeFileSync(file, readFileSync(file, 'utf8').replace(/"command":"[^"]*"/, '"command":"forged"'));
+    const a = await run(t, ['approve', id]);
+    assert.notEqual(a.code, 0, a.stdout);
+    assert.match(a.stdout + a.stderr, new RegExp(`snapshots/pending/${id}\\.json was not written by warden \\(HMAC mismatch\\)`));
+    assert.equal(fileSha(t.p(ORG)), before, 'nothing applied');
+  });
+});
+
 describe('tty approval (pseudo-terminal)', () => {
   it('yes applies, no withdraws, no terminal leaves it pending', async () => {
     setup('tty');

@@ -81,6 +81,10 @@ describe('credential names: did you mean', () => {
       ["there is no credential group \"zzzzzz\" (groups: none). To add a new group on purpose, run 'warden cred set --new zzzzzz.k'."]);
     assert.deepEqual(unknownKeyErrors({}, cfg(), [{ group: 'zzzzzz', key: 'k' }], true), []);
     assert.equal(unknownKeyErrors(tables, DISCORD, [{ group: 'a', key: 'b' }, { group: 'c', key: 'd' }], false).length, 2, 'one refusal per name');
+    // The groups are listed sorted, whether they come from the file or the configuration.
+    const zm = { zeta: { k: '1' }, alpha: { k: '2' } };
+    assert.deepEqual(unknownKeyErrors(zm, cfg({ mid: { keys: ['k'] } }), [{ group: 'qqqqqq', key: 'k' }], false),
+      ["there is no credential group \"qqqqqq\" (groups: alpha, mid, zeta). To add a new group on purpose, run 'warden cred set --new qqqqqq.k'."]);
   });
   it('a name such as __proto__ or toString is data, not a member', () => {
     assert.equal(unknownKeyErrors(tables, DISCORD, [{ group: 'mail', key: 'toString' }], false).length, 1);
@@ -129,6 +133,17 @@ describe('credential names: companions and suggestions', () => {
 });
 
 describe('credential rules', () => {
+  it('unitOf: a key name two groups share belongs to the unit of the group asked for', () => {
+    const two = cfg({ a: { keys: ['token', 'id'] }, b: { keys: ['token', 'secret'] } });
+    const tables = { a: { token: '1', id: '2' }, b: { token: '3', secret: '4' } };
+    assert.equal(unitOf(tables, two, 'b', 'token')?.name, 'b');
+    assert.deepEqual(unitOf(tables, two, 'b', 'token')?.keys, ['token', 'secret']);
+    assert.equal(unitOf(tables, two, 'a', 'token')?.name, 'a');
+    // The same for groups that are not configured (each is its own unit).
+    assert.equal(unitOf({ x: { k: '1' }, y: { k: '2' } }, cfg(), 'y', 'k')?.table, 'y');
+    // Companions are asked of the group named: b's token needs b's secret, not a's id.
+    assert.deepEqual(missingCompanions(tables, two, [{ group: 'b', key: 'token' }]).map((m) => m.missing), [['b.secret']]);
+  });
   it('parse: groups of strings; anything else refused by key, never by value', () => {
     assert.deepEqual(plain(parseCredentials('[a]\nk = "v"\n', 'f')), { ok: true, tables: { a: { k: 'v' } } });
     const bad = parseCredentials('top = "SECRET1"\n[a]\nk = 5\nj = "ok"\n[b]\nx = ["SECRET2"]\n[d]\nt = 1979-05-27\n', 'f');
@@ -187,6 +202,12 @@ describe('credential rules', () => {
     assert.equal(d.halfApplied, false);
     assert.deepEqual(diffCredentials(null, '[a]\nk = "v"\n', cfg(), 'f').halfApplied, false, 'a new file');
     assert.deepEqual(diffCredentials('[a]\nk = "v"\n', null, cfg(), 'f').changes, [{ group: 'a', key: 'k', before: fingerprint('v'), after: null }]);
+    // A removed file is every key gone, not a file that does not parse: no parse error, and
+    // removing whole groups is not half-applied.
+    const removed = diffCredentials('[a]\nk = "v"\nj = "w"\n', null, cfg(), 'f');
+    assert.deepEqual(removed.parseErrors, []);
+    assert.equal(removed.halfApplied, false);
+    assert.equal(removed.changes.length, 2);
     assert.deepEqual(diffCredentials('[a]\nk = "v"\n', '[a]\nk = "v"\n', cfg(), 'f'), { changes: [], halfGroups: [], failedChecks: [], parseErrors: [], halfApplied: false });
   });
   it('diff: an old file that does not parse counts as empty; a new one that does not is half-applied with its errors', () => {

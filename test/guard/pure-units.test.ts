@@ -196,6 +196,17 @@ describe('hint queue: the low-priority lane', () => {
     assert.deepEqual(seen, ['a', 'b', 'c', 'other', 'd']);
     q.close();
   });
+  it('a slice used up exactly yields: no check starts once sliceMs has passed', (t) => {
+    t.mock.timers.enable({ apis: ['setTimeout', 'setImmediate', 'Date'], now: 1000 });
+    const seen: string[] = [];
+    // Two checks of 5 ms fill a slice of 10 ms to the millisecond: the third waits a turn.
+    const q = new HintQueue((rel) => { seen.push(rel); t.mock.timers.setTime(Date.now() + 5); }, { urgent: () => false, sliceMs: 10 });
+    for (const r of ['a', 'b', 'c']) q.later(r);
+    setImmediate(() => seen.push('other'));
+    for (let i = 0; i < 3; i++) t.mock.timers.tick(0);
+    assert.deepEqual(seen, ['a', 'b', 'other', 'c']);
+    q.close();
+  });
   it('defaults: every hint is urgent, with a trailing check 30 ms later', (t) => {
     t.mock.timers.enable({ apis: ['setTimeout', 'setImmediate'] });
     const seen: string[] = [];

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  parseCondition, parseConditions, contextFacts, ruleHolds, evaluatePath, keyMatches, splitTarget, matchingBlocks,
+  parseCondition, parseConditions, contextFacts, ruleHolds, evaluatePath, keyMatches, splitTarget, matchingBlocks, isCanonicalRelative, isSnowflake,
   type SessionContext,
 } from '../../src/policy/index.js';
 import { CONDITIONS } from './fixtures.js';
@@ -154,9 +154,16 @@ test('splitTarget accepts only canonical paths under /memories/ and /workspace/'
   assert.deepEqual(splitTarget('/memories/private/a'), { section: 'memories', rel: '/private/a' });
   assert.deepEqual(splitTarget('/workspace/'), { section: 'workspace', rel: '/' });
   assert.deepEqual(splitTarget('/workspace'), { section: 'workspace', rel: '/' });
-  for (const bad of ['/etc/passwd', 'memories/a', '/memories/../etc', '/workspace/a//b', '/workspace/./a', '/memoriesx/a', '', '/workspace/a\u0000b']) {
+  for (const bad of ['/etc/passwd', 'memories/a', '/memories/../etc', '/workspace/a//b', '/workspace/./a', '/memoriesx/a', '', '/workspace/a\u0000b', 'x/memories/a', '/x/workspace/a']) {
     assert.equal(splitTarget(bad), null, bad);
   }
+});
+
+test('canonical keys start with "/"; a snowflake is a decimal id without a leading zero', () => {
+  for (const ok of ['/', '/a', '/a/', '/a/b.md']) assert.equal(isCanonicalRelative(ok), true, ok);
+  for (const bad of ['a', 'a/b', '', 'a/', '.', '..', 'xa', 'ab/c', 'ab/c/']) assert.equal(isCanonicalRelative(bad), false, bad);
+  for (const ok of ['1', '123456789012345678', '9'.repeat(20)]) assert.equal(isSnowflake(ok), true, ok);
+  for (const bad of ['', '0', '0123', '1'.repeat(21), '12a', ' 12', '-1', '1.5']) assert.equal(isSnowflake(bad), false, bad);
 });
 
 // The four steps, on the example file. Each row: target, context, decision, step, deciding key.

@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { buildState, closedState, sha256Hex, usedByView, type Verified } from '../../src/runtime/state.js';
+import { buildState, closedState, policyInputsOf, sha256Hex, usedByView, type Verified } from '../../src/runtime/state.js';
 import { FIXTURE } from '../helpers/root.js';
 import type { FileKind } from '../../src/config/protected-set.js';
 
@@ -76,5 +76,29 @@ describe('runtime approved state', () => {
     // One invalid byte in a comment of an otherwise valid file: refused whole, never decoded leniently.
     const oneByte = Buffer.concat([Buffer.from('# caf'), Buffer.from([0xe9]), Buffer.from('\n'), fx('config/conditions.toml')]);
     assert.equal(buildState(1, new Map([['config/conditions.toml', v('conditions', oneByte)]])).policy.conditions, null);
+  });
+  it("the policy builder's input: policy files only, in path order, one not UTF-8 said as such", () => {
+    const files = new Map<string, Verified>([
+      ['orgs/zeta.toml', v('org', '[z]\n')],
+      ['config/credentials.toml', v('credentials', '[g]\nk = "SECRET"\n')],
+      ['orgs/alpha.toml', v('org', Buffer.from([0x5b, 0xff, 0x5d]))],
+      ['config/conditions.toml', v('conditions', '# c\n')],
+    ]);
+    assert.deepEqual(policyInputsOf(files), [
+      { path: 'config/conditions.toml', text: '# c\n' },
+      { path: 'orgs/alpha.toml', text: null, unreadable: 'is not valid UTF-8' },
+      { path: 'orgs/zeta.toml', text: '[z]\n' },
+    ]);
+    assert.ok(!JSON.stringify(policyInputsOf(files)).includes('SECRET'), 'no credential file reaches the policy builder');
+  });
+  it('credentials come from credential files only, and a key in two files is taken from the first in path order', () => {
+    // An org file made of string tables is not a credential file.
+    const s = buildState(1, new Map([['orgs/x.toml', v('org', '[meta]\nname = "x"\n')]]));
+    assert.deepEqual({ ...s.credentials }, {});
+    const two = buildState(1, new Map<string, Verified>([
+      ['secrets/b.toml', v('credentials', '[g]\nk = "from b"\n')],
+      ['config/a.toml', v('credentials', '[g]\nk = "from a"\n')],
+    ]));
+    assert.equal(two.credentials.g?.k, 'from a');
   });
 });

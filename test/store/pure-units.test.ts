@@ -4,13 +4,15 @@
  * daemon): `npm run mutate -- store` runs this file per mutant.
  */
 import { describe, it } from 'node:test';
+import { readFileSync } from 'node:fs';
 import assert from 'node:assert/strict';
 import {
   expectedLocation, manifestFromIndex, publishLocation, parseManifest, rootMismatch, serializeManifest, MANIFEST_FORMAT, MAX_MANIFEST_BYTES, type RuntimeManifest,
 } from '../../src/store/manifest-format.js';
 import { describeBy, isWriter, shortBy } from '../../src/store/writer-words.js';
 import { hmacEqual, hmacHex } from '../../src/store/keys.js';
-import type { Writer } from '../../src/store/alert-types.js';
+import type { Alert, Writer } from '../../src/store/alert-types.js';
+import { ALERT_FIELD, ALERT_PRIORITY, MESSAGE_IDS, ROOT_ID_FIELD, alertJournalFields, encodeJournalEntry } from '../../src/store/journal-entry.js';
 import type { BaselineIndex } from '../../src/store/baseline.js';
 
 const SHA = 'ab'.repeat(32);
@@ -52,6 +54,17 @@ describe('runtime manifest format', () => {
     const bad = parseManifest(Uint8Array.from([0x22, 0xc3, 0x28, 0x22]));
     assert.equal(bad.ok, false, 'invalid UTF-8 is refused, not replaced');
     for (const v of ['[]', 'null', '5', '"x"']) assert.equal(problem(v), 'not a JSON object', v);
+    // A whole manifest with one byte that is not UTF-8 in a path: refused as such, never read
+    // as a path holding U+FFFD (which would then name no file of the root).
+    const text = Buffer.from(JSON.stringify(withFile({ kind: 'org', sha256: SHA, size: 1, mode: 1 }, 'orgs/aX.toml')));
+    text[text.indexOf('aX') + 1] = 0xff;
+    assert.match(parseManifest(text).ok ? 'parsed' : (parseManifest(text) as { problem: string }).problem, /^not valid JSON \(truncated or altered\?\): /);
+  });
+  it('the format name is the published one (a runtime of another release reads it)', () => {
+    assert.equal(MANIFEST_FORMAT, 'warden-runtime-manifest');
+    const literal = `{"format":"warden-runtime-manifest","version":1,"root":{"path":"/r","dev":1,"ino":2},"generation":0,"updated":"","files":{}}`;
+    assert.equal(problem(literal), null);
+    assert.equal(JSON.parse(serializeManifest(manifestFromIndex({ generation: 0, updated: '', files: {} } as unknown as BaselineIndex, ROOT)).toString()).format, 'warden-runtime-manifest');
   });
   it('refuses each header field that is wrong, naming it', () => {
     assert.equal(problem({ ...good(), format: 'other' }), `format is not "${MANIFEST_FORMAT}"`);
@@ -70,7 +83,7 @@ describe('runtime manifest format', () => {
     }
     const e = `entry for "orgs/a.toml" is not {kind, sha256, size, mode}`;
     const f = { kind: 'org', sha256: SHA, size: 1, mode: 0o644 };
-    for (const bad of [null, [], 5, { ...f, kind: 'nope' }, { ...f, kind: 3 }, { ...f, sha256: SHA.toUpperCase() }, { ...f, sha256: `${SHA}0` }, { ...f, sha256: SHA.slice(1) }, { ...f, sha256: 7 },
+    for (const bad of [null, [], 5, { ...f, kind: 'nope' }, { ...f, kind: 3 }, { ...f, sha256: SHA.toUpperCase() }, { ...f, sha256: `${SHA}0` }, { ...f, sha256: SHA.slice(1) }, { ...f, sha256: 7 }, { ...f, sha256: [SHA] },
       { ...f, size: -1 }, { ...f, size: '1' }, { ...f, mode: 0o10000 }, { ...f, mode: -1 }, { ...f, mode: 1.5 }, { kind: 'org', sha256: SHA, size: 1 }]) {
       assert.equal(problem(withFile(bad)), e, JSON.stringify(bad));
     }
@@ -179,5 +192,58 @@ describe("an alert's writer in plain words", () => {
     assert.equal(describeBy({ unknown: 'y'.repeat(250) }), `who: not known (${'y'.repeat(200)}…)`);
     assert.equal(shortBy(w({ comm: 'c'.repeat(40), unit: 'u\nnit' })), `${'c'.repeat(32)}… (user alice, u\\nnit)`);
     assert.equal(describeBy({ pid: 1, comm: undefined, uid: 2, user: null, loginuid: null, unit: null, exe: null } as unknown as Writer), 'by , user uid 2, no login session (pid 1)');
+  });
+  it('a writer read back from an older alert line may lack fields: absent is "not known", never "undefined" or NaN', () => {
+    // Only pid, comm and uid: no user, loginuid, session, unit or exe at all.
+    const bare = { pid: 9, comm: 'sed', uid: 1000 } as unknown as Writer;
+    assert.equal(describeBy(bare), 'by sed, user uid 1000, no login session (pid 9)');
+    assert.equal(describeBy({ ...bare, user: 'bob' } as Writer), 'by sed, user bob, no login session (pid 9)');
+    // A login session whose number was not recorded.
+    assert.equal(describeBy({ ...bare, user: 'bob', loginuid: 1000, login_user: 'bob' } as Writer), "by sed, user bob, in bob's login session (pid 9)");
+  });
+});
+
+describe('an alert as a journal entry', () => {
+  const alert = (o: Partial<Alert> = {}): Alert => ({ id: 'a1', time: 't', path: 'orgs/x.toml', action: 'reverted', reason: 'content', before: null, after: null, quarantine: null, advice: 'a', ...o });
+  const f = (a: Alert) => Object.fromEntries(alertJournalFields(a, '/root', 'rid', 'the line'));
+  it("each reason's MESSAGE_ID is the one docs/NOTIFY.md publishes (they never change)", () => {
+    const doc = readFileSync(new URL('../../../docs/NOTIFY.md', import.meta.url), 'utf8');
+    const published = Object.fromEntries([...doc.matchAll(/^\| `([a-z-]+)` \| `([0-9a-f]{32})` \|$/gm)].map((m) => [m[1], m[2]]));
+    assert.deepEqual({ ...MESSAGE_IDS }, published);
+  });
+  it('the fields, in order, with the priority of its action', () => {
+    assert.deepEqual(alertJournalFields(alert(), '/root', 'rid', 'the line'), [
+      ['MESSAGE', 'the line'], ['MESSAGE_ID', MESSAGE_IDS.content], ['PRIORITY', '4'], ['SYSLOG_IDENTIFIER', 'warden'], ['WARDEN_ALERT_ID', 'a1'],
+      ['WARDEN_PATH', 'orgs/x.toml'], ['WARDEN_REASON', 'content'], ['WARDEN_ACTION', 'reverted'], ['WARDEN_ROOT', '/root'], ['WARDEN_ROOT_ID', 'rid'],
+      ['WARDEN_ALERT', JSON.stringify(alert())],
+    ]);
+    assert.equal(ROOT_ID_FIELD, 'WARDEN_ROOT_ID');
+    assert.equal(ALERT_FIELD, 'WARDEN_ALERT');
+    assert.deepEqual({ ...ALERT_PRIORITY }, { reverted: 4, removed: 4, 'revert-failed': 3, flagged: 2 });
+    assert.equal(f(alert({ action: 'revert-failed', reason: 'revert-failed' })).PRIORITY, '3');
+    assert.equal(f(alert({ action: 'removed', reason: 'unexpected-file' })).PRIORITY, '4');
+    assert.equal(f(alert({ action: 'flagged', reason: 'baseline-tampered' })).PRIORITY, '2');
+    // An action or reason this release does not know (an alert line of a newer one): still an entry.
+    const odd = f(alert({ action: 'other' as Alert['action'], reason: 'other' as Alert['reason'] }));
+    assert.equal(odd.PRIORITY, '4');
+    assert.equal(odd.MESSAGE_ID, MESSAGE_IDS['revert-failed']);
+  });
+  it('a folded alert carries its count (only above one), a quarantine its escaped name', () => {
+    assert.equal(f(alert({ count: 5 })).WARDEN_COUNT, '5');
+    assert.equal(f(alert({ count: 1 })).WARDEN_COUNT, undefined);
+    assert.equal(f(alert()).WARDEN_QUARANTINE, undefined);
+    const q = f(alert({ quarantine: 'q/\u001bx\ny', path: 'a\nb' }));
+    assert.equal(q.WARDEN_QUARANTINE, 'q/\\ex\\ny');
+    assert.equal(q.WARDEN_PATH, 'a\\nb');
+    assert.equal(JSON.parse(q.WARDEN_ALERT!).path, 'a\nb', 'the exact name is in the JSON');
+  });
+  it('encoding: plain NAME=value, length-prefixed for a newline or a NUL, field names checked', () => {
+    assert.deepEqual(encodeJournalEntry([['A', 'x'], ['B_2', '']]), Buffer.from('A=x\nB_2=\n'));
+    const len = (n: number) => { const b = Buffer.alloc(8); b.writeBigUInt64LE(BigInt(n)); return b; };
+    assert.deepEqual(encodeJournalEntry([['N', 'a\0b']]), Buffer.concat([Buffer.from('N\n'), len(3), Buffer.from('a\0b\n')]));
+    assert.deepEqual(encodeJournalEntry([['U', 'é\n']]), Buffer.concat([Buffer.from('U\n'), len(3), Buffer.from('é\n\n')]), 'the length is in bytes');
+    assert.deepEqual(encodeJournalEntry([]), Buffer.alloc(0));
+    for (const name of ['lower', '_X', 'A-B', 'A B', '', 'Ä', `A${'B'.repeat(64)}`, 'A\n']) assert.throws(() => encodeJournalEntry([[name, 'v']]), /invalid journal field name/, name);
+    for (const name of ['9A', 'A', `A${'B'.repeat(63)}`]) assert.doesNotThrow(() => encodeJournalEntry([[name, 'v']]), name);
   });
 });
