@@ -622,14 +622,19 @@ export class Guard {
       let v = verdict;
       let changes;
       let held: string | undefined;
+      let rejected = obs.bytes;
       // `echo … > file` truncates, then writes: seen empty, the hard-linked quarantine copy
-      // holds what was written after. The alert tells what the rejected file held.
+      // holds what was written after. The alert tells what the rejected file held (and, for
+      // credentials, which keys those bytes changed, not the keys an empty file would drop).
       if (verdict.reason === 'emptied' && linked && quarantine) {
         const size = this.quarantine.sizeOf(id, name);
-        if (size) { v = { ...verdict, reason: 'content' }; held = `seen empty, then written: the rejected file held ${size} byte(s), kept in quarantine`; }
+        if (size) {
+          v = { ...verdict, reason: 'content' }; held = `seen empty, then written: the rejected file held ${size} byte(s), kept in quarantine`;
+          if (f.kind === 'credentials') rejected = this.quarantine.readBack(id, name, this.maxBytes) ?? rejected;
+        }
       }
-      if (f.kind === 'credentials' && obs.bytes && (verdict.reason === 'content' || verdict.reason === 'emptied')) {
-        const d = diffCredentials(approved.toString('utf8'), obs.bytes.toString('utf8'), this.config, f.path);
+      if (f.kind === 'credentials' && rejected && (verdict.reason === 'content' || verdict.reason === 'emptied')) {
+        const d = diffCredentials(approved.toString('utf8'), rejected.toString('utf8'), this.config, f.path);
         changes = d.changes;
         if (d.halfApplied) v = { ...verdict, reason: 'half-applied', also: [verdict.reason, ...verdict.also] };
       }

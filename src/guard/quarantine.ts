@@ -149,6 +149,14 @@ export class Quarantine {
     }
   }
 
+  /** What a quarantined regular file holds now, up to `maxBytes` (null when it cannot be read). */
+  readBack(id: string, name: string, maxBytes: number): Buffer | null {
+    try {
+      const q = this.dir(id);
+      try { const st = lstatAt(q, name); return st && st.isFile() && st.size <= maxBytes ? readHeadAt(q, name, maxBytes) : null; } finally { safeClose(q); }
+    } catch { return null; }
+  }
+
   /** The size of a quarantined regular file (null when it is not one, or not there). */
   sizeOf(id: string, name: string): number | null {
     try {
