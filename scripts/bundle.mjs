@@ -54,7 +54,10 @@ try {
     sourcemap: 'linked',
     logLevel: 'warning',
     legalComments: 'none',
-    external: ['koffi', 'unix-dgram', 'node-notifier'],
+    // write-file-atomic is CommonJS that hashes its own __filename, which an ES module bundle
+    // has not got: bundled, every notifier state write outside the root failed (seen under
+    // the real systemd). It loads from node_modules as before.
+    external: ['koffi', 'unix-dgram', 'node-notifier', 'write-file-atomic'],
     // CommonJS dependencies inside an ES module bundle call require() for node's built-ins.
     banner: { js: `${BANNER}\nimport { createRequire as __wardenCreateRequire } from 'node:module';\nconst require = __wardenCreateRequire(import.meta.url);` },
   });

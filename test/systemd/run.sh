@@ -284,7 +284,7 @@ apply_approved() {
 agent_unit() { cin systemd-run --quiet --wait --pipe --collect --unit="$1" -p User=agent -p WorkingDirectory=$ROOT /bin/sh -c "$2"; }
 # the newest alert for PATH (reason REASON) names user agent and unit UNIT
 alert_by() { # PATH REASON UNIT
-  cin tac "$STORE/alerts.jsonl" | grep -F "\"path\":\"$1\"" | grep -F "\"reason\":\"$2\"" | head -1 \
+  cin grep -F "\"path\":\"$1\"" "$STORE/alerts.jsonl" | grep -F "\"reason\":\"$2\"" | tail -n 1 \
     | grep -F '"user":"agent"' | grep -qF "\"unit\":\"$3\""
 }
 
@@ -302,12 +302,13 @@ refused_save_alert() { cin grep -F '"reason":"refused"' "$STORE/alerts.jsonl" | 
 # alert then says so, with its pid; test/witness/names.test.ts covers both).
 PERL_HOLD='select(undef, undef, undef, 0.4)'
 name_alert() { # PATH REASON UNIT OP
-  cin tac "$STORE/alerts.jsonl" | grep -F "\"path\":\"$1\"" | grep -F "\"reason\":\"$2\"" | head -1 \
+  cin grep -F "\"path\":\"$1\"" "$STORE/alerts.jsonl" | grep -F "\"reason\":\"$2\"" | tail -n 1 \
     | grep -F '"user":"agent"' | grep -F "\"op\":\"$4\"" | grep -qF "\"unit\":\"$3\""
 }
 # The owner's own edit through sudo, from a PAM login session (pam_loginuid sets loginuid there; sudo keeps it).
 owner_sudo_alert() { # PATH UID
-  cin tac "$STORE/alerts.jsonl" | grep -F "\"path\":\"$1\"" | head -1 | grep -F '"user":"root"' | grep -F "\"loginuid\":$2," | grep -qE '"unit":"session-[0-9]+\.scope"'
+  # grep | tail, not tac | head: under pipefail, head's early exit fails the pipeline (SIGPIPE) once the file outgrows a pipe
+  cin grep -F "\"path\":\"$1\"" "$STORE/alerts.jsonl" | tail -n 1 | grep -F '"user":"root"' | grep -F "\"loginuid\":$2," | grep -qE '"unit":"session-[0-9]+\.scope"'
 }
 # The owner's own `sudo EDITOR`, from a PAM login session. In this container a login is
 # `systemd-run -p PAMName=login --uid=OWNER`: pam_loginuid (the login stack's) sets loginuid
