@@ -17,7 +17,7 @@ chmod 0755 "$work"
 git init -q
 git add -A -- . ':!node_modules'
 git -c user.name=after-tour -c user.email=after-tour@localhost -c commit.gpgsign=false commit -qm 'before the tour'
-npm run build   # the bundle, as npm test builds it
+npx tsc -p tsconfig.json
 export XDG_STATE_HOME="$work/.tour-state"   # the tour's HMAC key stays in the copy
 unset STATE_DIRECTORY
 warden() { node dist/src/cli/main.js "$@" --root "$work"; }
