@@ -16,7 +16,7 @@
  */
 import { build } from 'esbuild';
 import { copyFileSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -72,11 +72,21 @@ try {
   // Which modules each output file holds (its path below dist/src → the package-relative
   // paths of its inputs, tsc's dist/src/… files and node_modules/…): the tests' import
   // recorder (test/helpers/record-imports.mjs) names the modules a process loaded from it.
+  // esbuild names an input by its real path, so a node_modules that is a symlink to another
+  // checkout (scripts/test-after-tour.sh) lies outside REPO: such a dependency is named from
+  // that checkout's node_modules/ on, never by cutting REPO's length off a path that does not
+  // start with it (which named simple-git "-git/dist/index.mjs" and hid it from the tests).
+  const packageRelative = (input) => {
+    const abs = resolve(REPO, input);
+    const nm = abs.indexOf('/node_modules/');
+    const rel = abs.startsWith(`${REPO}/`) || nm < 0 ? relative(REPO, abs) : abs.slice(nm + 1);
+    return rel.replace(/main\.unbundled\.js$/, 'main.js');
+  };
   const modules = {};
   for (const [out, o] of Object.entries(result.metafile.outputs)) {
     if (!out.endsWith('.js')) continue;
     const rel = out.slice(out.indexOf('.bundle.')).replace(/^\.bundle\.\d+\//, '');
-    modules[rel] = Object.keys(o.inputs).map((i) => resolve(REPO, i).slice(REPO.length + 1).replace(/main\.unbundled\.js$/, 'main.js')).sort();
+    modules[rel] = Object.keys(o.inputs).map(packageRelative).sort();
   }
   writeFileSync(join(CHUNKS, 'modules.json'), `${JSON.stringify(modules, null, 1)}\n`);
 } finally {

@@ -17,7 +17,7 @@ chmod 0755 "$work"
 git init -q
 git add -A -- . ':!node_modules'
 git -c user.name=after-tour -c user.email=after-tour@localhost -c commit.gpgsign=false commit -qm 'before the tour'
-npx tsc -p tsconfig.json
+npm run build --silent
 export XDG_STATE_HOME="$work/.tour-state"   # the tour's HMAC key stays in the copy
 unset STATE_DIRECTORY
 warden() { node dist/src/cli/main.js "$@" --root "$work"; }
