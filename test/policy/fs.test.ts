@@ -90,6 +90,9 @@ test('a directory on the way that is a symlink, or not a directory, is never gon
   const files = readPolicyFiles(viaLink);
   assert.deepEqual(files, ['config/conditions.toml', 'config/guests.toml', 'config/warden.toml'].map((path) => ({ path, text: null, unreadable: 'config/ is not a real directory (a symlink)' })));
   const viaFile = root((r) => { rmSync(join(r, 'config'), { recursive: true }); writeFileSync(join(r, 'config'), 'x'); rmSync(join(r, 'orgs'), { recursive: true }); writeFileSync(join(r, 'orgs'), 'x'); });
+  // blocks/ itself a symlink to a directory that holds a real conditional/: not listed.
+  const viaBlocks = root((r) => { mkdirSync(join(r, 'b2/conditional'), { recursive: true }); writeFileSync(join(r, 'b2/conditional/nsfw.md'), NSFW_MD); rmSync(join(r, 'blocks'), { recursive: true }); symlinkSync(join(r, 'b2'), join(r, 'blocks')); });
+  assert.ok(!readPolicyFiles(viaBlocks).some((f) => f.path.startsWith('blocks/')));
   const f2 = readPolicyFiles(viaFile);
   assert.deepEqual(byPath(f2, 'config/warden.toml'), { path: 'config/warden.toml', text: null, unreadable: 'config/ is not a real directory (not a directory)' });
   assert.ok(!f2.some((f) => f.path.startsWith('orgs/')));

@@ -9,7 +9,7 @@ import {
   type PathProbe, type PolicyKind, type SessionContext,
 } from '../../src/policy/index.js';
 import { firstFolderContaining, rulesMatching } from '../../src/policy/decide.js';
-import { isCanonicalRelativeBySegments, keySpecificity, splitTarget } from '../../src/policy/paths.js';
+import { isCanonicalRelative, isCanonicalRelativeBySegments, keySpecificity, splitTarget } from '../../src/policy/paths.js';
 import { recentResults } from '../../src/policy/recent.js';
 import { ALICE, BOOKCLUB, BOOK_CH, CONDITIONS, GUESTS, GUEST_CH, NSFW_MD, OWNER, WARDEN, org, rootFiles } from './fixtures.js';
 
@@ -181,6 +181,8 @@ test('validatePolicyChange: a channel moved into a second org is blamed on the c
   // An error the set already had is not blamed on an unrelated change.
   const broken = [...current.filter((f) => f.path !== 'config/guests.toml'), { path: 'config/guests.toml', text: 'channels = 3\n' }];
   assert.deepEqual(validatePolicyChange(broken, 'orgs/chess.toml', org({ channels: ['999'] })), []);
+  // ...but a new error in a set that already had one is still blamed.
+  assert.ok(validatePolicyChange(broken, 'orgs/chess.toml', clash).some((e) => /also bound to org/.test(e.message)));
   // Removing guests.toml adds its "missing" error; a rule without a block file is left to `warden check`.
   const removed = validatePolicyChange(current, 'config/guests.toml', null);
   assert.ok(removed.length > 0 && removed.every((e) => e.file === 'config/guests.toml'), JSON.stringify(removed));
@@ -203,6 +205,10 @@ test('validatePolicyState: several changes judged as one state, block/rule pairi
   const broken = [...current.filter((f) => f.path !== 'config/guests.toml'), { path: 'config/guests.toml', text: 'channels = 3\n' }];
   assert.deepEqual(validatePolicyState(broken, [{ path: 'orgs/chess.toml', text: org({ channels: ['999'] }) }]), []);
   assert.deepEqual(validatePolicyState(current, []), []);
+  assert.ok(!own.some((e) => e.file === 'README.md'), JSON.stringify(own));
+  assert.ok(validatePolicyState(broken, [{ path: 'orgs/chess.toml', text: org({ channels: [BOOK_CH] }) }]).some((e) => /also bound to org/.test(e.message)));
+  // A block removed with its rule: nothing wrong, and the removed file is not validated as blank.
+  assert.deepEqual(validatePolicyState(current, [{ path: 'config/conditions.toml', text: CONDITIONS.replace('[blocks.nsfw]\nwhen = "discord:nsfw"\naction = "load"\n', '') }, { path: 'blocks/conditional/nsfw.md', text: null }]), []);
 });
 
 test('the validators never throw: a surprise becomes a "cannot validate" error on the file', () => {
@@ -276,10 +282,11 @@ test('firstFolderContaining: with a prefix folder after an exact one, the earlie
 
 test('isCanonicalRelativeBySegments: the segment-by-segment definition', () => {
   const yes = ['/', '/a', '/a/', '/a/b', '/a/b/', '/.a', '/a./b', '/...'];
-  const no = ['', 'a', 'a/', '//', '/a//b', '/./', '/.', '/..', '/a/..', '/a/./b', '/a/../', '/a\u0000', '/a\u001f', '/a\u007f', '//a'];
+  const no = ['', 'a', 'ab', 'a/b', 'a/', '//', '/a//b', '/./', '/.', '/..', '/a/..', '/a/./b', '/a/../', '/a\u0000', '/a\u001f', '/a\u007f', '//a'];
   for (const s of yes) assert.equal(isCanonicalRelativeBySegments(s), true, JSON.stringify(s));
   for (const s of no) assert.equal(isCanonicalRelativeBySegments(s), false, JSON.stringify(s));
   assert.equal(keySpecificity('/a/b/'), 5);
+  for (const s of ['/a/..', '/a/.', '/..']) assert.equal(isCanonicalRelative(s), false, s);
 });
 
 test('recentResults: a repeat of (text, file) is not parsed again, a new one is; each caller gets a copy', () => {
@@ -289,6 +296,9 @@ test('recentResults: a repeat of (text, file) is not parsed again, a new one is;
   a.v.push('mine');
   assert.deepEqual(parse('x', 'f'), { v: ['f:x'] });
   assert.equal(calls, 1);
+  parse('x', 'g');
+  assert.equal(calls, 2);
+  parse('x', 'f'); // both still held: a cache of 2 holds 2
   parse('x', 'g');
   assert.equal(calls, 2);
   parse('y', 'f');
