@@ -51,7 +51,7 @@ export const FOLDERS = {
 // killed 1 of 10; the same 10 mutants against all eight runtime test files: 5 of 10 (storm
 // listens for 'change', deployment runs as another user). So a file's list is every
 // integration test file of the folder that drives it, not a guess of the closest one.
-const RUNTIME_IT = ['runtime/fail-closed', 'runtime/manifest', 'runtime/rotation', 'runtime/storm', 'runtime/reload-scale', 'runtime/example', 'runtime/deployment', 'runtime/sandbox'];
+const RUNTIME_IT = ['runtime/fail-closed', 'runtime/events', 'runtime/manifest', 'runtime/rotation', 'runtime/storm', 'runtime/reload-scale', 'runtime/example', 'runtime/deployment', 'runtime/sandbox'];
 const CHANGES_IT = ['changes/changes', 'changes/journal', 'changes/approvals', 'changes/owner-tasks', 'changes/cred-groups', 'changes/approval-ux', 'changes/crash'];
 const STORE_IT = ['store/layout-damage', 'store/lock', 'store/one-writer', 'store/location', 'store/root-move', 'store/alerts-read', 'store/history-init', 'store/history-glob-name', 'guard/verify-pass', 'guard/lifecycle'];
 const GUARD_IT = ['guard/lifecycle', 'guard/attacks', 'guard/under-attack', 'guard/verify-pass', 'guard/open-watch', 'guard/names-bytes'];

@@ -143,9 +143,14 @@ class View extends EventEmitter implements ApprovedView {
       if (resolve(p) === this.manifestPath || this.waiting !== null || !this.state.ok) this.schedule();
     };
     w.on('all', (_e, p) => onPath(p));
+    // A raw event names the entry of a watched directory, or (chokidar also watches each file
+    // of them) the file itself: then watchedPath is the file, and joining the name again would
+    // make `manifest.json/manifest.json` of the manifest's own event.
+    const watchedDirs = new Set(dirs.map((d) => resolve(d)));
     w.on('raw', (_e, name, details) => {
       const d = details as { watchedPath?: string } | undefined;
-      onPath(d?.watchedPath && typeof name === 'string' && name ? join(d.watchedPath, name) : (d?.watchedPath ?? ''));
+      const at = d?.watchedPath ?? '';
+      onPath(at && typeof name === 'string' && name && watchedDirs.has(resolve(at)) ? join(at, name) : at);
     });
     // A lost watch degrades to the retry and recheck timers; it must never throw in the runtime.
     w.on('error', () => this.schedule());
