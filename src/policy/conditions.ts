@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Located } from '../common/errors.js';
 import { isBlankToml, parseTomlShared, locateKey } from '../toml/index.js';
 import { validateToml } from '../toml/schema.js';
-import { ensureLocated, errAt } from './locate.js';
+import { ensureLocated, errAt, lazyProperty } from './locate.js';
 import { checkContext } from './context.js';
 import { rulesMatching } from './decide.js';
 import { isCanonicalRelative, keySpecificity, splitTarget, SNOWFLAKE_RE } from './paths.js';
@@ -176,8 +176,9 @@ function parseConditionsOnce(text: string | null, file: string): ConditionsResul
           warnings.push(errAt(file, text, [...path, 'when'], '"tui" never holds in this runtime (it has no TUI sessions)'));
         }
       }
-      const at = locateKey(text, path);
-      rules.push({ section, key, conditions, mode, action: v.value.action as Action, source: { file, ...(at ?? {}) } });
+      // Where the rule is: found when first asked (explain, an error about it), not per parse.
+      const rule = { section, key, conditions, mode, action: v.value.action as Action } as Rule;
+      rules.push(lazyProperty(rule, 'source', () => ({ file, ...(locateKey(text, path) ?? {}) })));
     }
   }
   if (errors.length) return { conditions: null, status: 'invalid', errors, warnings };

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Located } from '../common/errors.js';
 import { isBlankToml, parseTomlShared, locateKey } from '../toml/index.js';
 import { validateToml } from '../toml/schema.js';
-import { ensureLocated, errAt } from './locate.js';
+import { ensureLocated, errAt, lazyProperty } from './locate.js';
 import { SNOWFLAKE_RE, splitTarget } from './paths.js';
 import { recentResults } from './recent.js';
 import type { FileStatus, Guests, Org } from './types.js';
@@ -123,8 +123,8 @@ function parseOrgOnce(text: string | null, file: string): OrgResult {
     commands: v.value.commands,
     hourlyCap: v.value.hourly_cap,
     source: { file, line: 1, column: 1 },
-    keyLines: keyLines(src, ['members', 'channels', 'folders', 'commands', 'hourly_cap'] as const),
-  };
+  } as Org;
+  lazyProperty(org, 'keyLines', () => keyLines(src, ['members', 'channels', 'folders', 'commands', 'hourly_cap'] as const));
   return { org, status: 'ok', errors: [], warnings };
 }
 
@@ -143,8 +143,10 @@ function parseGuestsOnce(text: string | null, file: string): GuestsResult {
   const v = isTable(p.value) && plainGuests(p.value) ? { ok: true as const, value: { channels: [...p.value.channels], folders: [...p.value.folders] } } : validateToml(guestsSchema, p.value, src, file);
   if (!v.ok) return { guests: null, status: 'invalid', errors: ensureLocated(v.errors), warnings: [] };
   const warnings = [...duplicates(file, src, 'channels', v.value.channels), ...duplicates(file, src, 'folders', v.value.folders)];
+  const guests = { channels: v.value.channels, folders: v.value.folders, source: { file, line: 1, column: 1 } } as Guests;
+  lazyProperty(guests, 'keyLines', () => keyLines(src, ['channels', 'folders'] as const));
   return {
-    guests: { channels: v.value.channels, folders: v.value.folders, source: { file, line: 1, column: 1 }, keyLines: keyLines(src, ['channels', 'folders'] as const) },
+    guests,
     status: 'ok',
     errors: [],
     warnings,

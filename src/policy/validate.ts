@@ -42,8 +42,12 @@ export function validatePolicyChange(current: readonly PolicyFileInput[], relPat
     const own = text === null ? [] : validatePolicyFile(kind, relPath, text);
     const next = [...current.filter((f) => f.path !== relPath), ...(text === null ? [] : [{ path: relPath, text }])];
     const pairing = (e: Located) => /has a rule but no file|block file has no rule/.test(e.message);
-    const before = new Set(buildPolicy(current).errors.map(sig));
-    const added = buildPolicy(next).errors.filter((e) => !pairing(e) && !before.has(sig(e)) && !(e.file === relPath && own.some((o) => sig(o) === sig(e))));
+    // The new set first: when it has no error beyond the file's own, the approved set need
+    // not be built at all (nothing to subtract; issue 23: a cold parse of the seed's 468
+    // rules per apply).
+    const candidates = buildPolicy(next).errors.filter((e) => !pairing(e) && !(e.file === relPath && own.some((o) => sig(o) === sig(e))));
+    const before = candidates.length ? new Set(buildPolicy(current).errors.map(sig)) : new Set<string>();
+    const added = candidates.filter((e) => !before.has(sig(e)));
     // Removing conditions.toml or guests.toml shows up here as a new "missing: grants nothing" error.
     return [...own, ...added];
   } catch (err) {
@@ -67,9 +71,11 @@ export function validatePolicyState(current: readonly PolicyFileInput[], changes
       if (c.text === null) byPath.delete(c.path); else byPath.set(c.path, { path: c.path, text: c.text });
       if (c.text !== null) own.push(...validatePolicyFile(kind, c.path, c.text));
     }
-    const before = new Set(buildPolicy(current).errors.map(sig));
     const ownSigs = new Set(own.map(sig));
-    const added = buildPolicy([...byPath.values()]).errors.filter((e) => !before.has(sig(e)) && !ownSigs.has(sig(e)));
+    // The new state first: the approved one is built only when there is something to tell apart.
+    const candidates = buildPolicy([...byPath.values()]).errors.filter((e) => !ownSigs.has(sig(e)));
+    const before = candidates.length ? new Set(buildPolicy(current).errors.map(sig)) : new Set<string>();
+    const added = candidates.filter((e) => !before.has(sig(e)));
     return [...own, ...added];
   } catch (err) {
     return [{ file: changes[0]?.path ?? '.', message: `cannot validate: ${String(err)}` }];

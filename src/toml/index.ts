@@ -42,8 +42,13 @@ export function parseTomlShared(source: string, file: string): TomlResult {
 
 /** True when the text holds nothing but whitespace and comments (smol-toml parses it to {}). */
 export function isBlankToml(source: string): boolean {
+  // A line whose first character after its leading whitespace is neither whitespace nor "#"
+  // settles it at once (one native search; issue 23: the line by line test was ~1 ms of a
+  // cold parse of the seed's 468 rules). Otherwise the line by line test, the definition.
+  if (NOT_BLANK_LINE.test(source)) return false;
   return source.split(/\r?\n/).every((l) => /^\s*(#.*)?$/.test(l));
 }
+const NOT_BLANK_LINE = /(?:^|\n)[^\S\n]*[^\s#]/;
 
 export interface Position { line: number; column: number }
 

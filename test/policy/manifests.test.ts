@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildPolicy, parseBlock, parseGuests, parseOrg, validatePolicyFile, validatePolicyChange, policyKindOf } from '../../src/policy/index.js';
+import { buildPolicy, parseBlock, parseGuests, parseOrg, validatePolicyFile, validatePolicyChange, validatePolicyState, policyKindOf } from '../../src/policy/index.js';
 import { BOOKCLUB, BOOK_CH, GUESTS, NSFW_MD, org, rootFiles, CONDITIONS, WARDEN } from './fixtures.js';
 
 test('the example root is clean', () => {
@@ -181,6 +181,30 @@ test('validatePolicyChange: own errors plus new cross-file conflicts, not old on
   // An already-broken file elsewhere is not blamed on an unrelated change.
   const broken = rootFiles({ guests: 'nope = 1\n' });
   assert.deepEqual(validatePolicyChange(broken, 'orgs/bookclub.toml', BOOKCLUB.replace('20', '30')), []);
+});
+
+test('validatePolicyState: own errors plus new cross-file ones, never the approved set\'s old ones', () => {
+  const current = rootFiles();
+  const newer = CONDITIONS.replace('"/secrets/"', '"/secrets2/"');
+  assert.deepEqual(validatePolicyState(current, [{ path: 'config/conditions.toml', text: newer }]), []);
+  const clash = validatePolicyState(current, [{ path: 'orgs/new.toml', text: org({ channels: [BOOK_CH] }) }]);
+  assert.ok(clash.some((e) => /also bound/.test(e.message)), JSON.stringify(clash));
+  const own = validatePolicyState(current, [{ path: 'config/conditions.toml', text: '[memories."/x/"]\nwhen = "bogus"\naction = "deny"\n' }]);
+  assert.equal(own.length, 1, JSON.stringify(own));
+  assert.match(own[0]!.message, /unknown condition "bogus"/);
+  assert.equal(own[0]!.line, 2);
+  // A rule for a block without its file: the whole new state is judged, pairing included.
+  const pairing = validatePolicyState(current, [{ path: 'config/conditions.toml', text: `${CONDITIONS}\n[blocks.extra]\nwhen = "internal"\naction = "load"\n` }]);
+  assert.ok(pairing.some((e) => /block "extra" has a rule but no file/.test(e.message)), JSON.stringify(pairing));
+  // An approved set that is already broken: its errors are not blamed on an unrelated change,
+  // clean or not (the approved set is built only when the new state has errors to tell apart).
+  const broken = rootFiles({ guests: 'nope = 1\n' });
+  assert.ok(buildPolicy(broken).errors.length > 0);
+  assert.deepEqual(validatePolicyState(broken, [{ path: 'config/conditions.toml', text: newer }]), []);
+  const both = validatePolicyState(broken, [{ path: 'orgs/new.toml', text: org({ channels: [BOOK_CH] }) }]);
+  assert.ok(both.length > 0 && both.every((e) => /also bound/.test(e.message)), JSON.stringify(both));
+  // A change that repairs the broken file reports nothing either.
+  assert.deepEqual(validatePolicyState(broken, [{ path: 'config/guests.toml', text: GUESTS }]), []);
 });
 
 test('policyKindOf', () => {

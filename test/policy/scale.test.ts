@@ -8,10 +8,10 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { buildPolicy, canRead, contextFacts, evaluatePath, explain, keyMatches, parseConditions, splitTarget, type SessionContext } from '../../src/policy/index.js';
 import { rulesMatching, firstFolderContaining } from '../../src/policy/decide.js';
-import { locateKey, locatorWork, parseToml, splitDotted, splitDottedChars } from '../../src/toml/index.js';
+import { isBlankToml, locateKey, locatorWork, parseToml, splitDotted, splitDottedChars } from '../../src/toml/index.js';
 import { validateToml } from '../../src/toml/schema.js';
 import { plainRule, plainSections, ruleSchema, sectionsSchema } from '../../src/policy/conditions.js';
-import { guestsSchema, plainGuests } from '../../src/policy/manifests.js';
+import { guestsSchema, parseGuests, parseOrg, plainGuests } from '../../src/policy/manifests.js';
 import { isCanonicalRelative, isCanonicalRelativeBySegments } from '../../src/policy/paths.js';
 import { SCALE_GUEST_CH, scaleConditions, scaleGuests, scaleId } from '../helpers/policy-scale.js';
 import { CONDITIONS, GUESTS, BOOKCLUB, WARDEN } from './fixtures.js';
@@ -69,6 +69,51 @@ test('property: parsing a conditions file scans its text once, whatever the numb
     const lines = text.split('\n').length;
     assert.equal(locatorWork.lines - before, lines, `${n} rules: ${locatorWork.lines - before} lines scanned for a text of ${lines}`);
   }
+});
+
+test('a valid file is not scanned for locations until one is asked for; then each is where the locator says', () => {
+  // Lazy locations (issue 23): parsing, validating and deciding need no line numbers; an
+  // error is located at once (it is built eagerly), a rule's source when first read.
+  const text = `${scaleConditions(120)}# lazy\n`;
+  buildPolicy([{ path: 'config/warden.toml', text: WARDEN }]); // the owner's own location (5 lines), out of the count
+  const before = locatorWork.lines;
+  const r = parseConditions(text);
+  assert.equal(r.status, 'ok');
+  const rules = r.conditions!.rules;
+  assert.equal(rules.length, 121);
+  const d = evaluatePath(r.conditions, '/workspace/team-1/dir-1/x', contextFacts({ kind: 'internal' }));
+  assert.equal(d.rule?.key, '/team-1/dir-1/', 'a decision by a rule');
+  canRead(buildPolicy([{ path: 'config/conditions.toml', text }, { path: 'config/warden.toml', text: WARDEN }, { path: 'blocks/conditional/nsfw.md', text: '+++\ndescription = "x"\n+++\n' }]).policy, '1', { kind: 'internal' }, '/workspace/team-1/dir-1/x');
+  assert.equal(locatorWork.lines - before, 0, 'nothing scanned by parsing, building and deciding');
+  for (const rule of rules) {
+    const at = locateKey(text, [rule.section, rule.key]);
+    assert.ok(at, `${rule.section}.${rule.key} is found`);
+    assert.deepEqual(rule.source, { file: 'config/conditions.toml', line: at.line, column: at.column });
+    assert.equal(text.split('\n')[at.line - 1], `[${rule.section}.${rule.section === 'blocks' ? rule.key : JSON.stringify(rule.key)}]`, 'the source line is the rule\'s header');
+  }
+  // The value is a property like any other: spread, JSON and a structured clone carry it.
+  const one = rules[5]!;
+  assert.deepEqual({ ...one }.source, one.source);
+  assert.deepEqual(JSON.parse(JSON.stringify(one)).source, one.source);
+  assert.deepEqual(structuredClone(one).source, one.source);
+  // A repeated parse (the result cache) hands out the same located rules.
+  assert.deepEqual(parseConditions(text).conditions!.rules.map((x) => x.source), rules.map((x) => x.source));
+  // guests.toml and an org: their key lines likewise.
+  const g = parseGuests(scaleGuests(30)).guests!;
+  assert.deepEqual({ ...g.keyLines }, { channels: 1, folders: 2 });
+  const o = parseOrg(BOOKCLUB, 'orgs/bookclub.toml').org!;
+  assert.deepEqual({ ...o.keyLines }, { members: 1, channels: 2, folders: 3, commands: 4, hourly_cap: 5 });
+});
+
+test('property: isBlankToml (native shortcut) equals the line by line definition', () => {
+  const def = (s: string) => s.split(/\r?\n/).every((l) => /^\s*(#.*)?$/.test(l));
+  const piece = fc.constantFrom('', ' ', '\t', '\n', '\r\n', '\r', '#', '# c', 'a', '=', '\u2028', '\u00a0', '\ufeff', '[x]', 'k = 1');
+  fc.assert(fc.property(fc.array(piece, { maxLength: 12 }), (ps) => {
+    const s = ps.join('');
+    assert.equal(isBlankToml(s), def(s), JSON.stringify(s));
+  }), { numRuns: 3000 });
+  assert.equal(isBlankToml('# only\n\n  # comments\r\n'), true);
+  assert.equal(isBlankToml(`${scaleConditions(3)}`), false);
 });
 
 /** The locator as it was before issue 23 (one scan per question): the reference for the one-pass index. */
