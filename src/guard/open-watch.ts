@@ -17,6 +17,12 @@
  * reached, no koffi) is hot too. The stamp poll looks at hot files fast and at the rest on a
  * slow cycle, so what this cannot see (a mapping made while the guard was stopped) still
  * shows within that cycle. This file only keeps the state; the stamp poll does the I/O.
+ *
+ * What the watch cannot see is an open from before it was armed. Right after arming, the
+ * kernel is asked whether the inode is open for writing by anyone (settle): when it is not,
+ * every open that could ever map it writable raises IN_OPEN on this watch, so the file is
+ * *quiet* and the slow cycle skips it (issue 26: idle CPU); when it is, the file counts as
+ * open; when that cannot be told, the slow cycle looks at it as before.
  */
 import {
   IN_ATTRIB, IN_CLOSE_NOWRITE, IN_CLOSE_WRITE, IN_IGNORED, IN_MODIFY, IN_OPEN, IN_Q_OVERFLOW,
@@ -25,7 +31,15 @@ import {
 
 const MASK = IN_OPEN | IN_CLOSE_WRITE | IN_CLOSE_NOWRITE | IN_MODIFY | IN_ATTRIB;
 
-interface Watched { rel: string; wd: number; ino: number; opens: number; unsure: boolean }
+/**
+ * `quiet`: when the watch was armed, no open file description of the inode was open for
+ * writing (the kernel said so: Inotify.writers), so every open since is one this watch saw.
+ */
+interface Watched {
+  rel: string; wd: number; ino: number; opens: number; unsure: boolean; quiet: boolean;
+  /** Our own probe's open and close (settle), still to come as events: not counted, no hint. */
+  ownOpen: number; ownClose: number;
+}
 
 export class OpenWatch {
   private readonly lib: Inotify | null;
@@ -73,10 +87,33 @@ export class OpenWatch {
     const other = this.byWd.get(wd);
     // The same inode under two approved names (hard links): the first keeps the watch, the second stays hot.
     if (other && other.rel !== rel) return false;
-    const w: Watched = { rel, wd, ino, opens: 0, unsure: false };
+    const w: Watched = { rel, wd, ino, opens: 0, unsure: false, quiet: false, ownOpen: 0, ownClose: 0 };
     this.byWd.set(wd, w);
     this.byRel.set(rel, w);
     return true;
+  }
+
+  /**
+   * Right after watch() (and the caller's check that `name` still names `ino`): was the inode
+   * open for writing by anyone before its watch existed? None: every later open raises
+   * IN_OPEN, so the file needs no slow-cycle look (quiet). Some: an open from before the
+   * watch (a mapping made while the guard was stopped, or before the new inode was watched)
+   * may write unseen, so it counts as open (checked by hash on each fast look) until the path
+   * names another inode. Not known: the slow cycle keeps looking at it, as before.
+   */
+  settle(rel: string, name: string): void {
+    const w = this.byRel.get(rel);
+    if (!w || !this.lib) return;
+    const { writers: now, opened } = this.lib.writers(name, w.ino);
+    if (opened) { w.ownOpen++; w.ownClose++; }
+    if (now === 'none') w.quiet = true;
+    else if (now === 'some') w.unsure = true;
+  }
+
+  /** Watched on inode `ino` since before any open for writing still alive, and idle: the slow cycle can skip it. */
+  quiet(rel: string, ino: number): boolean {
+    const w = this.byRel.get(rel);
+    return w !== undefined && w.ino === ino && w.quiet && w.opens === 0 && !w.unsure;
   }
 
   forget(rel: string): void {
@@ -100,6 +137,9 @@ export class OpenWatch {
       }
       const w = this.byWd.get(e.wd);
       if (!w) continue;
+      // Our own probe: one open and one read-only close (whoever's they are, the counts come out the same).
+      if (e.mask === IN_OPEN && w.ownOpen > 0) { w.ownOpen--; continue; }
+      if (e.mask === IN_CLOSE_NOWRITE && w.ownClose > 0) { w.ownClose--; continue; }
       if (e.mask & IN_OPEN) w.opens++;
       if (e.mask & (IN_CLOSE_WRITE | IN_CLOSE_NOWRITE)) w.opens = Math.max(0, w.opens - 1);
       if (e.mask & IN_IGNORED) { this.byWd.delete(e.wd); if (this.byRel.get(w.rel) === w) this.byRel.delete(w.rel); }

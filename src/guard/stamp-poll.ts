@@ -11,7 +11,9 @@
  * no inode watch yet (src/guard/open-watch.ts says which: "hot"), is looked at once per
  * HOT_CYCLE_MS (800 ms: the rest of the 1 s budget is the revert). Every other file is looked
  * at once per COLD_CYCLE_MS, which bounds what the watch cannot see (a mapping made while the
- * guard was stopped). Without inotify every file is hot: one lstat per file per 800 ms.
+ * guard was stopped), unless the kernel said, when the watch was armed, that nobody had the
+ * inode open for writing (quiet: open-watch.ts); then every later open is an event, and the
+ * slow cycle skips it. Without inotify every file is hot: one lstat per file per 800 ms.
  *
  * A file that is open right now is handed to the check (hash) on each fast look whatever its
  * stamp says: on tmpfs a store into a shared mapping moves no stamp at all.
@@ -86,7 +88,9 @@ export class StampPoll {
     const dirs = new DirCache(this.src.rootFd());
     try {
       this.look(fast, dirs, moved);
-      this.look(slow.filter((rel) => !this.hot.has(rel)), dirs, moved);
+      // Quiet files (watched since before any writer still alive: open-watch.ts) raise an
+      // event for anything a look could find; only the others are looked at.
+      this.look(slow.filter((rel) => !this.hot.has(rel) && !this.quietNow(rel)), dirs, moved);
     } finally {
       dirs.close();
     }
@@ -127,6 +131,8 @@ export class StampPoll {
       if (!this.opens.watch(rel, name, p.ino)) return;
       const again = lstatSync(name, { throwIfNoEntry: false });
       if (!again || again.ino !== p.ino || again.ctimeMs !== p.ctimeMs) { this.opens.forget(rel); moved.add(rel); return; }
+      // Then: was it open for writing before the watch existed (a mapping that writes unseen)?
+      this.opens.settle(rel, name);
     }
     // An open file is checked by hash, not by stamp: a store into a shared mapping moves no
     // stamp on tmpfs (no page_mkwrite there) nor within one coarse clock tick elsewhere.
@@ -134,9 +140,19 @@ export class StampPoll {
     else if (!this.opens.hot(rel, p.ino)) this.hot.delete(rel);
   }
 
-  /** For the bench and tests: files watched, files on the fast cycle, why watches are missing. */
-  counts(): { watched: number; hot: number; whyNot: string } {
-    return { watched: this.opens.size(), hot: this.hot.size, whyNot: this.opens.whyNot };
+  private quietNow(rel: string): boolean {
+    const want = this.src.cleanStamp(rel);
+    if (want === undefined) return false;
+    const p = this.parsed.get(rel);
+    if (p?.stamp !== want) return false; // a new clean stamp: looked at (and parsed) first
+    return this.opens.quiet(rel, p.ino);
+  }
+
+  /** For the bench and tests: files watched, files on the fast cycle, files the slow cycle skips, why watches are missing. */
+  counts(): { watched: number; hot: number; quiet: number; whyNot: string } {
+    let quiet = 0;
+    for (const rel of this.list) if (this.quietNow(rel)) quiet++;
+    return { watched: this.opens.size(), hot: this.hot.size, quiet, whyNot: this.opens.whyNot };
   }
 
   close(): void { this.opens.close(); }

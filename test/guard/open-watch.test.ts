@@ -46,6 +46,8 @@ it('after one fast cycle every idle file is watched and off the fast cycle, with
   assert.equal(ticks(fastTicks + 1), 0);
   assert.deepEqual(poll.counts().hot, 0, JSON.stringify(poll.counts()));
   assert.equal(poll.counts().watched, N);
+  // Nobody had them open for writing when their watches were armed: every open since is an event, the slow cycle skips them.
+  assert.equal(poll.counts().quiet, N, JSON.stringify(poll.counts()));
 });
 
 it('a read-only open puts a file on the fast cycle only while it is open', (ctx) => {
@@ -128,4 +130,29 @@ it('a same-stamp idle file is still looked at on the slow cycle (what the watch 
   clean.set(rel, clean.get(rel)!.replace(/:[^:]+$/, ':1'));
   ticks(COLD_CYCLE_MS / TICK_MS + 1);
   assert.ok(hinted.includes(rel), 'found by the slow cycle');
+});
+
+it('a file mapped for writing before its watch existed (as while the guard was stopped) counts as open: checked on every fast look, never left to the slow cycle', async (ctx) => {
+  if (!loadInotify()) { ctx.skip('no inotify binding'); return; }
+  const rel = names[30]!;
+  const py = own(spawn('python3', ['-c', `import mmap, os, sys\nfd = os.open(sys.argv[1], os.O_RDWR)\nm = mmap.mmap(fd, 0, mmap.MAP_SHARED)\nos.close(fd)\nprint('mapped', flush=True)\nsys.stdin.read()\n`, join(dir, rel)], { stdio: ['pipe', 'pipe', 'inherit'] }), 'the mapper');
+  await new Promise<void>((resolve, reject) => { py.stdout.once('data', () => resolve()); py.once('exit', (c) => reject(new Error(`python exited ${c}`))); });
+  // A second poll, started after the mapping: its watches come too late to see that open.
+  const seen: string[] = [];
+  const late = new StampPoll({ rootFd: () => rootFd, paths: () => names, cleanStamp: (r) => clean.get(r), hint: (r) => seen.push(r) });
+  try {
+    let h = 0;
+    for (let i = 0; i < fastTicks + 1; i++) h += late.tick();
+    assert.ok(h >= 1, 'hinted');
+    // Most files are quiet (not the mapped one, nor those the tests above left with a forged stamp).
+    assert.ok(late.counts().quiet >= N - 3 && late.counts().quiet <= N - 1, JSON.stringify(late.counts()));
+    seen.length = 0;
+    for (let i = 0; i < 2 * fastTicks; i++) late.tick();
+    assert.ok(seen.filter((r) => r === rel).length >= 2, `handed to the check (by hash) on each fast look: ${JSON.stringify(seen)}`);
+  } finally {
+    const exited = new Promise((resolve) => py.once('exit', resolve));
+    py.stdin.end();
+    await exited;
+    late.close();
+  }
 });

@@ -6,7 +6,7 @@
  */
 import { after, afterEach, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { TEST_WARDEN_TOML, cli, readAlertsOf, testWorld, waitFor } from '../helpers/root.js';
 import { join } from 'node:path';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -111,6 +111,79 @@ it('the same on tmpfs, where a store into a shared mapping moves no stamp at all
   catch { rmSync(work, { recursive: true, force: true }); ctx.skip('cannot mount a tmpfs here'); return; }
   try {
     await lateMappingWrites(join(mnt, 'w')); // a folder of its own: the cleanup removes it, never the mount point
+  } finally {
+    await world.cleanup();
+    spawnSync('umount', ['-l', mnt]);
+    rmSync(work, { recursive: true, force: true });
+  }
+});
+
+/**
+ * A mapping made while the guard was stopped: its open came before any watch, so no IN_OPEN
+ * will ever say it is there. When the guard arms the inode watch it asks the kernel whether
+ * the inode is open for writing (a read lease is refused while it is: open-watch.ts settle),
+ * and such a file counts as open: checked by hash on each fast look, so a store into the old
+ * mapping is reverted within the budget, on tmpfs too (before, only the 8 s slow cycle's
+ * stamps, which tmpfs never moves).
+ */
+async function mappingFromBeforeStart(base?: string): Promise<void> {
+  const t = world.root({ wardenToml: `${TEST_WARDEN_TOML}\n[witness]\nenabled = false\n`, ...(base ? { base } : {}) });
+  const a = makeAgent('wtmb');
+  agents.push(a);
+  giveToAgent(t, a);
+  assert.equal(cli(t, ['init']).code, 0);
+  const approved = readFileSync(t.p(ORG), 'utf8');
+  const trigger = join(t.base, 'write-now');
+  // Mapped, descriptor closed, held by a child that writes only when told to (the guard not running yet).
+  const r = a.sh(`python3 -c "
+import mmap, os, time
+fd = os.open('${t.p(ORG)}', os.O_RDWR)
+m = mmap.mmap(fd, 0, mmap.MAP_SHARED)
+os.close(fd)
+pid = os.fork()
+if pid:
+    open('${t.base}/holder.pid', 'w').write(str(pid))
+else:
+    nul = os.open('/dev/null', os.O_RDWR)
+    for k in (0, 1, 2):
+        os.dup2(nul, k)
+    for _ in range(3000):
+        if os.path.exists('${trigger}'):
+            break
+        time.sleep(0.01)
+    i = m.find(b'=')
+    m[i:i+1] = b'#'
+    m.flush()
+    time.sleep(8)
+    os._exit(0)
+"`);
+  assert.equal(r.code, 0, r.out);
+  const holder = Number(readFileSync(join(t.base, 'holder.pid'), 'utf8'));
+  after(() => { try { process.kill(holder, 'SIGKILL'); } catch { /* gone */ } });
+  await world.daemon(t);
+  // The attack comes once the guard has settled (every file watched after its first fast cycle).
+  await new Promise((res) => setTimeout(res, 2_000));
+  assert.equal(readAlertsOf(t).filter((x) => x.path === ORG).length, 0, 'nothing to revert before the write');
+  writeFileSync(trigger, '');
+  const t0 = Date.now();
+  await waitFor(() => readAlertsOf(t).some((x) => x.path === ORG && x.reason === 'content'), BUDGET_MS, 'a revert alert within the budget');
+  process.stdout.write(`# a write through a mapping made while the guard was stopped reverted ${Date.now() - t0} ms after the trigger\n`);
+  await waitFor(() => readFileSync(t.p(ORG), 'utf8') === approved, BUDGET_MS, 'approved bytes back');
+}
+
+it('a mapping made while the guard was stopped, written once the guard runs, is reverted within the budget', async () => {
+  await mappingFromBeforeStart();
+});
+
+it('the same on tmpfs (no stamp moves there: the file is checked by hash because it is open for writing)', async (ctx) => {
+  const work = mkdtempSync(join(tmpdir(), 'warden-mmap-tmpfs-'));
+  const mnt = join(work, 'mnt');
+  mkdirSync(mnt);
+  chmodSync(work, 0o755);
+  try { execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=16m,mode=0755', 'tmpfs', mnt], { stdio: 'ignore' }); }
+  catch { rmSync(work, { recursive: true, force: true }); ctx.skip('cannot mount a tmpfs here'); return; }
+  try {
+    await mappingFromBeforeStart(join(mnt, 'w'));
   } finally {
     await world.cleanup();
     spawnSync('umount', ['-l', mnt]);
