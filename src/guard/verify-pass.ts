@@ -17,19 +17,40 @@
  * start and the reading is syscall-bound.
  */
 import { nameFromBytes } from '../common/names.js';
-import { constants, openSync, readdirSync } from 'node:fs';
-import { at, O_PATH, safeClose, tryOpenDir, withCwdAt } from '../fsx/beneath.js';
+import { constants } from 'node:fs';
+import * as nodeCrypto from 'node:crypto';
+import { at, safeClose, tryOpenDir, withCwdAt } from '../fsx/beneath.js';
+import { DIRENT_FILE, ST_GID, ST_MODE, ST_SIZE, ST_UID, rawFs, statSlots, type RawFs } from '../fsx/raw-fs.js';
 import { classify, type Observation } from './classify.js';
 import { observe } from './observe.js';
 import { baseOf, candidatePaths, dirOf, inspectDirs, type Finding } from './inspect.js';
-import { readListed, type Seen } from './verify-read.js';
+import { readListed } from './verify-read.js';
 import type { ProtectedSet } from '../config/protected-set.js';
 import type { BaselineState } from '../store/baseline-state.js';
-import type { FileEntry } from '../store/baseline.js';
+import { columnsOf } from '../store/baseline.js';
+
+const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK } = constants;
+const READ_FLAGS = O_RDONLY | O_NOFOLLOW | O_NONBLOCK;
+const S_IFMT = 0o170000, S_IFREG = 0o100000;
+const NON_ASCII = /[^\x00-\x7f]/;
 
 const ABSENT_OBS: Observation = { type: 'absent', size: 0, mode: 0, uid: -1, gid: -1, ino: 0, sha256: null, bytes: null };
 
-interface DirState { fd: number | null; files: Set<string> | null; names: string[] | null }
+/**
+ * A directory as listed once: each name (as warden spells it: common/names.ts) with its
+ * slot, whether the listing called it a regular file, and which slots the baseline named
+ * (so the glob pass finds the unexpected names without a lookup in the baseline per name).
+ */
+interface DirState {
+  fd: number | null;
+  /** null: not listable (every name goes the lstat way). */
+  slots: Map<string, number> | null;
+  names: string[];
+  /** The bytes to open by, for a name that is not ASCII (else the name itself). */
+  raw: (Buffer | null)[];
+  regular: Uint8Array;
+  named: Uint8Array;
+}
 
 /** Run fn standing in dirFd (fsx withCwdAt); here = false: that was not possible, use /proc paths. */
 function standingIn<T>(dirFd: number, fn: (here: boolean) => T): T {
@@ -37,24 +58,78 @@ function standingIn<T>(dirFd: number, fn: (here: boolean) => T): T {
   return r ? r.value : fn(false);
 }
 
+/** A sha256 as 32 Latin-1 chars (crypto.hash where Node has it, ≥ 20.12). */
+const oneShot = (nodeCrypto as { hash?: (algorithm: string, data: Uint8Array, encoding: 'binary') => string }).hash;
+const digestOf: (b: Uint8Array) => string = oneShot
+  ? (b) => oneShot('sha256', b, 'binary')
+  : (b) => nodeCrypto.createHash('sha256').update(b).digest('binary');
+
+let scratch: Buffer = Buffer.allocUnsafeSlow(64 * 1024);
+const st = statSlots();
+
+/**
+ * Open, fstat, read and hash one entry the listing called a regular file, and say whether
+ * it is clean: the same content (sha256, 32 Latin-1 chars), mode and owner. No object is
+ * made per file. False: anything else, including not openable or no longer regular; the
+ * caller then looks again the careful way, which says what it is.
+ */
+function cleanFile(fs: RawFs, path: string | Buffer, digests: string, at32: number, mode: number, uid: number, gid: number, maxBytes: number): boolean {
+  let fd: number;
+  try { fd = fs.open(path, READ_FLAGS); } catch { return false; }
+  try {
+    fs.fstatInto(fd, st);
+    const m = st[ST_MODE]!;
+    if ((m & S_IFMT) !== S_IFREG || (m & 0o7777) !== mode || st[ST_UID] !== uid || st[ST_GID] !== gid) return false;
+    const size = st[ST_SIZE]!;
+    if (size > maxBytes) return false;
+    // One read of size + 1: a file that grew since the fstat reads past its size and is
+    // looked at again; the short read that stops at the size is the end of the file.
+    if (scratch.length < size + 1) scratch = Buffer.allocUnsafeSlow(Math.max(size + 1, scratch.length * 2));
+    let n = 0;
+    for (;;) {
+      const r = fs.read(fd, scratch, n, size + 1 - n, null);
+      if (r === 0) break;
+      n += r;
+      if (n > size) return false;
+      if (n === size) break;
+    }
+    if (n !== size) return false;
+    return digests.startsWith(digestOf(scratch.subarray(0, n)), at32);
+  } catch {
+    return false;
+  } finally {
+    try { fs.close(fd); } catch { /* closed */ }
+  }
+}
+
 /** The same findings as inspectAll (directories first, then files in path order). */
-export function verifyAll(rootFd: number, state: BaselineState, pset: ProtectedSet, maxBytes: number): Finding[] {
+export function verifyAll(rootFd: number, state: BaselineState, pset: ProtectedSet, maxBytes: number, fs: RawFs = rawFs()): Finding[] {
   const dirs = new Map<string, DirState>();
   const openDir = (dir: string): DirState => {
     let d = dirs.get(dir);
     if (d) return d;
     const w = tryOpenDir(rootFd, dir);
-    if (!w.ok) d = { fd: null, files: null, names: null };
-    else {
-      d = { fd: w.fd, files: null, names: null };
+    d = { fd: w.ok ? w.fd : null, slots: null, names: [], raw: [], regular: new Uint8Array(0), named: new Uint8Array(0) };
+    if (w.ok) {
       // An unlistable directory (mode 0300, walked O_PATH): every name goes the lstat way.
       try {
-        const files = new Set<string>();
-        const names: string[] = [];
-        // Names are bytes (SPEC §4): a name that is not UTF-8 is listed as itself, never as U+FFFD.
-        for (const e of readdirSync(at(w.fd, '.'), { withFileTypes: true, encoding: 'buffer' })) { const n = nameFromBytes(e.name); names.push(n); if (e.isFile()) files.add(n); }
-        d.files = files; d.names = names;
-      } catch { /* not listable */ }
+        const listed = fs.listTyped(at(w.fd, '.'));
+        const n = listed.names.length;
+        const slots = new Map<string, number>();
+        const regular = new Uint8Array(n);
+        for (let i = 0; i < n; i++) {
+          const l = listed.names[i]!;
+          // Names are bytes (SPEC §4): listed as Latin-1 (one char a byte); an ASCII name is
+          // itself, any other is decoded the one way (nameFromBytes) and opened by its bytes.
+          let name = l;
+          let raw: Buffer | null = null;
+          if (NON_ASCII.test(l)) { raw = Buffer.from(l, 'latin1'); name = nameFromBytes(raw); }
+          d.names.push(name); d.raw.push(raw);
+          slots.set(name, i);
+          if (listed.types[i] === DIRENT_FILE) regular[i] = 1;
+        }
+        d.slots = slots; d.regular = regular; d.named = new Uint8Array(n);
+      } catch { d.names = []; d.raw = []; }
     }
     dirs.set(dir, d);
     return d;
@@ -69,26 +144,40 @@ export function verifyAll(rootFd: number, state: BaselineState, pset: ProtectedS
       const verdict = classify(entry, obs);
       if (verdict) files.push({ path: rel, isDir: false, kind, verdict, obs });
     };
-    // 1. The baseline's files, by directory.
-    const byDir = new Map<string, [string, FileEntry][]>();
-    for (const pe of state.entries()) {
-      const d = dirOf(pe[0]);
-      const l = byDir.get(d);
-      if (l) l.push(pe); else byDir.set(d, [pe]);
+    // 1. The baseline's files, by directory, walking the index's columns (no lookup per file).
+    const cols = columnsOf(state.index);
+    const byDir = new Map<string, number[]>();
+    let lastDir: string | null = null;
+    let lastList: number[] = [];
+    for (let i = 0; i < cols.paths.length; i++) {
+      const d = dirOf(cols.paths[i]!);
+      if (d !== lastDir) {
+        lastDir = d;
+        const l = byDir.get(d);
+        if (l) lastList = l; else byDir.set(d, lastList = []);
+      }
+      lastList.push(i);
     }
     const unreachable: string[] = [];
-    for (const [dir, rels] of byDir) {
+    for (const [dir, idx] of byDir) {
       const d = openDir(dir);
       const fd = d.fd;
-      if (fd === null) { for (const [rel] of rels) unreachable.push(rel); continue; }
+      if (fd === null) { for (const i of idx) unreachable.push(cols.paths[i]!); continue; }
       standingIn(fd, (here) => {
-        for (const [rel, e] of rels) {
+        for (const i of idx) {
+          const rel = cols.paths[i]!;
           const name = baseOf(rel);
-          let s: Seen | null = null;
-          if (d.files?.has(name) && name !== '.' && name !== '..') s = readListed(here ? name : at(fd, name), maxBytes);
-          // Clean: the same content, mode and owner (what classify finds nothing in).
-          if (s && s.sha256 === e.sha256 && s.mode === e.mode && s.uid === e.uid && s.gid === e.gid) continue;
-          judge(rel, s ? { type: 'file', ...s, bytes: null } : observe(fd, name, maxBytes));
+          const slot = d.slots?.get(name);
+          if (slot !== undefined) d.named[slot] = 1;
+          if (slot !== undefined && d.regular[slot] === 1 && name !== '.' && name !== '..') {
+            const raw = d.raw[slot] ?? null;
+            const path = here ? (raw ?? name) : at(fd, name);
+            if (cleanFile(fs, path, cols.digests, 32 * i, cols.mode[i]!, cols.uid[i]!, cols.gid[i]!, maxBytes)) continue;
+            // Not clean, or no longer what the listing said: read it as before (its details).
+            const s = readListed(path, maxBytes);
+            if (s) { judge(rel, { type: 'file', ...s, bytes: null }); continue; }
+          }
+          judge(rel, observe(fd, name, maxBytes));
         }
       });
     }
@@ -100,7 +189,11 @@ export function verifyAll(rootFd: number, state: BaselineState, pset: ProtectedS
       for (const p of candidatePaths(rootFd, state, pset)) if (!state.entry(p)) extra.add(p);
     } else {
       for (const base of pset.listedDirs) {
-        for (const name of openDir(base).names ?? []) {
+        const d = openDir(base);
+        for (let i = 0; i < d.names.length; i++) {
+          // A name the baseline holds in this directory was looked at above.
+          if (d.named[i] === 1) continue;
+          const name = d.names[i]!;
           const rel = base === '' ? name : `${base}/${name}`;
           if (!state.entry(rel) && pset.kindOf(rel)) extra.add(rel);
         }

@@ -127,7 +127,50 @@ export function parseBody(body: Buffer): BaselineIndex {
       mode: nums.getUint32(mode + 4 * i, true), uid: nums.getUint32(uid + 4 * i, true), gid: nums.getUint32(gid + 4 * i, true),
     };
   }
-  return { version: 1, generation: meta.generation, updated: meta.updated, files, dirs: dict(meta.dirs as BaselineIndex['dirs']) };
+  const index: BaselineIndex = { version: 1, generation: meta.generation, updated: meta.updated, files, dirs: dict(meta.dirs as BaselineIndex['dirs']) };
+  const cols: IndexColumns = {
+    paths, digests: body.toString('latin1', sha, size),
+    mode: new Uint32Array(n), uid: new Uint32Array(n), gid: new Uint32Array(n),
+  };
+  for (let i = 0; i < n; i++) {
+    cols.mode[i] = nums.getUint32(mode + 4 * i, true); cols.uid[i] = nums.getUint32(uid + 4 * i, true); cols.gid[i] = nums.getUint32(gid + 4 * i, true);
+  }
+  COLUMNS.set(index, cols);
+  return index;
+}
+
+/**
+ * The files of an index as columns, in the index's order: what `warden verify` walks (one
+ * entry after another, no lookup by path). `digests` holds each sha256 as 32 Latin-1 chars
+ * (the raw bytes), so a file's digest is compared with no hex string made per file.
+ */
+export interface IndexColumns {
+  readonly paths: readonly string[];
+  readonly digests: string;
+  readonly mode: Uint32Array;
+  readonly uid: Uint32Array;
+  readonly gid: Uint32Array;
+}
+
+/** Kept per index object: a copy or a new generation (commit) has none and builds its own. */
+const COLUMNS = new WeakMap<BaselineIndex, IndexColumns>();
+
+/** The columns of an index: those of its body when it was parsed from one, else built from its files. */
+export function columnsOf(index: BaselineIndex): IndexColumns {
+  const known = COLUMNS.get(index);
+  if (known) return known;
+  const paths = Object.keys(index.files);
+  const n = paths.length;
+  const cols: IndexColumns = { paths, digests: '', mode: new Uint32Array(n), uid: new Uint32Array(n), gid: new Uint32Array(n) };
+  let digests = '';
+  for (let i = 0; i < n; i++) {
+    const e = index.files[paths[i]!]!;
+    digests += SHA_HEX.test(e.sha256) ? Buffer.from(e.sha256, 'hex').toString('latin1') : '\0'.repeat(32);
+    cols.mode[i] = e.mode; cols.uid[i] = e.uid; cols.gid[i] = e.gid;
+  }
+  const built = { ...cols, digests };
+  COLUMNS.set(index, built);
+  return built;
 }
 
 /**

@@ -14,6 +14,7 @@ import { CLI, TEST_WARDEN_TOML, cli, makeRoot, type TestRoot } from '../helpers/
 import { inspectAll } from '../../src/guard/inspect.js';
 import { verifyAll } from '../../src/guard/verify-pass.js';
 import { loadBaseline } from '../../src/store/load-baseline.js';
+import { publicRawFs, rawFs } from '../../src/fsx/raw-fs.js';
 
 const roots: TestRoot[] = [];
 after(() => { for (const t of roots) t.cleanup(); });
@@ -71,6 +72,10 @@ it('verify reports every kind of drift in a large root, exactly as the guard ins
     const fast = verifyAll(l.rootFd, l.state, l.pset, l.config.max_bytes).map((f) => [f.path, f.verdict.reason, f.verdict.also.join(','), f.obs.type]);
     assert.equal(process.cwd(), cwd, 'the pass returns to the directory the process stood in');
     assert.deepEqual(fast, careful);
+    // Node's fs binding (where it is checked) and node:fs find the same (issue 26).
+    const viaPublic = verifyAll(l.rootFd, l.state, l.pset, l.config.max_bytes, publicRawFs()).map((f) => [f.path, f.verdict.reason, f.verdict.also.join(','), f.obs.type]);
+    assert.deepEqual(viaPublic, careful);
+    if (process.versions.node.startsWith('20.')) assert.equal(rawFs().kind, 'binding', 'on Node 20 the binding is used');
   } finally {
     l.close();
     if (saved === undefined) delete process.env.XDG_STATE_HOME; else process.env.XDG_STATE_HOME = saved;
