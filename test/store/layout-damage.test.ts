@@ -103,8 +103,15 @@ describe('the store path replaced', () => {
     d = await startDaemon(t);
     const fake = join(t.outside, 'fake-store');
     mkdirSync(fake);
-    renameSync(t.p('snapshots'), t.p('.hidden-store'));
-    symlinkSync(fake, t.p('snapshots'));
+    // The guard may move its store back between the agent's two steps (the symlink then
+    // meets EEXIST): the agent tries again, until its link took the path once.
+    for (let tries = 0; ; tries++) {
+      renameSync(t.p('snapshots'), t.p('.hidden-store'));
+      try { symlinkSync(fake, t.p('snapshots')); break; } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || tries >= 20) throw err;
+        await waitFor(() => !existsSync(t.p('.hidden-store')), 15_000, 'the guard moved its store back');
+      }
+    }
     await waitFor(() => { const st = lstatSync(t.p('snapshots')); return st.isDirectory() && st.ino === ino && readAlertsOf(t).some((a) => a.reason === 'baseline-tampered' && a.path === 'snapshots'); }, 15_000, 'the real store back at its path, and reported');
     assert.ok(!existsSync(t.p('.hidden-store')));
     const tamper = readAlertsOf(t).find((a) => a.reason === 'baseline-tampered' && a.path === 'snapshots');
