@@ -367,6 +367,28 @@ describe('no leak', () => {
     await waitFor(() => readAlertsOf(t).some((a) => a.path === 'config/api.toml' && a.credential_changes?.length), 10_000, 'credential alert');
     assert.ok(!d.stderr().includes(NEW) && !readFileSync(t.p('snapshots/alerts.jsonl'), 'utf8').includes(NEW));
   });
+
+  it('re-stored as a credential while another protected text file holds the same bytes: that file keeps its blob and is still reverted', async () => {
+    const toml = TEST_WARDEN_TOML + '\n[[protect]]\npath = "config/api.toml"\n\n[[protect]]\npath = "config/api-copy.toml"\n';
+    const t = makeRoot({ wardenToml: toml });
+    roots.push(t);
+    const body = '[svc]\nkey = "shared-bytes-0123456789"\n';
+    writeFileSync(t.p('config/api.toml'), body);
+    writeFileSync(t.p('config/api-copy.toml'), body);
+    assert.equal(cli(t, ['init']).code, 0);
+    const sha = createHash('sha256').update(body).digest('hex');
+    const next = toml.replace('files = ["config/credentials.toml"]', 'files = ["config/credentials.toml", "config/api.toml"]')
+      + '\n[credentials.groups.svc]\nkeys = ["key"]\n';
+    writeFileSync(join(t.base, 'next.toml'), next);
+    const r = cli(t, ['apply', 'config/warden.toml', '--from', join(t.base, 'next.toml')]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.ok(existsSync(t.p(`snapshots/blobs/${sha}`)), 'the blob stays: config/api-copy.toml is still text with these bytes');
+    await daemon(t);
+    writeFileSync(t.p('config/api-copy.toml'), '[svc]\nkey = "planted"\n');
+    const a = await waitFor(() => readAlertsOf(t).find((x) => x.path === 'config/api-copy.toml'), 10_000, 'the revert of the copy');
+    assert.equal(a.action, 'reverted', JSON.stringify(a));
+    assert.equal(readFileSync(t.p('config/api-copy.toml'), 'utf8'), body, 'the approved bytes are back');
+  });
 });
 
 /** The processes started below `pid` (by id: we end only what we started). */
