@@ -169,7 +169,8 @@ export async function changeOp(req: ChangeCommand, env: ChangeEnv): Promise<Repl
       case 'answer': return await answer(req, env);
       case 'show': {
         const r = readPending(env.ctx.store.fd, env.key, req.id);
-        if (!r.ok) return { ok: false, error: r.detail, exitCode: EXIT.finding };
+        // A forged record is reported (and set aside) now, as `answer` does, not at the next sweep.
+        if (!r.ok) { if (r.problem === 'tampered') sweepPending(env); return { ok: false, error: r.detail, exitCode: EXIT.finding }; }
         if ((env.now?.() ?? Date.now()) > r.rec.expires_at) { expire(env, r.rec); return { ok: false, expired: true, error: `approval ${r.rec.id} has expired; nothing was applied (reported as an approval-expired alert)`, exitCode: EXIT.finding }; }
         // Staleness is decided before anyone is asked: a stale request is replaced now,
         // and the person sees the diff against the state that would really change.

@@ -6,7 +6,7 @@
  */
 import { describe, it, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { lstatSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cli, makeInitRoot, makeRoot, readAlertsOf, startDaemon, waitFor, fileSha, treeSnapshot, type Daemon, type TestRoot } from '../helpers/root.js';
 import { ptyCli } from '../helpers/pty.js';
@@ -48,6 +48,11 @@ describe('a pending request not written by warden', () => {
     assert.notEqual(a.code, 0, a.stdout);
     assert.match(a.stdout + a.stderr, new RegExp(`snapshots/pending/${id}\\.json was not written by warden \\(HMAC mismatch\\)`));
     assert.equal(fileSha(t.p(ORG)), before, 'nothing applied');
+    // Reported at once (not at the next expiry sweep, up to a minute away) and set aside.
+    const flagged = await waitFor(() => readAlertsOf(t).find((x) => x.path === `snapshots/pending/${id}.json`), 5_000, 'the alert for the forged request');
+    assert.equal(flagged.reason, 'baseline-tampered', JSON.stringify(flagged));
+    assert.match(flagged.detail ?? '', /HMAC mismatch.*removed, never applied/);
+    assert.ok(!existsSync(file), 'the forged record is removed');
   });
 });
 
