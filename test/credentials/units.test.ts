@@ -234,6 +234,17 @@ describe('credential rules', () => {
     const d = diffCredentials(two('u', 'p'), two('u', 'p2'), cfg(), 'f', new Set(['other.user', 'mail.password']));
     assert.deepEqual(d.halfGroups, [{ group: 'mail', changed: ['password'], unchanged: ['user'] }]);
     assert.equal(diffCredentials(two('u', 'p'), two('u2', 'p2'), cfg(), 'f').halfApplied, false);
+    // A key removed alone from a configured group without a check leaves it half-switched as
+    // surely as a changed one: the group's keys are the configured ones, present or not.
+    const MAIL = cfg({ mail: { keys: ['user', 'password'] } });
+    const removed = diffCredentials(two('u', 'p'), '[mail]\nuser = "u"\n', MAIL, 'f');
+    assert.deepEqual(removed.halfGroups, [{ group: 'mail', changed: ['password'], unchanged: ['user'] }]);
+    assert.equal(removed.halfApplied, true);
+    assert.deepEqual(removed.changes.map((c) => [c.group, c.key, c.after]), [['mail', 'password', null]]);
+    // The whole group removed at once is not half of anything.
+    assert.equal(diffCredentials(two('u', 'p'), '[other]\nk = "v"\n', MAIL, 'f').halfApplied, false);
+    // An unconfigured table is judged by the keys it has now (docs/CREDENTIALS.md): dropping one is not half.
+    assert.equal(diffCredentials(two('u', 'p'), '[mail]\nuser = "u"\n', cfg(), 'f').halfApplied, false);
   });
   it('credential sets: merged over files; a key defined twice is an error naming both files', () => {
     const s = mergeCredentialSet([
