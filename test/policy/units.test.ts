@@ -386,3 +386,24 @@ test('orgs are sorted by name whatever the input order; a later duplicate path r
   const dup = [...files, { path: 'orgs/aa.toml', text: org({ folders: ['/workspace/other/'] }) }];
   assert.deepEqual(buildPolicy(dup).policy.orgs.find((o) => o.name === 'aa')?.folders, ['/workspace/other/']);
 });
+
+test('sandbox: the other system links are linked or bound as the host has them (/sbin, /lib32, /libx32)', () => {
+  const probe = host({ '/sbin': { kind: 'symlink', target: 'usr/sbin' }, '/lib32': { kind: 'dir' }, '/libx32': { kind: 'symlink', target: 'usr/libx32' } });
+  const p = sandboxPlan(sbPolicy, ALICE, guild(BOOK_CH), ['ls'], { memoriesDir: MEM, workspaceDir: WS, probe });
+  assert.ok(p.ok);
+  assert.ok(p.args.join(' ').includes('--ro-bind /usr /usr --symlink usr/bin /bin --symlink usr/sbin /sbin --symlink usr/lib /lib --ro-bind /lib32 /lib32 --ro-bind /lib64 /lib64 --symlink usr/libx32 /libx32 --proc /proc'), p.args.join(' '));
+});
+
+test('sandbox: a section root conditions.toml denies here is still the owner\'s, never a member\'s folder', () => {
+  const cond = `[workspace."/"]\nwhen = "discord:guild:1"\naction = "allow"\n\n[memories."/"]\nwhen = "discord:guild:1"\naction = "allow"\n`;
+  const built = buildPolicy(rootFiles({ conditions: cond, blocks: {} })).policy;
+  const probe = host({ '/host/mem': { kind: 'dir' }, '/host/ws': { kind: 'dir' } });
+  const o = sandboxPlan(built, OWNER, { kind: 'dm', channel: '9' }, ['ls'], { memoriesDir: MEM, workspaceDir: WS, probe });
+  assert.ok(o.ok);
+  assert.deepEqual(o.mounts, [{ host: '/host/mem', path: '/memories', write: true }, { host: '/host/ws', path: '/workspace', write: true }]);
+  // The same roots as a member's folders, in a DM where no rule allows them: nothing mounted.
+  const pm = { ...built, orgs: built.orgs.map((x) => ({ ...x, folders: ['/workspace/', '/memories/'] })) };
+  const m = sandboxPlan(pm, ALICE, { kind: 'dm', channel: '9' }, ['ls'], { memoriesDir: MEM, workspaceDir: WS, probe });
+  assert.ok(m.ok);
+  assert.deepEqual(m.mounts, []);
+});
