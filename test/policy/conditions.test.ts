@@ -215,3 +215,67 @@ test('block loading follows the block rules', () => {
   assert.deepEqual(matchingBlocks(c, contextFacts({ kind: 'guild', guild: '1', channel: '2' })).map((r) => r.key), []);
   assert.deepEqual(matchingBlocks(null, contextFacts({ kind: 'guild', guild: '1', channel: '2', nsfw: true })), []);
 });
+
+test('evaluatePath gives each step its reason, and the most specific rule', () => {
+  const c = parseConditions(`[memories."/a/"]
+when = "discord:dm"
+action = "allow"
+
+[memories."/a/b/"]
+when = "discord:dm"
+action = "allow"
+
+[memories."/a/b/c/"]
+when = "internal"
+action = "deny"
+
+[memories."/a/b/d/"]
+when = "discord:dm"
+action = "deny"
+
+[memories."/a/b/d/e/"]
+when = "discord:dm"
+action = "deny"
+`).conditions;
+  assert.ok(c);
+  const dm = contextFacts({ kind: 'dm', channel: '1' });
+  const guild = contextFacts({ kind: 'guild', guild: '1', channel: '2' });
+  assert.deepEqual(evaluatePath(c, 'memories/x', dm), { decision: 'deny', step: 0, rule: null, matched: [], reason: 'not a canonical path under /memories/ or /workspace/' });
+  assert.deepEqual(evaluatePath(null, '/memories/x', dm), { decision: 'deny', step: 0, rule: null, matched: [], reason: 'conditions.toml is missing, empty or invalid: it grants nothing' });
+  const allow = evaluatePath(c, '/memories/a/b/c/x', dm);
+  assert.equal(allow.decision, 'allow');
+  assert.equal(allow.step, 2);
+  assert.equal(allow.rule?.key, '/a/b/', 'the most specific allow that holds (the deny for internal does not)');
+  assert.equal(allow.reason, 'an allow rule matches the path and the context');
+  assert.deepEqual(allow.matched.map((r) => r.key), ['/a/', '/a/b/', '/a/b/c/']);
+  const deny = evaluatePath(c, '/memories/a/b/d/e/x', dm);
+  assert.deepEqual([deny.decision, deny.step, deny.rule?.key, deny.reason], ['deny', 1, '/a/b/d/e/', 'a deny rule matches the path and the context']);
+  const none = evaluatePath(c, '/memories/a/b/c/x', guild);
+  assert.deepEqual([none.decision, none.step, none.rule?.key, none.reason], ['deny', 3, '/a/b/c/', 'rules match the path, but none of their conditions hold in this context']);
+  const base = evaluatePath(c, '/memories/z', dm);
+  assert.deepEqual(base, { decision: 'allow', step: 4, rule: null, matched: [], reason: 'no rule matches the path (baseline: allowed)' });
+  // Of two rules as specific, the first in the file decides.
+  const two = parseConditions(`[memories."/p/"]
+when = "discord:dm"
+action = "allow"
+
+[memories."/p"]
+when = "discord:dm"
+action = "allow"
+`).conditions;
+  assert.ok(two);
+  assert.equal(evaluatePath(two, '/memories/p/x', dm).rule?.key, '/p/');
+});
+
+test('matchingBlocks lists only block rules; a holding memories rule is not a block', () => {
+  const c = parseConditions(`[blocks.a]
+when = "discord:dm"
+action = "load"
+
+[memories."/m/"]
+when = "discord:dm"
+action = "allow"
+`).conditions;
+  assert.ok(c);
+  assert.deepEqual(matchingBlocks(c, contextFacts({ kind: 'dm', channel: '1' })).map((r) => `${r.section}:${r.key}`), ['blocks:a']);
+});
