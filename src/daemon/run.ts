@@ -20,6 +20,7 @@ import { appendAlert, newAlertId } from '../store/alerts.js';
 import type { Alert } from '../store/alert-types.js';
 import { publishManifest } from '../store/manifest.js';
 import { readSeal, sealPath } from '../store/keys.js';
+import { blobStampsPath } from '../store/blob-stamps.js';
 import { loadKeyOrExplainMove, recordKeyOwner } from '../store/rehome.js';
 import { StampPoll, TICK_MS as STAMP_TICK_MS } from '../guard/stamp-poll.js';
 import type { ApplyContext } from '../changes/apply.js';
@@ -190,7 +191,7 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
         unavailable: () => (link ? link.source.unavailable() : 'the witness is starting'),
         namesUnavailable: () => (link ? link.source.namesUnavailable?.() ?? null : 'the witness is starting'),
       };
-      const g = new Guard({ root: opts.root, rootFd, store, config, state, log, journal, writers, defer: (rel) => hints?.later(rel), onDirRepaired: () => {
+      const g = new Guard({ root: opts.root, rootFd, store, config, state, log, journal, writers, blobStamps: { path: blobStampsPath(opts.root), key }, defer: (rel) => hints?.later(rel), onDirRepaired: () => {
         for (const d of watcher?.rearmChanged() ?? []) log(`<6>warden: re-armed the watch on ${d}`);
         // chokidar re-adds a directory asynchronously; the per-file inode watches re-arm now.
         watcher?.syncFiles(guard?.state.paths() ?? []);

@@ -27,6 +27,7 @@ import { Quarantine, QuarantineQuota, fsyncQuiet } from './quarantine.js';
 import { LateWrites } from './late-writes.js';
 import { RetryBook } from './retry.js';
 import { StoreCheck } from './store-check.js';
+import type { BlobStampsFile } from '../store/blob-stamps.js';
 import { sweepTemps } from './temps.js';
 
 export interface GuardOptions {
@@ -56,6 +57,8 @@ export interface GuardOptions {
   onRootReplaced?: (fd: number) => void;
   /** The witness's record (SPEC §6.1): who opened a file for writing; absent = no witness. */
   writers?: WriterSource;
+  /** Where the store's blob stamps are kept across restarts, and the key that authenticates them (store/blob-stamps.ts). */
+  blobStamps?: BlobStampsFile;
 }
 
 /** Who wrote an inode, joined exactly (device + inode, within the record's window). */
@@ -160,7 +163,7 @@ export class Guard {
     this.quarantine = new Quarantine(opts.store, this.log, repair);
     this.late = new LateWrites((id, name, bytes) => this.safely(`keeping late writes of ${name}`, () => this.quarantine.rewrite(id, name, bytes)), () => this.maxBytes);
     this.quarantine.onHeld = (fd, id, name) => this.late.track(fd, id, name);
-    this.store = new StoreCheck(opts.store, opts.state, (detail, path) => this.raiseTamper(detail, path), this.log, opts.rootFd);
+    this.store = new StoreCheck(opts.store, opts.state, (detail, path) => this.raiseTamper(detail, path), this.log, opts.rootFd, opts.blobStamps ?? null);
   }
 
   get counters(): { checks: number; reverts: number; alerts: number } {

@@ -25,6 +25,7 @@ import { BASELINE_DIR, BLOBS_DIR, INDEX_NAME, LAYOUT_DIRS, LAYOUT_FILES, QUARANT
 import { EMBEDDED_STORE } from '../store/location.js';
 import type { BaselineState } from '../store/baseline-state.js';
 import type { Store } from '../store/store.js';
+import { readBlobStamps, storeIdentity, writeBlobStamps, type BlobStampsFile } from '../store/blob-stamps.js';
 import { DirCache, baseOf, dirOf } from './inspect.js';
 import { observe, statStamp } from './observe.js';
 
@@ -34,7 +35,10 @@ const BLOB_DIRS = [BLOBS_DIR, SECRETS_DIR] as const;
 
 export class StoreCheck {
   /** Stat stamps of store blobs last verified by hash. */
-  private readonly blobStamps = new Map<string, string>();
+  private blobStamps = new Map<string, string>();
+  /** Stamps kept across restarts (store/blob-stamps.ts): loaded at the first verify, written when they changed. */
+  private stampsLoaded = false;
+  private stampsDirty = false;
   private repairing = false;
 
   constructor(
@@ -45,7 +49,30 @@ export class StoreCheck {
     /** The guard's root descriptor: the embedded store's path is repaired beneath it. */
     /** Mutable: after a root swap is put right the guard holds the directory now at the root path. */
     public rootFd: number = -1,
+    private readonly stampsFile: BlobStampsFile | null = null,
   ) {}
+
+  private storeId(): string | null {
+    try { return storeIdentity(this.store.fd); } catch { return null; }
+  }
+
+  /** Adopt the authenticated stamps of the last run; anything else (absent, forged, another store) means re-hashing. */
+  private loadStamps(): void {
+    this.stampsLoaded = true;
+    const id = this.stampsFile ? this.storeId() : null;
+    if (!this.stampsFile || !id) return;
+    const m = readBlobStamps(this.stampsFile, id);
+    if (m) this.blobStamps = m;
+    else this.stampsDirty = true;
+  }
+
+  private saveStamps(): void {
+    if (!this.stampsFile || !this.stampsDirty) return;
+    const id = this.storeId();
+    if (!id) return;
+    try { writeBlobStamps(this.stampsFile, id, this.blobStamps); this.stampsDirty = false; }
+    catch (err) { this.log(`<4>warden: cannot keep the blob stamps in ${this.stampsFile.path}: ${errnoCode(err) ?? err}; the next start hashes every blob again`); }
+  }
 
   /** The path of the index as alerts name it. */
   get indexLabel(): string { return this.store.label(`${BASELINE_DIR}/${INDEX_NAME}`); }
@@ -64,6 +91,7 @@ export class StoreCheck {
   /** The blob part of verify. */
   private verifyBlobs(allBlobs: boolean, hint?: string): void {
     if (!allBlobs && hint === '-') return; // the index only
+    if (!this.stampsLoaded) this.loadStamps();
     // Per blob directory (blobs/, secrets/), one pass over the approved paths. No Set or Map
     // per pass (a rescan would leave 10,000-entry tables behind as garbage); a blob shared by
     // identical files is looked at once per file, its read skipped by its stamp.
@@ -87,10 +115,10 @@ export class StoreCheck {
                 // lstat above is the truth (never a FIFO opened); one open + read, no second lstat.
                 const b = st?.isFile() ? readRegularAt(at, sha, Math.max(e.size, 1))?.bytes ?? null : null;
                 ok = b !== null && sha256Hex(b) === sha;
-                if (ok && stamp) this.blobStamps.set(sha, stamp);
+                if (ok && stamp && this.blobStamps.get(sha) !== stamp) { this.blobStamps.set(sha, stamp); this.stampsDirty = true; }
               } catch { ok = false; }
             }
-            if (!ok) { this.blobStamps.delete(sha); if (!badShas.has(sha)) { badShas.add(sha); bad.push(path); } }
+            if (!ok) { if (this.blobStamps.delete(sha)) this.stampsDirty = true; if (!badShas.has(sha)) { badShas.add(sha); bad.push(path); } }
           }
         };
         const fd = dirs.get(dir);
@@ -101,6 +129,7 @@ export class StoreCheck {
     } finally {
       dirs.close();
     }
+    this.saveStamps();
     if (bad.length) {
       // Every path per approved sha256, built once (rm -rf blobs/ loses thousands at once).
       const bySha = new Map<string, string[]>();
