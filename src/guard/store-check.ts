@@ -70,6 +70,10 @@ export class StoreCheck {
     if (!this.stampsFile || !this.stampsDirty) return;
     const id = this.storeId();
     if (!id) return;
+    // Blobs no longer approved leave the file with their stamps (it would only grow otherwise).
+    const approved = new Set<string>();
+    for (const p of this.state.paths()) { const sha = this.state.entry(p)?.sha256; if (sha) approved.add(sha); }
+    for (const sha of this.blobStamps.keys()) if (!approved.has(sha)) this.blobStamps.delete(sha);
     try { writeBlobStamps(this.stampsFile, id, this.blobStamps); this.stampsDirty = false; }
     catch (err) { this.log(`<4>warden: cannot keep the blob stamps in ${this.stampsFile.path}: ${errnoCode(err) ?? err}; the next start hashes every blob again`); }
   }

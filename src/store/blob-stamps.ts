@@ -65,7 +65,9 @@ export function writeBlobStamps(f: BlobStampsFile, storeId: string, stamps: Read
   for (const [sha, stamp] of stamps) parts.push(`${sha} ${stamp}`);
   const body = parts.join('\n') + '\n';
   const bytes = Buffer.from(`${body}hmac ${hmacHex(f.key, Buffer.from(body, 'utf8'))}\n`, 'utf8');
-  const tmp = `${f.path}.${process.pid}.tmp`;
+  // One fixed temp name: one guard per root writes this file (it holds the lock), and a temp
+  // left by a kill is truncated and reused by the next write instead of piling up.
+  const tmp = `${f.path}.tmp`;
   const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW, 0o600);
   try { let n = 0; while (n < bytes.length) n += writeSync(fd, bytes, n, bytes.length - n); } finally { closeSync(fd); }
   renameSync(tmp, f.path);

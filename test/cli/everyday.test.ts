@@ -10,6 +10,7 @@ import { appendFileSync, chmodSync, closeSync, fstatSync, mkdirSync, openSync, r
 import { join } from 'node:path';
 import { CLI, REPO, TEST_WARDEN_TOML, cli, readAlertsOf, testWorld, waitFor, type TestRoot } from '../helpers/root.js';
 import { ptyCli } from '../helpers/pty.js';
+import { readableCli } from '../helpers/readable-copy.js';
 
 const world = testWorld();
 after(() => world.cleanup());
@@ -36,7 +37,8 @@ describe('item 2: a permission error is a permission error', { skip: !isRoot && 
 
   for (const args of [['status'], ['apply', ORG, '--from', '-'], ['history']]) {
     it(`'warden ${args[0]}' as another user says it cannot read the store and names the account`, () => {
-      const r = spawnSync(process.execPath, [CLI, ...args, '--root', t.root], { uid, gid, cwd: '/', input: 'x = 1\n', encoding: 'utf8', env: { PATH: process.env.PATH, NO_COLOR: '1', XDG_STATE_HOME: join(t.base, 'nostate') }, timeout: 30_000 });
+      // The checkout may be private (0700): the second account runs the CLI from a readable copy.
+      const r = spawnSync(process.execPath, [readableCli(), ...args, '--root', t.root], { uid, gid, cwd: '/', input: 'x = 1\n', encoding: 'utf8', env: { PATH: process.env.PATH, NO_COLOR: '1', XDG_STATE_HOME: join(t.base, 'nostate') }, timeout: 30_000 });
       assert.equal(r.status, 2, r.stderr);
       assert.match(r.stderr, /cannot read the store .*snapshots: permission denied \(EACCES\)/);
       assert.match(r.stderr, new RegExp(`This is ${USER} \\(uid ${uid}\\); it belongs to root: run warden as root`));

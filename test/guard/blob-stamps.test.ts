@@ -82,3 +82,17 @@ it('with authentic stamps kept, a blob forged while warden was stopped is hashed
   daemons.push(d);
   await waitFor(() => readFileSync(blob).equals(approved) && readAlertsOf(t).some((a) => a.reason === 'baseline-tampered' && a.path.endsWith(sha(approved))), 15_000, 'the forged blob caught by the first rescan and written back from the live file');
 });
+
+it('an approved change: the new blob gets its stamp and the old one leaves the file', async () => {
+  const { t, approved } = await ranOnce();
+  const d = await startDaemon(t);
+  daemons.push(d);
+  const next = `${approved.toString('utf8')}\n# approved later\n`;
+  writeFileSync(join(t.base, 'next.toml'), next);
+  const r = cli(t, ['apply', ORG, '--from', join(t.base, 'next.toml')]);
+  assert.equal(r.code, 0, r.stderr);
+  const stamps = stampsFileOf(t)!;
+  await waitFor(() => readFileSync(stamps, 'utf8').includes(sha(Buffer.from(next))), 15_000, 'the new blob stamped');
+  assert.ok(!readFileSync(stamps, 'utf8').includes(sha(approved)), 'the stamp of the blob no longer approved is dropped');
+  assert.ok(!readdirSync(join(stamps, '..')).some((n) => n.endsWith('.tmp')), 'no temp file left beside the key');
+});
