@@ -10,7 +10,7 @@
  * skipped while the blob's inode and ctime are unchanged; any write to a blob changes ctime,
  * so a blob forged while the guard was down is still hashed and caught.
  */
-import { closeSync, constants, fstatSync, openSync, readSync, renameSync, writeSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { hmacEqual, hmacHex, stateBaseDir } from './keys.js';
 import { KEYS_DIR, rootId } from './location.js';
@@ -66,9 +66,11 @@ export function writeBlobStamps(f: BlobStampsFile, storeId: string, stamps: Read
   const body = parts.join('\n') + '\n';
   const bytes = Buffer.from(`${body}hmac ${hmacHex(f.key, Buffer.from(body, 'utf8'))}\n`, 'utf8');
   // One fixed temp name: one guard per root writes this file (it holds the lock), and a temp
-  // left by a kill is truncated and reused by the next write instead of piling up.
+  // left by a kill is removed by the next write instead of piling up. Then an exclusive create:
+  // whatever was at that name, link or not, is never written through.
   const tmp = `${f.path}.tmp`;
-  const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW, 0o600);
+  try { unlinkSync(tmp); } catch (err) { if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err; }
+  const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
   try { let n = 0; while (n < bytes.length) n += writeSync(fd, bytes, n, bytes.length - n); } finally { closeSync(fd); }
   renameSync(tmp, f.path);
 }

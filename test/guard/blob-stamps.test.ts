@@ -6,7 +6,7 @@
  */
 import { it, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, lstatSync, readFileSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, readFileSync, readdirSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cli, makeRoot, readAlertsOf, sha, startDaemon, waitFor, TEST_WARDEN_TOML, type Daemon, type TestRoot } from '../helpers/root.js';
 
@@ -87,6 +87,11 @@ it('an approved change: the new blob gets its stamp and the old one leaves the f
   const { t, approved } = await ranOnce();
   const d = await startDaemon(t);
   daemons.push(d);
+  // A temp left at the writer's name (a kill mid-write), even as a link, is replaced, never written through.
+  const stampsBefore = stampsFileOf(t)!;
+  const decoy = join(t.base, 'decoy');
+  writeFileSync(decoy, 'decoy\n');
+  symlinkSync(decoy, `${stampsBefore}.tmp`);
   const next = `${approved.toString('utf8')}\n# approved later\n`;
   writeFileSync(join(t.base, 'next.toml'), next);
   const r = cli(t, ['apply', ORG, '--from', join(t.base, 'next.toml')]);
@@ -95,4 +100,5 @@ it('an approved change: the new blob gets its stamp and the old one leaves the f
   await waitFor(() => readFileSync(stamps, 'utf8').includes(sha(Buffer.from(next))), 15_000, 'the new blob stamped');
   assert.ok(!readFileSync(stamps, 'utf8').includes(sha(approved)), 'the stamp of the blob no longer approved is dropped');
   assert.ok(!readdirSync(join(stamps, '..')).some((n) => n.endsWith('.tmp')), 'no temp file left beside the key');
+  assert.equal(readFileSync(decoy, 'utf8'), 'decoy\n', 'the link left at the temp name was not written through');
 });
