@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { agentWorld, type AgentWorld } from '../helpers/agent-world.js';
-import { waitFor } from '../helpers/root.js';
+import { readAlertsFile, waitFor } from '../helpers/root.js';
 import { loadPolicyFromRoot } from '../../src/policy/index.js';
 import { openApprovedView, type ApprovedView } from '../../src/runtime/index.js';
 import type { Alert } from '../../src/store/alert-types.js';
@@ -55,10 +55,8 @@ os.unlink(os.path.join(os.fsencode(sys.argv[1]), b'orgs', bytes.fromhex(sys.argv
 const namesIn = (dir: string): Buffer[] => readdirSync(dir, { encoding: 'buffer' });
 const holds = (dir: string, name: Buffer): boolean => namesIn(dir).some((n) => n.equals(name));
 
-const alertsOf = (w: AgentWorld): Alert[] => {
-  try { return readFileSync(join(w.store, 'alerts.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Alert); }
-  catch { return []; }
-};
+/** Missing file: no alert yet; a torn or unreadable file throws (waitFor retries it). */
+const alertsOf = (w: AgentWorld): Alert[] => readAlertsFile(join(w.store, 'alerts.jsonl'));
 
 /** Printed text holds no raw control byte, no mangled name, and no line forged by a name's newline. */
 function assertEscaped(text: string, what: string): void {
@@ -74,7 +72,8 @@ describe('names as bytes (issue 21 row 4)', () => {
     const d = await w.guard();
     plant(w, RAW, CTRL);
     await waitFor(() => !holds(w.t.p('orgs'), RAW) && !holds(w.t.p('orgs'), CTRL), 5_000, 'both names removed from orgs/');
-    const alerts = alertsOf(w);
+    // Each alert is recorded just after its removal: wait for both in one complete read.
+    const alerts = await waitFor(() => { const all = alertsOf(w); return [RAW_PATH, CTRL_PATH].every((p) => all.some((x) => x.path === p)) ? all : null; }, 5_000, 'an alert for each name');
     for (const [path, name] of [[RAW_PATH, RAW], [CTRL_PATH, CTRL]] as const) {
       const a = alerts.find((x) => x.path === path);
       assert.ok(a, `an alert names ${JSON.stringify(path)}: ${JSON.stringify(alerts.map((x) => x.path))}`);
@@ -146,8 +145,12 @@ os.symlink(b'/etc/\xfb', os.path.join(o, b'\xfb.toml'))
     assert.equal(r.code, 0, r.out);
     const planted = [Buffer.of(0xfd), Buffer.from('\xfc.toml', 'latin1'), Buffer.from('\xfb.toml', 'latin1')];
     await waitFor(() => planted.every((n) => !holds(w.t.p('orgs'), n)), 5_000, 'all three removed from orgs/');
+    // The alert is recorded just after the move (and another may be being appended): wait
+    // for all three in one complete read rather than read once.
+    const pathOf = (n: Buffer) => `orgs/${String.fromCharCode(0xdc00 + n[0]!)}${n.subarray(1).toString()}`;
+    const seen = await waitFor(() => { const all = alertsOf(w); return planted.every((n) => all.some((x) => x.path === pathOf(n))) ? all : null; }, 5_000, 'an alert for each of the three');
     for (const n of planted) {
-      const a = alertsOf(w).find((x) => x.path === `orgs/${String.fromCharCode(0xdc00 + n[0]!)}${n.subarray(1).toString()}`);
+      const a = seen.find((x) => x.path === pathOf(n));
       assert.ok(a?.quarantine, `quarantined: ${n.toString('hex')}`);
       assert.deepEqual(namesIn(join(w.store, 'quarantine', a.id)), [n]);
     }
@@ -164,7 +167,7 @@ os.symlink(b'/etc/\xfb', os.path.join(o, b'\xfb.toml'))
     plant(w, RAW);
     // Well inside the backstop rescan (30 s): the mangled event made the guard list orgs/.
     await waitFor(() => !holds(w.t.p('orgs'), RAW), 5_000, 'the name removed from orgs/');
-    assert.ok(alertsOf(w).some((a) => a.path === RAW_PATH && a.reason === 'unexpected-file' && a.quarantine), 'quarantined under its own name');
+    await waitFor(() => alertsOf(w).some((a) => a.path === RAW_PATH && a.reason === 'unexpected-file' && a.quarantine), 5_000, 'quarantined under its own name');
     assert.ok(!d.stderr().includes('\uFFFD'), 'no mangled name in the journal');
   });
 

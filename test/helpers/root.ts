@@ -168,7 +168,11 @@ export { waitFor } from './wait-for.js';
  * pass on a broken file.
  */
 export function readAlertsOf(t: TestRoot): Alert[] {
-  const file = t.p('snapshots/alerts.jsonl');
+  return readAlertsFile(t.p('snapshots/alerts.jsonl'));
+}
+
+/** readAlertsOf for a store given by its alerts.jsonl path (a store outside the root). */
+export function readAlertsFile(file: string): Alert[] {
   let text: string;
   try { text = readFileSync(file, 'utf8'); } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
