@@ -112,6 +112,14 @@ test('step 2: a member in a DM or a bound channel (or a thread of its forum), po
     reason: `step 2: ${ALICE} is a member of org "bookclub" and channel ${BOOK_CH} is bound to it`, source: members, notes: [],
   });
   assert.deepEqual(resolveTier(policy, CAROL, dm()).source, { file: 'orgs/chess.toml', line: 3 });
+  // An org whose key lines are not known (built by hand): the org file itself.
+  const chess = policy.orgs.find((o) => o.name === 'chess');
+  assert.ok(chess);
+  const src = { file: 'orgs/chess.toml', line: 1, column: 1 };
+  const byHand: PolicySet = { ...policy, orgs: [{ ...chess, source: src, keyLines: {} }] };
+  assert.deepEqual(resolveTier(byHand, CAROL, dm()).source, src);
+  assert.deepEqual(resolveTier(byHand, '999', guild(OTHER_CH)).source, src);
+  assert.deepEqual(accessFor(byHand, { tier: 'member', org: 'chess' }).foldersSource, src);
 });
 
 test('step 2 in a DM with two (or three) orgs is ambiguous: noted with their names, no org', () => {
