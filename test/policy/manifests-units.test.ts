@@ -155,6 +155,7 @@ test('plainGuests (the fast path) says plain only for what the schema accepts as
     { channels: [], folders: ['/etc/'] }, { channels: [], folders: [5] }, { channels: [], folders: '/workspace/' }, { channels: [], folders: ['/workspace/../x'] },
     { channels: [] }, { folders: [] }, { channels: [], folders: [], extra: 1 }, { channels: [], folder: [] }, { channel: [], folders: [] },
     Object.assign(Object.create({ channels: [] }), { folders: [], x: 1 }),
+    { channels: [], folders: [{ toString: () => '/workspace/' }] }, { channels: [{ toString: () => '1' }], folders: [] },
   ];
   for (const v of cases) assert.equal(plainGuests(v), guestsSchema.safeParse(v).success, JSON.stringify(v));
   assert.equal(plainGuests({ channels: ['1'], folders: ['/workspace/'] }), true);
@@ -171,4 +172,25 @@ test('parseGuests results\' lists are copies (the guests object itself is shared
   const bad = parseGuests('channels = [1]\nfolders = []\n');
   bad.errors.length = 0;
   assert.equal(parseGuests('channels = [1]\nfolders = []\n').errors.length, 1);
+});
+
+// Issue 23: a plain guests.toml skips zod (600 folders through it cost ~10 ms cold); anything
+// else goes to the schema, which words the error. Seen through guestsSchema.safeParse.
+test('a plain guests.toml is accepted without the schema; any other goes through it', () => {
+  const own = Object.getOwnPropertyDescriptor(guestsSchema, 'safeParse');
+  const original = guestsSchema.safeParse.bind(guestsSchema);
+  let calls = 0;
+  Object.defineProperty(guestsSchema, 'safeParse', { configurable: true, writable: true, value: (...a: Parameters<typeof original>) => { calls++; return original(...a); } });
+  try {
+    const tag = `${process.pid}-${Date.now()}`; // texts no earlier test parsed (results are cached)
+    const ok = parseGuests(`# ${tag}\nchannels = ["1"]\nfolders = ["/workspace/p/"]\n`);
+    assert.equal(ok.status, 'ok');
+    assert.deepEqual(ok.guests?.channels, ['1']);
+    assert.equal(calls, 0, 'the plain file never reached the schema');
+    const bad = parseGuests(`# ${tag}\nchannels = ["01"]\nfolders = []\n`);
+    assert.equal(bad.status, 'invalid');
+    assert.equal(calls, 1, 'a file the fast path does not accept is decided by the schema');
+  } finally {
+    if (own) Object.defineProperty(guestsSchema, 'safeParse', own); else delete (guestsSchema as unknown as Record<string, unknown>).safeParse;
+  }
 });

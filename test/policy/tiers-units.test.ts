@@ -248,6 +248,8 @@ test('canRead: tier AND conditions, writes for the owner only, anything not a st
   assert.equal(canRead(p, ALICE, dm(), '/workspace/chess/a'), false, 'not its folder');
   assert.equal(canRead(p, '999', dm(), '/workspace/public/a'), false, 'tier none');
   assert.equal(canRead(p, OWNER, dm(), 42 as unknown as string), false);
+  assert.equal(canRead(p, OWNER, dm(), { toString: () => '/workspace/any' } as unknown as string), false, 'an object that reads as an allowed path is still no path');
+  assert.equal(canRead(p, ALICE, dm(), '/workspace/bookclub/a', null as unknown as { write?: boolean }), true, 'null options: a read');
   assert.equal(canRead(p, OWNER, dm(), '/workspace/a/../b'), false);
   // The tier none shortcut: a policy where conditions allow everything still grants nothing to none.
   assert.equal(canRead(p, '999', dm(), '/workspace/'), false);
