@@ -164,3 +164,26 @@ test('ruleLabel: a plain block name bare, anything else quoted', () => {
   assert.equal(ruleLabel({ section: 'memories', key: '/private/' }), 'memories."/private/"');
   assert.equal(ruleLabel({ section: 'workspace', key: 'nsfw' }), 'workspace."nsfw"');
 });
+
+test('a missing, blank or unparsable file has its one error and no warning', () => {
+  for (const text of [null, '', '# only\n', '[workspace\n']) {
+    const r = parseConditions(text, F);
+    assert.equal(r.errors.length, 1, String(text));
+    assert.deepEqual(r.warnings, [], `no warning for ${JSON.stringify(text)}`);
+    assert.equal(r.conditions, null);
+  }
+});
+
+test('only a condition that starts with discord:<kind>: gets the invalid-id words', () => {
+  assert.match(errorsOf(ws('{ when = "xdiscord:guild:1", action = "allow" }'))[0]!.message, /^unknown condition "xdiscord:guild:1": expected/);
+});
+
+test('the "and" warnings: only for a real contradiction, among other conditions too; tui among others', () => {
+  const warn = (when: string, mode: string) => parseConditions(ws(`{ when = ${when}, mode = "${mode}", action = "allow" }`), F).warnings.map((w) => w.message);
+  assert.deepEqual(warn('["internal", "discord:nsfw"]', 'and'), [], 'two different facts: no contradiction');
+  assert.deepEqual(warn('["!internal", "!discord:nsfw"]', 'and'), []);
+  assert.deepEqual(warn('["internal", "!discord:nsfw"]', 'and'), [], 'a negation of another fact is no contradiction');
+  assert.deepEqual(warn('["internal", "!discord:nsfw", "!internal"]', 'and'), ['mode = "and" with both a condition and its negation: this rule never holds']);
+  assert.deepEqual(warn('["internal", "!internal"]', 'or'), [], 'under "or" it can hold');
+  assert.deepEqual(warn('["internal", "tui"]', 'or'), ['"tui" never holds in this runtime (it has no TUI sessions)']);
+});
