@@ -17,7 +17,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { DiscordEmulator } from '../test/helpers/discord-emulator.js';
-import { CLI, FIXTURE, TOKEN, cleanupTemps, log, makeRoot, sleep, startReady, type BenchRoot, type Proc } from './lib.js';
+import { CLI, FIXTURE, TOKEN, cleanupTemps, log, makeRoot, sleep, startReady, statusMB, type BenchRoot, type Proc } from './lib.js';
 import { N_FILES, node } from './config.js';
 import { bigRoot } from './big-root.js';
 import { BARE_NODE } from './footprint.js';
@@ -36,13 +36,7 @@ const parse = (spec: string): Variant => {
   return { label: spec, cli: cli!, flags: items.filter((x) => !/^[A-Z_]+=/.test(x)), env };
 };
 
-/** kB fields of /proc/<pid>/status, in MB. */
-function status(pid: number): Record<string, number> {
-  const s = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const out: Record<string, number> = {};
-  for (const k of ['VmRSS', 'RssAnon', 'RssFile', 'RssShmem', 'VmHWM']) out[k] = Number(new RegExp(`^${k}:\\s+(\\d+) kB`, 'm').exec(s)?.[1] ?? NaN) / 1024;
-  return out;
-}
+const status = (pid: number): Record<string, number> => statusMB(pid, ['VmRSS', 'RssAnon', 'RssFile', 'RssShmem', 'VmHWM']);
 
 interface Window { max: Record<string, number>; mean: Record<string, number>; heap?: string }
 async function sample(p: Proc, heapFile?: string): Promise<Window> {
