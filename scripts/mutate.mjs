@@ -119,7 +119,7 @@ if (sampleN > 0) {
   const rows = [];
   for (const folder of wanted) {
     if (!IO_FOLDERS[folder]) { console.error(`no I/O files listed for ${folder}`); process.exit(2); }
-    rows.push(await runSample(folder, IO_FOLDERS[folder], { n: sampleN, seed, timeoutS: mutantTimeout }));
+    rows.push(await runSample(folder, IO_FOLDERS[folder], { n: sampleN, seed, timeoutS: mutantTimeout, only: override }));
   }
   console.table(rows);
   process.exit(0);
