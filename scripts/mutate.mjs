@@ -64,6 +64,7 @@ const GUARD_IT = ['guard/lifecycle', 'guard/attacks', 'guard/under-attack', 'gua
 export const IO_FOLDERS = {
   runtime: {
     files: Object.fromEntries(['view', 'locate', 'sandbox'].map((f) => [`dist/src/runtime/${f}.js`, RUNTIME_IT])),
+    fast: ['runtime/io-view', 'runtime/pure-units'],
   },
   changes: {
     files: Object.fromEntries(['apply', 'journal', 'approvals', 'pending', 'init', 'recover-store', 'rebaseline'].map((f) => [`dist/src/changes/${f}.js`, CHANGES_IT])),
