@@ -74,6 +74,7 @@ export const IO_FOLDERS = {
   },
   guard: {
     files: Object.fromEntries(['guard', 'watcher', 'quarantine', 'verify-pass', 'store-check', 'open-watch', 'stamp-poll', 'alert-sink', 'observe', 'inspect'].map((f) => [`dist/src/guard/${f}.js`, GUARD_IT])),
+    fast: ['guard/io-guard', 'guard/units', 'guard/pure-units'],
   },
 };
 
