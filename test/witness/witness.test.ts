@@ -161,7 +161,7 @@ describe('the witness', { skip: ROOT_ONLY }, () => {
     const w = await world.daemon(t, ['--witness', '--writer-pid', String(g.proc.pid)]);
     const before = fileSha(t.p(B));
     const first = await writer(t.root, B, 'tampered = 1').done;
-    assert.match(first.err, /Operation not permitted/, 'the separate witness refuses');
+    assert.match(first.err, /Operation not permitted/, `the separate witness refuses (its log: ${w.stderr().slice(-1500)})`);
     // Its refusal reaches the guard's alerts through the witness's record (another process).
     const refused = await waitFor(() => readAlertsOf(t).find((x) => x.reason === 'refused'), 5000, 'the guard raised the refusal');
     assert.ok(isWriter(refused.by));
