@@ -24,12 +24,41 @@
  * *quiet* and the slow cycle skips it (issue 26: idle CPU); when it is, the file counts as
  * open; when that cannot be told, the slow cycle looks at it as before.
  */
+import { statfsSync } from 'node:fs';
 import {
   IN_ATTRIB, IN_CLOSE_NOWRITE, IN_CLOSE_WRITE, IN_IGNORED, IN_MODIFY, IN_OPEN, IN_Q_OVERFLOW,
   closeInotify, drainInotify, loadInotify, type Inotify,
 } from '../fsx/inotify.js';
 
 const MASK = IN_OPEN | IN_CLOSE_WRITE | IN_CLOSE_NOWRITE | IN_MODIFY | IN_ATTRIB;
+
+/**
+ * File systems whose inode events are raised by the kernel for every change, whoever makes
+ * it: the changes all pass through this kernel. Not on this list (and so never trusted for a
+ * skipped lstat): network and FUSE file systems (a change made by another client or the
+ * server raises nothing here), overlayfs (a change to a layer underneath raises nothing on
+ * the overlay's inode), anything unknown.
+ */
+const LOCAL_FS = new Set<number>([
+  0xef53, // ext2/3/4
+  0x58465342, // xfs
+  0x9123683e, // btrfs
+  0x01021994, // tmpfs
+  0xf2f52010, // f2fs
+]);
+
+/** Is the current directory on a file system where an inode watch sees every change (LOCAL_FS)? */
+export function localFsHere(): boolean {
+  try { return LOCAL_FS.has(statfsSync('.').type); } catch { return false; }
+}
+
+/**
+ * Every FULL_SWEEP_EVERY-th backstop rescan lstat's every approved file, vouched for or not
+ * (the others skip the files the stamp poll vouches for: guard.ts). So if a watch ever missed
+ * a change it should have seen, the change is still found within FULL_SWEEP_EVERY ×
+ * rescan_seconds (5 min at the default 30 s).
+ */
+export const FULL_SWEEP_EVERY = 10;
 
 /**
  * `quiet`: when the watch was armed, no open file description of the inode was open for

@@ -156,3 +156,28 @@ it('a file mapped for writing before its watch existed (as while the guard was s
     late.close();
   }
 });
+
+it('vouches for a file (the rescan may skip its lstat) only while it is quiet, unopened and its events are read', (ctx) => {
+  if (!loadInotify()) { ctx.skip('no inotify binding'); return; }
+  const rel = names[25]!; // a file no test above touched
+  ticks(fastTicks + 1);
+  assert.equal(poll.vouches(rel), true, 'watched, nobody has it open: vouched');
+  hinted.length = 0;
+  const fd = openSync(join(dir, rel), 'r+');
+  // No tick yet: the rescan reads the watch's events first (drainNow), so the open counts at once.
+  poll.drainNow();
+  assert.equal(poll.vouches(rel), false, 'open for writing: the rescan looks at it');
+  writeSync(fd, 'x', 0);
+  closeSync(fd);
+  poll.drainNow();
+  assert.equal(poll.vouches(rel), false, 'written and closed, not looked at yet: not vouched');
+  ticks(1);
+  assert.ok(hinted.includes(rel), `a write read by drainNow is hinted at the next tick: ${JSON.stringify(hinted)}`);
+  // The check would record a new clean stamp; until the poll has looked at it, no vouching.
+  clean.set(rel, stampOf(rel));
+  poll.cleanChanged(rel);
+  assert.equal(poll.vouches(rel), false, 'a new clean stamp: looked at first');
+  ticks(fastTicks + 1);
+  assert.equal(poll.vouches(rel), true, 'looked at, idle again: vouched');
+  assert.equal(poll.vouches('orgs/not-approved.toml'), false, 'a file with no clean stamp is never vouched for');
+});
