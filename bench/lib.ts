@@ -227,9 +227,16 @@ export function cpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / clockTicks();
 }
 
+/** kB fields of /proc/<pid>/status (VmRSS, RssAnon, …), in MB; NaN for a field not there. */
+export function statusMB<K extends string>(pid: number, keys: readonly K[]): Record<K, number> {
+  const s = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const out = {} as Record<K, number>;
+  for (const k of keys) out[k] = Number(new RegExp(`^${k}:\\s+(\\d+) kB`, 'm').exec(s)?.[1] ?? NaN) / 1024;
+  return out;
+}
+
 /** VmRSS and VmHWM of a process, in MB (/proc/<pid>/status). */
 export function memMB(pid: number): { rss: number; hwm: number } {
-  const s = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = (k: string) => Number(new RegExp(`^${k}:\\s+(\\d+) kB`, 'm').exec(s)?.[1] ?? NaN);
-  return { rss: kb('VmRSS') / 1024, hwm: kb('VmHWM') / 1024 };
+  const m = statusMB(pid, ['VmRSS', 'VmHWM']);
+  return { rss: m.VmRSS, hwm: m.VmHWM };
 }

@@ -8,7 +8,10 @@
 // compiled files; each is spliced into a copy of the project made for the run (in the system
 // temporary directory, node_modules linked), never into the checkout. A mutant is "killed"
 // when the test run fails, "timeout" when it did not end in time (counted as killed, as Stryker
-// does), "survived" when every test passed. Writes reports/mutation/<folder>.sample.json.
+// does), "survived" when every test passed. A folder may list a fast tier (IO_FOLDERS.<folder>.fast:
+// in-process tests of its I/O files against real temporary files): each mutant runs it first, and
+// only one it does not kill runs the integration files. `--mutate FILE` samples one file only.
+// Writes reports/mutation/<folder>[.<file>].sample.json.
 import { spawn, spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -59,6 +62,18 @@ export function wilson(k, n) {
   const z = 1.96, p = k / n, d = 1 + z * z / n;
   const c = (p + z * z / (2 * n)) / d, h = (z * Math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))) / d;
   return [Math.max(0, c - h), Math.min(1, c + h)];
+}
+
+/**
+ * The fast tier: in-process test files (real files in temporary directories, no daemon, no
+ * spawned CLI) imported into one node process (scripts/mutate-tests.mjs). Exit 0 = every test
+ * passed. A mutant these kill needs no integration test run.
+ */
+function runFast(dir, tests, timeoutS) {
+  const t0 = Date.now();
+  const r = spawnSync(process.execPath, ['scripts/mutate-tests.mjs', ...tests], { cwd: dir, timeout: timeoutS * 1000, killSignal: 'SIGKILL', encoding: 'utf8' });
+  const timedOut = r.error?.code === 'ETIMEDOUT' || r.signal === 'SIGKILL';
+  return { code: timedOut ? null : r.status, timedOut, seconds: (Date.now() - t0) / 1000, summary: (String(r.stdout).match(/^# (?:pass|fail) \d+$/gm) ?? []).join(', '), out: `${r.stdout}${r.stderr}` };
 }
 
 function runTests(dir, tests, timeoutS) {
@@ -142,10 +157,18 @@ export async function rerunSurvivors(folder, command, timeoutS) {
 }
 
 /**
- * cfg: { files: { 'dist/src/…js': ['test filter', …] } }. Returns the sample's counts.
+ * cfg: { files: { 'dist/src/…js': ['test filter', …] }, fast?: ['folder/file', …] }. Returns the
+ * sample's counts. With `fast`, each mutant runs the fast tier first (one process, seconds);
+ * only a mutant it does not kill runs the file's integration test files (minutes). `only`
+ * restricts the population to one file of the folder.
  */
-export async function runSample(folder, cfg, { n, seed, timeoutS }) {
-  const files = Object.keys(cfg.files);
+export async function runSample(folder, cfg, { n, seed, timeoutS, only = null, fastOnly = false }) {
+  const files = Object.keys(cfg.files).filter((f) => only === null || f === only);
+  if (!files.length) throw new Error(`${only} is not one of ${folder}'s I/O files: ${Object.keys(cfg.files).join(', ')}`);
+  const fast = cfg.fast ?? [];
+  const fastTimeoutS = 120;
+  // The fast tier alone: a lower bound of the score (the integration files could only kill more).
+  if (fastOnly && !fast.length) throw new Error(`--fast-only: ${folder} lists no fast tier (IO_FOLDERS.${folder}.fast)`);
   const all = await listMutants(files);
   const picked = sample(all, n, seed);
   console.log(`# mutate ${folder} (sample): ${picked.length} of ${all.length} mutants in ${files.length} I/O files, seed ${seed}, per-file timeout ${timeoutS} s`);
@@ -153,20 +176,30 @@ export async function runSample(folder, cfg, { n, seed, timeoutS }) {
   const results = [];
   try {
     // Unmutated first: every test file of the sample must pass, or the sample measures nothing.
+    if (fast.length) {
+      const f = runFast(dir, fast, fastTimeoutS);
+      console.log(`# dry run, fast tier (${fast.join(' ')}): exit ${f.code}, ${f.seconds.toFixed(0)} s: ${f.summary}`);
+      if (f.code !== 0) { console.log(f.out.slice(-4000)); throw new Error('the unmutated fast tier fails: no sample taken'); }
+    }
     const needed = [...new Set(picked.flatMap((m) => cfg.files[m.file]))];
-    const dry = await runTests(dir, needed, timeoutS);
-    console.log(`# dry run (${needed.join(' ')}): exit ${dry.code}, ${dry.seconds.toFixed(0)} s: ${dry.summary}`);
-    if (dry.code !== 0) { console.log(dry.out.slice(-4000)); throw new Error('the unmutated tests fail: no sample taken'); }
+    if (!fastOnly) {
+      const dry = await runTests(dir, needed, timeoutS);
+      console.log(`# dry run (${needed.join(' ')}): exit ${dry.code}, ${dry.seconds.toFixed(0)} s: ${dry.summary}`);
+      if (dry.code !== 0) { console.log(dry.out.slice(-4000)); throw new Error('the unmutated tests fail: no sample taken'); }
+    }
     for (const [i, m] of picked.entries()) {
       const path = join(dir, m.file);
       const orig = readFileSync(path, 'utf8');
       writeFileSync(path, applyMutant(orig, m));
-      let r;
-      try { r = await runTests(dir, cfg.files[m.file], timeoutS); } finally { writeFileSync(path, orig); }
+      let r; let by;
+      try {
+        if (fast.length) { r = runFast(dir, fast, fastTimeoutS); by = fast; }
+        if (!fastOnly && (!r || r.code === 0)) { r = await runTests(dir, cfg.files[m.file], timeoutS); by = cfg.files[m.file]; }
+      } finally { writeFileSync(path, orig); }
       const status = r.code === 0 ? 'Survived' : r.timedOut ? 'Timeout' : 'Killed';
       const line = orig.split('\n')[m.location.start.line].trim();
-      results.push({ ...m, status, seconds: Math.round(r.seconds), tests: cfg.files[m.file], summary: r.summary, original: line.slice(0, 160) });
-      console.log(`# [${i + 1}/${picked.length}] ${status} ${m.file}:${m.location.start.line + 1}:${m.location.start.column + 1} ${m.mutator} → ${JSON.stringify(m.replacement.slice(0, 80))} (${Math.round(r.seconds)} s; ${cfg.files[m.file].join(' ')})`);
+      results.push({ ...m, status, tier: by === fast ? 'fast' : 'integration', seconds: Math.round(r.seconds), tests: by, summary: r.summary, original: line.slice(0, 160) });
+      console.log(`# [${i + 1}/${picked.length}] ${status} ${m.file}:${m.location.start.line + 1}:${m.location.start.column + 1} ${m.mutator} → ${JSON.stringify(m.replacement.slice(0, 80))} (${Math.round(r.seconds)} s; ${by.join(' ')})`);
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -176,7 +209,7 @@ export async function runSample(folder, cfg, { n, seed, timeoutS }) {
   const survived = results.filter((r) => r.status === 'Survived').length;
   const [lo, hi] = wilson(killed + timeout, results.length);
   mkdirSync('reports/mutation', { recursive: true });
-  writeFileSync(`reports/mutation/${folder}.sample.json`, JSON.stringify({ folder, seed, n, population: all.length, files, results }, null, 2));
-  return { folder, sample: `${results.length} of ${all.length} (seed ${seed})`, killed, timeout, survived,
+  writeFileSync(`reports/mutation/${folder}${only ? `.${only.split('/').pop().replace(/\.js$/, '')}` : ''}.sample.json`, JSON.stringify({ folder, seed, n, population: all.length, files, fast, fastOnly, results }, null, 2));
+  return { folder, sample: `${results.length} of ${all.length} (seed ${seed})${fastOnly ? ', fast tier only: a lower bound' : ''}`, killed, timeout, survived,
     score: results.length ? `${(100 * (killed + timeout) / results.length).toFixed(1)} % (95 % CI ${(100 * lo).toFixed(0)}–${(100 * hi).toFixed(0)} %)` : 'n/a' };
 }

@@ -23,7 +23,7 @@ import { rerunSurvivors, runSample } from './mutate-sample.mjs';
 export const FOLDERS = {
   policy: {
     mutate: ['dist/src/policy/**/*.js'],
-    tests: ['policy/commands', 'policy/conditions', 'policy/context-fuzz', 'policy/manifests', 'policy/tiers', 'policy/verdict', 'policy/units', 'policy/fs', 'policy/explain-units', 'policy/locate-units', 'policy/blocks-units'],
+    tests: ['policy/commands', 'policy/conditions', 'policy/context-fuzz', 'policy/manifests', 'policy/tiers', 'policy/verdict', 'policy/units', 'policy/fs', 'policy/explain-units', 'policy/locate-units', 'policy/blocks-units', 'policy/tiers-units', 'policy/context-units', 'policy/manifests-units', 'policy/conditions-units'],
   },
   credentials: {
     mutate: ['dist/src/credentials/**/*.js'],
@@ -99,6 +99,8 @@ const tt = args.indexOf('--tests');
 const testsOverride = tt >= 0 ? args.splice(tt, 2)[1].split(',') : null;
 const inc = args.indexOf('--incremental');
 const incremental = inc >= 0 && args.splice(inc, 1).length > 0;
+const fo = args.indexOf('--fast-only');
+const fastOnly = fo >= 0 && args.splice(fo, 1).length > 0;
 const nb = args.indexOf('--no-build');
 const noBuild = nb >= 0 && args.splice(nb, 1).length > 0;
 const wanted = args.length ? args : Object.keys(FOLDERS);
@@ -119,7 +121,7 @@ if (sampleN > 0) {
   const rows = [];
   for (const folder of wanted) {
     if (!IO_FOLDERS[folder]) { console.error(`no I/O files listed for ${folder}`); process.exit(2); }
-    rows.push(await runSample(folder, IO_FOLDERS[folder], { n: sampleN, seed, timeoutS: mutantTimeout }));
+    rows.push(await runSample(folder, IO_FOLDERS[folder], { n: sampleN, seed, timeoutS: mutantTimeout, only: override, fastOnly }));
   }
   console.table(rows);
   process.exit(0);

@@ -10,17 +10,14 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { agentWorld, type AgentWorld } from '../helpers/agent-world.js';
-import { waitFor } from '../helpers/root.js';
+import { readAlertsFile, waitFor } from '../helpers/root.js';
 import type { Alert } from '../../src/store/alert-types.js';
 
 const ORG = 'orgs/bookclub.toml';
 const worlds: AgentWorld[] = [];
 after(async () => { for (const w of worlds.splice(0)) await w.cleanup(); });
 
-const alertsOf = (w: AgentWorld): Alert[] => {
-  try { return readFileSync(join(w.store, 'alerts.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Alert); }
-  catch { return []; }
-};
+const alertsOf = (w: AgentWorld): Alert[] => readAlertsFile(join(w.store, 'alerts.jsonl'));
 /** Every byte kept in the store's quarantine, as one text. */
 const kept = (w: AgentWorld): string => {
   const q = join(w.store, 'quarantine');
@@ -49,8 +46,9 @@ describe('root and store on different file systems (row 7)', () => {
     assert.equal(r.code, 0, r.out);
     await waitFor(() => readFileSync(w.t.p(ORG), 'utf8') === approved, 10_000, 'reverted');
     await waitFor(() => kept(w).includes('first-write') && kept(w).includes('second-write'), 10_000, `both writes kept (kept: ${JSON.stringify(kept(w))})`);
-    assert.ok(alertsOf(w).some((a) => a.path === ORG && a.action === 'reverted' && a.quarantine), 'the alert names its quarantine');
-    assert.ok(!alertsOf(w).some((a) => a.action === 'revert-failed'), 'no revert failed');
+    // The alert is recorded just after the move into quarantine: wait for it, in one complete read.
+    const seen = await waitFor(() => { const all = alertsOf(w); return all.some((a) => a.path === ORG && a.action === 'reverted' && a.quarantine) ? all : null; }, 10_000, 'the alert naming its quarantine');
+    assert.ok(!seen.some((a) => a.action === 'revert-failed'), 'no revert failed');
     // A new file in a protected directory cannot be renamed into quarantine across file systems.
     const plant = w.agent("open(__import__('sys').argv[1], 'w').write('members = [\"planted\"]\\n')", [w.t.p('orgs/planted.toml')]);
     assert.equal(plant.code, 0, plant.out);

@@ -17,7 +17,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { CLI, cli, makeRoot, waitFor, type TestRoot } from '../helpers/root.js';
+import { CLI, cli, makeRoot, readAlertsFile, waitFor, type TestRoot } from '../helpers/root.js';
 import type { Alert } from '../../src/store/alert-types.js';
 import { giveToAgent, makeAgent, type Agent } from '../helpers/agent.js';
 
@@ -32,7 +32,7 @@ const env = { WARDEN_GUARD_STATE_DIR: state };
 function alerts(): Alert[] {
   const stores = join(state, 'stores');
   const id = readdirSync(stores)[0] ?? '';
-  try { return readFileSync(join(stores, id, 'alerts.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Alert); } catch { return []; }
+  return readAlertsFile(join(stores, id, 'alerts.jsonl'));
 }
 let mounted = false;
 let t: TestRoot | null = null;

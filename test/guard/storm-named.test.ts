@@ -6,19 +6,16 @@
  */
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { agentWorld, type AgentWorld } from '../helpers/agent-world.js';
-import { waitFor } from '../helpers/root.js';
+import { readAlertsFile, waitFor } from '../helpers/root.js';
 import type { Alert } from '../../src/store/alert-types.js';
 
 const worlds: AgentWorld[] = [];
 after(async () => { for (const w of worlds.splice(0)) await w.cleanup(); });
 
-const alertsOf = (w: AgentWorld): Alert[] => {
-  try { return readFileSync(join(w.store, 'alerts.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Alert); }
-  catch { return []; }
-};
+const alertsOf = (w: AgentWorld): Alert[] => readAlertsFile(join(w.store, 'alerts.jsonl'));
 
 const BURST = String.raw`
 import sys

@@ -7,7 +7,7 @@ import { describe, it, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { TEST_WARDEN_TOML, cli, makeRoot, readAlertsOf, startDaemon, waitFor, type Daemon, type TestRoot } from '../helpers/root.js';
+import { TEST_WARDEN_TOML, cli, makeRoot, readAlertsFile, readAlertsOf, startDaemon, waitFor, type Daemon, type TestRoot } from '../helpers/root.js';
 
 const ORG = 'orgs/bookclub.toml';
 const CREDS = 'config/credentials.toml';
@@ -151,6 +151,5 @@ describe('the state directory’s store renamed under a running guard', () => {
 });
 
 function readStoreAlerts(dir: string): { reason: string; path: string; action: string; detail?: string }[] {
-  try { return readFileSync(join(dir, 'alerts.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { reason: string; path: string; action: string }); }
-  catch { return []; }
+  return readAlertsFile(join(dir, 'alerts.jsonl'));
 }
