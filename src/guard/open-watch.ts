@@ -9,6 +9,7 @@
  *                      (or the mapper's exit) sends IN_CLOSE_WRITE (measured, kernel 6.18).
  *                      So "opens not closed yet" covers every live mapping; CLOSE_WRITE is a hint
  *   IN_MODIFY/ATTRIB   written or chmod'ed through any path (a hard link outside the root): a hint now
+ *   IN_MOVE_SELF       renamed away or exchanged (the name may name another file now): a hint now
  *   IN_IGNORED         the watch went with the inode: hot until watched again
  *   IN_Q_OVERFLOW      events were lost, so the counts are unknown: every watched file stays hot
  *                      until the path names another inode (a revert or a sanctioned change)
@@ -26,11 +27,16 @@
  */
 import { statfsSync } from 'node:fs';
 import {
-  IN_ATTRIB, IN_CLOSE_NOWRITE, IN_CLOSE_WRITE, IN_IGNORED, IN_MODIFY, IN_OPEN, IN_Q_OVERFLOW,
+  IN_ATTRIB, IN_CLOSE_NOWRITE, IN_CLOSE_WRITE, IN_IGNORED, IN_MODIFY, IN_MOVE_SELF, IN_OPEN, IN_Q_OVERFLOW,
   closeInotify, drainInotify, loadInotify, type Inotify,
 } from '../fsx/inotify.js';
 
-const MASK = IN_OPEN | IN_CLOSE_WRITE | IN_CLOSE_NOWRITE | IN_MODIFY | IN_ATTRIB;
+/**
+ * IN_MOVE_SELF: the inode was renamed (moved away from its name, or exchanged with another
+ * entry: RENAME_EXCHANGE). Unlike a rename over it or an unlink (both IN_ATTRIB: its link
+ * count), nothing else on the inode says so, and the name may now name another file: a hint.
+ */
+const MASK = IN_OPEN | IN_CLOSE_WRITE | IN_CLOSE_NOWRITE | IN_MODIFY | IN_ATTRIB | IN_MOVE_SELF;
 
 /**
  * File systems whose inode events are raised by the kernel for every change, whoever makes
@@ -54,9 +60,11 @@ export function localFsHere(): boolean {
 
 /**
  * Every FULL_SWEEP_EVERY-th backstop rescan lstat's every approved file, vouched for or not
- * (the others skip the files the stamp poll vouches for: guard.ts). So if a watch ever missed
- * a change it should have seen, the change is still found within FULL_SWEEP_EVERY ×
- * rescan_seconds (5 min at the default 30 s).
+ * (the others skip the files the stamp poll vouches for in directories whose entries did not
+ * change: guard.ts). So if a watch ever missed a change it should have seen, the change is
+ * still found within FULL_SWEEP_EVERY rescans, at most FULL_SWEEP_EVERY × rescan_seconds
+ * (5 min at the default 30 s; rescans run at least that often, more after an overflow or a
+ * reload). test/guard/full-sweep.test.ts.
  */
 export const FULL_SWEEP_EVERY = 10;
 
@@ -78,6 +86,14 @@ export class OpenWatch {
   private readonly buf = Buffer.alloc(64 * 1024);
   /** Why watches cannot be added (the limit, no binding); shown by the bench and the log. */
   whyNot = '';
+  /**
+   * Test seam (WARDEN_TEST_INODE_WATCH_BLIND=<rel>): every event of that file's inode watch
+   * is dropped as it is read, as if the kernel had raised none; nothing else changes (its
+   * watch is armed and settled as usual, so it stays quiet). test/guard/full-sweep.test.ts
+   * uses it for a change a watch missed, which the rescan's full sweep must still find. A
+   * process that can set the guard's environment can stop it anyway (SPEC §1).
+   */
+  private readonly blind = process.env.WARDEN_TEST_INODE_WATCH_BLIND || null;
 
   constructor(lib: Inotify | null = loadInotify()) {
     this.lib = lib;
@@ -166,13 +182,14 @@ export class OpenWatch {
       }
       const w = this.byWd.get(e.wd);
       if (!w) continue;
+      if (w.rel === this.blind) continue;
       // Our own probe: one open and one read-only close (whoever's they are, the counts come out the same).
       if (e.mask === IN_OPEN && w.ownOpen > 0) { w.ownOpen--; continue; }
       if (e.mask === IN_CLOSE_NOWRITE && w.ownClose > 0) { w.ownClose--; continue; }
       if (e.mask & IN_OPEN) w.opens++;
       if (e.mask & (IN_CLOSE_WRITE | IN_CLOSE_NOWRITE)) w.opens = Math.max(0, w.opens - 1);
       if (e.mask & IN_IGNORED) { this.byWd.delete(e.wd); if (this.byRel.get(w.rel) === w) this.byRel.delete(w.rel); }
-      touched(w.rel, (e.mask & (IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE)) !== 0);
+      touched(w.rel, (e.mask & (IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_MOVE_SELF)) !== 0);
     }
   }
 

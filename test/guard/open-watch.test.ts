@@ -181,3 +181,21 @@ it('vouches for a file (the rescan may skip its lstat) only while it is quiet, u
   assert.equal(poll.vouches(rel), true, 'looked at, idle again: vouched');
   assert.equal(poll.vouches('orgs/not-approved.toml'), false, 'a file with no clean stamp is never vouched for');
 });
+
+it('a file renamed away (another put at its name, no write to either) is hinted at once and no longer vouched for (IN_MOVE_SELF)', (ctx) => {
+  if (!loadInotify()) { ctx.skip('no inotify binding'); return; }
+  const rel = names[27]!; // a file no test above touched
+  ticks(fastTicks + 1);
+  assert.equal(poll.vouches(rel), true, 'quiet: vouched');
+  hinted.length = 0;
+  // The approved inode moves away (its link count does not change: no IN_ATTRIB), and
+  // another file is renamed in at the free name. Only the rename of the inode says so.
+  writeFileSync(join(dir, 'orgs', 'other'), 'name = "other"\n');
+  renameSync(join(dir, rel), join(dir, 'orgs', 'away'));
+  renameSync(join(dir, 'orgs', 'other'), join(dir, rel));
+  poll.drainNow();
+  assert.equal(poll.vouches(rel), false, 'renamed away: the rescan looks at the name');
+  ticks(1);
+  assert.ok(hinted.includes(rel), `hinted at once: ${JSON.stringify(hinted)}`);
+  rmSync(join(dir, 'orgs', 'away'));
+});
