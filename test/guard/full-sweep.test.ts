@@ -90,3 +90,46 @@ kind = "text"
   assert.ok(done.rescans >= nextFull, `reverted at the full sweep (${nextFull}), not before (counter now ${done.rescans})`);
   await waitFor(() => readAlertsOf(t).some((x) => x.path === target && x.reason === 'content'), 5_000, 'a content alert for the target');
 });
+
+it('a name swapped in a directory whose watch saw nothing is looked at by the next rescan (its directory changed), not only by the full sweep', async (ctx) => {
+  if (!loadInotify()) { ctx.skip('no inotify binding: nothing is ever vouched for'); return; }
+  const toml = `${TEST_WARDEN_TOML.replace('rescan_seconds = 30', `rescan_seconds = ${RESCAN_S}`)}
+[witness]
+enabled = false
+
+[[protect]]
+path = "zbulk/*.txt"
+kind = "text"
+`;
+  const t = world.root({ wardenToml: toml });
+  mkdirSync(t.p('zbulk'));
+  for (let i = 0; i < BULK; i++) writeFileSync(t.p(`zbulk/f${String(i).padStart(5, '0')}.txt`), `file ${i}\n`);
+  const a = makeAgent('wtfd');
+  agents.push(a);
+  giveToAgent(t, a);
+  execFileSync('chown', ['-R', `${a.uid}:${a.gid}`, t.p('zbulk')]);
+  const target = `zbulk/f${String(BULK - 1).padStart(5, '0')}.txt`;
+  const approved = readFileSync(t.p(target), 'utf8');
+  assert.equal(cli(t, ['init']).code, 0);
+  const idx = readFileSync(t.p('snapshots/baseline/index'));
+  const order = Object.keys(parseBody(idx.subarray(idx.indexOf(0x0a) + 1)).files);
+  assert.ok(order.indexOf(target) >= FILE_WATCH_LIMIT, `${target} is at ${order.indexOf(target)} of ${order.length}`);
+  // Blind: the target's inode watch (its IN_MOVE_SELF) and the directory's watch (the rename, the create).
+  await world.daemon(t, ['--guard'], { WARDEN_TEST_INODE_WATCH_BLIND: target, WARDEN_TEST_DIR_WATCH_BLIND: 'zbulk' });
+  const counters = async () => {
+    const p = await pingDaemon(t.root, 5_000);
+    assert.ok(p?.ok, 'the daemon answers a ping');
+    return { rescans: p.counters.rescans as number, vouched: p.counters.vouched as number, files: p.files };
+  };
+  await waitFor(async () => { const c = await counters(); return c.vouched === c.files; }, 30_000, 'a rescan that vouches for every approved file');
+  const before = await waitFor(async () => { const c = await counters(); const k = c.rescans % FULL_SWEEP_EVERY; return k >= 1 && k <= 3 ? c : null; }, 30_000, 'a rescan early in the cycle');
+  const nextFull = Math.ceil((before.rescans + 1) / FULL_SWEEP_EVERY) * FULL_SWEEP_EVERY;
+  // The approved inode moves out of the root (its watch stays quiet: it is the same inode,
+  // unopened, unwritten), and a new file takes its name.
+  const w = a.sh(`mv '${t.p(target)}' '${join(t.base, 'away.txt')}' && echo tampered > '${t.p(target)}'`);
+  assert.equal(w.code, 0, w.out);
+  await waitFor(() => readFileSync(t.p(target), 'utf8') === approved, 20_000, `${target} put back`);
+  const done = await counters();
+  process.stdout.write(`# swapped after rescan ${before.rescans}; put back by rescan ${done.rescans} (full sweep at ${nextFull})\n`);
+  assert.ok(done.rescans < nextFull, `put back by an ordinary rescan (counter ${done.rescans}), before the full sweep at ${nextFull}`);
+});
