@@ -9,7 +9,8 @@
  *                      (or the mapper's exit) sends IN_CLOSE_WRITE (measured, kernel 6.18).
  *                      So "opens not closed yet" covers every live mapping; CLOSE_WRITE is a hint
  *   IN_MODIFY/ATTRIB   written or chmod'ed through any path (a hard link outside the root): a hint now
- *   IN_MOVE_SELF       renamed away or exchanged (the name may name another file now): a hint now
+ *   IN_MOVE_SELF       renamed away or exchanged (the name may name another file now): hot, so
+ *                      its name is lstat'ed on the fast cycle (a hint when it names another inode)
  *   IN_IGNORED         the watch went with the inode: hot until watched again
  *   IN_Q_OVERFLOW      events were lost, so the counts are unknown: every watched file stays hot
  *                      until the path names another inode (a revert or a sanctioned change)
@@ -34,7 +35,8 @@ import {
 /**
  * IN_MOVE_SELF: the inode was renamed (moved away from its name, or exchanged with another
  * entry: RENAME_EXCHANGE). Unlike a rename over it or an unlink (both IN_ATTRIB: its link
- * count), nothing else on the inode says so, and the name may now name another file: a hint.
+ * count), nothing else on the inode says so, and the name may now name another file: the
+ * file is hot (never vouched for; its name looked at within one fast cycle).
  */
 const MASK = IN_OPEN | IN_CLOSE_WRITE | IN_CLOSE_NOWRITE | IN_MODIFY | IN_ATTRIB | IN_MOVE_SELF;
 
@@ -189,7 +191,9 @@ export class OpenWatch {
       if (e.mask & IN_OPEN) w.opens++;
       if (e.mask & (IN_CLOSE_WRITE | IN_CLOSE_NOWRITE)) w.opens = Math.max(0, w.opens - 1);
       if (e.mask & IN_IGNORED) { this.byWd.delete(e.wd); if (this.byRel.get(w.rel) === w) this.byRel.delete(w.rel); }
-      touched(w.rel, (e.mask & (IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_MOVE_SELF)) !== 0);
+      // IN_MOVE_SELF only makes the file hot (its name looked at on the fast cycle), not a
+      // hint: a restore that moves the file aside and back would otherwise hint itself again.
+      touched(w.rel, (e.mask & (IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE)) !== 0);
     }
   }
 
