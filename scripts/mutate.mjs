@@ -64,6 +64,7 @@ const GUARD_IT = ['guard/lifecycle', 'guard/attacks', 'guard/under-attack', 'gua
 export const IO_FOLDERS = {
   runtime: {
     files: Object.fromEntries(['view', 'locate', 'sandbox'].map((f) => [`dist/src/runtime/${f}.js`, RUNTIME_IT])),
+    fast: ['runtime/io-view', 'runtime/pure-units'],
   },
   changes: {
     files: Object.fromEntries(['apply', 'journal', 'approvals', 'pending', 'init', 'recover-store', 'rebaseline'].map((f) => [`dist/src/changes/${f}.js`, CHANGES_IT])),
@@ -73,6 +74,7 @@ export const IO_FOLDERS = {
   },
   guard: {
     files: Object.fromEntries(['guard', 'watcher', 'quarantine', 'verify-pass', 'store-check', 'open-watch', 'stamp-poll', 'alert-sink', 'observe', 'inspect'].map((f) => [`dist/src/guard/${f}.js`, GUARD_IT])),
+    fast: ['guard/io-guard', 'guard/units', 'guard/pure-units'],
   },
 };
 
