@@ -3,11 +3,13 @@ import { hasRawBytes, nameFromBytes } from '../common/names.js';
 import { escapeText } from '../common/escape.js';
 import { dict } from '../common/dict.js';
 import { readdirSync } from 'node:fs';
-import { WardenError } from '../common/errors.js';
+import { WardenError, errnoCode } from '../common/errors.js';
 import { loadWardenConfigFromDisk } from '../store/approved-config.js';
 import { at, lstatAt, openRoot, readRegularAt, safeClose, typeOf, withDir } from '../fsx/beneath.js';
 import { BaselineState } from '../store/baseline-state.js';
 import { baseOf, dirOf } from '../guard/inspect.js';
+import { statStamp } from '../guard/observe.js';
+import { blobStampsPath, readBlobStamps, storeIdentity, writeBlobStamps } from '../store/blob-stamps.js';
 import { protectedSet, type ProtectedSet } from '../config/protected-set.js';
 import { readIndex, sha256Hex, writeBlobsInTurns, writeIndex, type BaselineIndex, type BlobWrite } from '../store/baseline.js';
 import { commitHistory, initHistory } from '../store/history.js';
@@ -111,7 +113,10 @@ export async function writeBaseline(root: string, rootFd: number, store: Store, 
   });
   recorded.catch(() => undefined); // observed below; never an unhandled rejection meanwhile
   // Every blob durable (one sync for all of them, not an fsync each) before the index below can name it.
-  try { await writeBlobsInTurns(store.fd, writes); } catch (err) { await recorded.catch(() => undefined); throw err; }
+  // The stamp of each blob created here (its bytes are the ones just hashed for its name): the
+  // guard's first rescan then skips reading them back, as after any start with stamps kept.
+  const stamps = new Map<string, string>();
+  try { await writeBlobsInTurns(store.fd, writes, (sha, st) => stamps.set(sha, statStamp(st))); } catch (err) { await recorded.catch(() => undefined); throw err; }
   progress?.('history');
   await recorded;
   // The index is the commit point: written last, so a failure before it leaves no new baseline.
@@ -119,7 +124,27 @@ export async function writeBaseline(root: string, rootFd: number, store: Store, 
   recordKeyOwner(root, rootFd);
   const indexBytes = writeIndex(store.fd, index, key);
   publishManifest(rootFd, index);
+  keepInitStamps(root, store, key, stamps);
   return { files: scan.files.length, dirs: Object.keys(scan.dirs).length, storeDir: store.dir, state: BaselineState.fresh(index, indexBytes, blobs, key, sealPath(root)) };
+}
+
+/**
+ * Add the stamps of the blobs just created to the guard's blob stamps (store/blob-stamps.ts:
+ * authenticated with the key, bound to this store directory; stamps already there are kept).
+ * Only a cache of what was hashed: when it cannot be written, the guard's first rescan hashes
+ * those blobs, as it did before init kept them.
+ */
+function keepInitStamps(root: string, store: Store, key: Buffer, created: ReadonlyMap<string, string>): void {
+  if (created.size === 0) return;
+  const file = { path: blobStampsPath(root), key };
+  try {
+    const id = storeIdentity(store.fd);
+    const all = readBlobStamps(file, id) ?? new Map<string, string>();
+    for (const [sha, stamp] of created) all.set(sha, stamp);
+    writeBlobStamps(file, id, all);
+  } catch (err) {
+    process.stderr.write(`warden: note: could not keep the blob stamps (${errnoCode(err) ?? String(err)}); the guard's first rescan reads every blob once\n`);
+  }
 }
 
 /** The first baseline of a root (`warden init`). A root with a baseline is re-baselined as a sanctioned change instead (`init --force`). */

@@ -278,6 +278,8 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
       g.onCleanStamp = (rel) => poll.cleanChanged(rel);
       cleanups.push(() => poll.close());
       const pollOff = process.env.WARDEN_STAMP_POLL === 'off'; // bench seam: the poll's cost alone (bench/poll-cost.ts)
+      // The rescan skips the lstat of files the poll's inode watches vouch for (guard.ts `vouched`).
+      if (!pollOff) { g.vouched = (rel) => poll.vouches(rel); g.beforeRescan = () => poll.drainNow(); }
       const pollTimer = setInterval(() => {
         if (g.safely('checking the root path', () => g.checkRootPath())) return;
         if (!pollOff) g.safely('polling stamps', () => poll.tick());

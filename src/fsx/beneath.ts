@@ -373,12 +373,14 @@ function setOwnerAndMode(fd: number, opts: WriteOptions): void {
 }
 
 /** Create a new file exclusively (fails if anything exists at the name). */
-export function createFileAt(dirFd: number, name: string, bytes: Uint8Array, mode = 0o600, durable = true): void {
+export function createFileAt(dirFd: number, name: string, bytes: Uint8Array, mode = 0o600, durable = true, written?: (st: Stats) => void): void {
   const fd = openSync(at(dirFd, name), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode);
   try {
     writeAll(fd, bytes);
     fchmodSync(fd, mode);
     if (durable) fsyncSync(fd);
+    // The inode as we left it (after the last change of ours that moves ctime).
+    written?.(fstatSync(fd));
   } finally {
     closeSync(fd);
   }

@@ -29,6 +29,10 @@ import { RetryBook } from './retry.js';
 import { StoreCheck } from './store-check.js';
 import type { BlobStampsFile } from '../store/blob-stamps.js';
 import { sweepTemps } from './temps.js';
+import { FULL_SWEEP_EVERY, localFsHere } from './open-watch.js';
+
+/** A directory ctime this recent (ms) is not trusted to show a later change (dirUnchanged). */
+const DIR_RACY_MS = 2_000;
 
 export interface GuardOptions {
   root: string;
@@ -136,6 +140,26 @@ export class Guard {
   private readonly cleanStamps = new Map<string, string>();
   /** Told when a clean stamp changes (null: all forgotten): the stamp poll watches the new inode. */
   onCleanStamp: (rel: string | null) => void = () => {};
+  /**
+   * Does the stamp poll vouch for `rel` (open-watch.ts: its inode watched, on a local file
+   * system, since before any writer still alive, nobody has it open, its inode the clean
+   * stamp's)? Then no write, truncate, chmod, chown or utime of it can happen without an
+   * event, and the ordinary backstop rescan skips its lstat; every FULL_SWEEP_EVERY-th rescan
+   * looks at every file whatever the watch says (issue 26: idle CPU).
+   */
+  vouched: (rel: string) => boolean = () => false;
+  /** Called before each rescan's sweep (the stamp poll reads its watches' events first). */
+  beforeRescan: () => void = () => {};
+  /** Rescans since start: every FULL_SWEEP_EVERY-th one sweeps every file. */
+  private rescans = 0;
+  /**
+   * Per directory (its path below the root): device, inode and ctime of the directory as the
+   * last rescan found it before looking at its files (dirUnchanged). Only a directory found
+   * the same by the next rescan may have files skipped as vouched.
+   */
+  private readonly dirStamps = new Map<string, string>();
+  /** Files the last rescan skipped because the stamp poll vouched for them (for the bench and tests). */
+  lastRescanVouched = 0;
   private stopped = false;
   /** Paths whose revert found no intact approved content (the store blob missing or altered). */
   readonly unavailable = new Set<string>();
@@ -166,8 +190,8 @@ export class Guard {
     this.store = new StoreCheck(opts.store, opts.state, (detail, path) => this.raiseTamper(detail, path), this.log, opts.rootFd, opts.blobStamps ?? null);
   }
 
-  get counters(): { checks: number; reverts: number; alerts: number } {
-    return { ...this.tally, alerts: this.alerts.count };
+  get counters(): { checks: number; reverts: number; alerts: number; rescans: number; vouched: number } {
+    return { ...this.tally, alerts: this.alerts.count, rescans: this.rescans, vouched: this.lastRescanVouched };
   }
 
   get maxBytes(): number { return this.config.max_bytes; }
@@ -196,6 +220,9 @@ export class Guard {
     this.safely('flushing alerts', () => this.alerts.flush());
     if (this.safely('checking the root path', () => this.checkRootPath()) === true) { this.lastRescanAt = Date.now(); return 1; }
     this.safely('sweeping temp files', () => this.sweepTemps());
+    this.rescans++;
+    this.lastRescanVouched = 0;
+    this.safely('reading the inode watches', () => this.beforeRescan());
     const n = this.sweep('rescan', false);
     this.safely('verifying the store', () => this.store.verify(false));
     this.lastRescanAt = Date.now();
@@ -205,6 +232,8 @@ export class Guard {
   private sweep(cause: 'startup' | 'rescan' | 'root', full: boolean): number {
     let n = this.safely('repairing directories', () => this.fixDirs(cause === 'startup')) ?? 0;
     const dirs = new DirCache(this.rootFd);
+    // Per directory, decided once per sweep (a directory's files can come in more than one group).
+    const dirSame = new Map<string, boolean>();
     try {
       const paths = this.safely('listing protected paths', () => candidatePaths(this.rootFd, this.state, this.pset)) ?? [];
       // Sorted, so each directory's files come together: one group per directory.
@@ -212,7 +241,7 @@ export class Guard {
         const dir = dirOf(paths[i] as string);
         let j = i + 1;
         while (j < paths.length && dirOf(paths[j] as string) === dir) j++;
-        n += this.sweepGroup(paths.slice(i, j), dir, cause, full, dirs);
+        n += this.sweepGroup(paths.slice(i, j), dir, cause, full, dirs, dirSame);
         i = j;
       }
     } finally {
@@ -226,7 +255,7 @@ export class Guard {
    * per lstat/open instead of a walk through /proc/self/fd for each), read-only; what needs
    * putting right is acted on afterwards, through the descriptor as always.
    */
-  private sweepGroup(group: readonly string[], dir: string, cause: 'startup' | 'rescan' | 'root', full: boolean, dirs: DirCache): number {
+  private sweepGroup(group: readonly string[], dir: string, cause: 'startup' | 'rescan' | 'root', full: boolean, dirs: DirCache, dirSame: Map<string, boolean>): number {
     const whileStopped = cause === 'startup';
     let n = 0;
     const todo: string[] = [];
@@ -237,9 +266,24 @@ export class Guard {
     }
     const fd = todo.length ? dirs.get(dir) : null;
     const found: Finding[] = [];
+    // The ordinary rescan trusts the inode watches (the stamp poll's) only on a local file
+    // system, where every change to an inode raises its events, whoever makes it, by any path,
+    // and only in a directory whose entries did not change since the previous rescan: an
+    // inode watch says nothing about which inode the name names (a file renamed away and
+    // another put in its place, a directory swapped). Every FULL_SWEEP_EVERY-th rescan trusts
+    // nothing. The directory is looked at (and recorded) every rescan, before its files.
+    let same = false;
+    if (cause === 'rescan' && fd !== null) {
+      const known = dirSame.get(dir);
+      same = known ?? (this.safely(`looking at ${dir || '.'}`, () => this.dirUnchanged(dir, fd)) ?? false);
+      dirSame.set(dir, same);
+    }
+    const trust = cause === 'rescan' && !full && same && this.rescans % FULL_SWEEP_EVERY !== 0;
     const looked = fd === null ? null : withCwdAt(fd, () => {
+      const watchSeesAll = trust && localFsHere();
       for (const rel of todo) {
         this.safely(`checking ${rel}`, () => {
+          if (watchSeesAll && this.vouched(rel)) { this.lastRescanVouched++; return; }
           if (!full && this.unchangedSinceClean(rel, AT_FDCWD)) return;
           this.tally.checks++;
           let lastStamp: string | undefined;
@@ -283,6 +327,23 @@ export class Guard {
       const a = fstatSync(fd), b = fstatSync(now);
       return a.dev === b.dev && a.ino === b.ino;
     }, () => false);
+  }
+
+  /**
+   * Has the directory `fd` holds (at `dir`) had no entry created, removed, renamed or
+   * exchanged, and has no other directory been put at its path, since the previous rescan
+   * looked at it? Every such change moves the directory's ctime (which no user can set), and
+   * a directory put at the path is another inode. Recorded now for the next rescan; a ctime
+   * within DIR_RACY_MS of now is not recorded (a change within the same coarse clock tick
+   * would leave it where it is), so the next rescan looks at every file there again.
+   */
+  private dirUnchanged(dir: string, fd: number): boolean {
+    const st = fstatSync(fd, { bigint: true });
+    const stamp = `${st.dev}:${st.ino}:${st.ctimeNs}`;
+    const same = this.dirStamps.get(dir) === stamp;
+    if (Number(st.ctimeNs / 1_000_000n) < Date.now() - DIR_RACY_MS) this.dirStamps.set(dir, stamp);
+    else this.dirStamps.delete(dir);
+    return same;
   }
 
   private unchangedSinceClean(rel: string, fd: number): boolean {

@@ -9,6 +9,8 @@
  *                      (or the mapper's exit) sends IN_CLOSE_WRITE (measured, kernel 6.18).
  *                      So "opens not closed yet" covers every live mapping; CLOSE_WRITE is a hint
  *   IN_MODIFY/ATTRIB   written or chmod'ed through any path (a hard link outside the root): a hint now
+ *   IN_MOVE_SELF       renamed away or exchanged (the name may name another file now): hot, so
+ *                      its name is lstat'ed on the fast cycle (a hint when it names another inode)
  *   IN_IGNORED         the watch went with the inode: hot until watched again
  *   IN_Q_OVERFLOW      events were lost, so the counts are unknown: every watched file stays hot
  *                      until the path names another inode (a revert or a sanctioned change)
@@ -24,12 +26,49 @@
  * *quiet* and the slow cycle skips it (issue 26: idle CPU); when it is, the file counts as
  * open; when that cannot be told, the slow cycle looks at it as before.
  */
+import { statfsSync } from 'node:fs';
 import {
-  IN_ATTRIB, IN_CLOSE_NOWRITE, IN_CLOSE_WRITE, IN_IGNORED, IN_MODIFY, IN_OPEN, IN_Q_OVERFLOW,
+  IN_ATTRIB, IN_CLOSE_NOWRITE, IN_CLOSE_WRITE, IN_IGNORED, IN_MODIFY, IN_MOVE_SELF, IN_OPEN, IN_Q_OVERFLOW,
   closeInotify, drainInotify, loadInotify, type Inotify,
 } from '../fsx/inotify.js';
 
-const MASK = IN_OPEN | IN_CLOSE_WRITE | IN_CLOSE_NOWRITE | IN_MODIFY | IN_ATTRIB;
+/**
+ * IN_MOVE_SELF: the inode was renamed (moved away from its name, or exchanged with another
+ * entry: RENAME_EXCHANGE). Unlike a rename over it or an unlink (both IN_ATTRIB: its link
+ * count), nothing else on the inode says so, and the name may now name another file: the
+ * file is hot (never vouched for; its name looked at within one fast cycle).
+ */
+const MASK = IN_OPEN | IN_CLOSE_WRITE | IN_CLOSE_NOWRITE | IN_MODIFY | IN_ATTRIB | IN_MOVE_SELF;
+
+/**
+ * File systems whose inode events are raised by the kernel for every change, whoever makes
+ * it: the changes all pass through this kernel. Not on this list (and so never trusted for a
+ * skipped lstat): network and FUSE file systems (a change made by another client or the
+ * server raises nothing here), overlayfs (a change to a layer underneath raises nothing on
+ * the overlay's inode), anything unknown.
+ */
+const LOCAL_FS = new Set<number>([
+  0xef53, // ext2/3/4
+  0x58465342, // xfs
+  0x9123683e, // btrfs
+  0x01021994, // tmpfs
+  0xf2f52010, // f2fs
+]);
+
+/** Is the current directory on a file system where an inode watch sees every change (LOCAL_FS)? */
+export function localFsHere(): boolean {
+  try { return LOCAL_FS.has(statfsSync('.').type); } catch { return false; }
+}
+
+/**
+ * Every FULL_SWEEP_EVERY-th backstop rescan lstat's every approved file, vouched for or not
+ * (the others skip the files the stamp poll vouches for in directories whose entries did not
+ * change: guard.ts). So if a watch ever missed a change it should have seen, the change is
+ * still found within FULL_SWEEP_EVERY rescans, at most FULL_SWEEP_EVERY × rescan_seconds
+ * (5 min at the default 30 s; rescans run at least that often, more after an overflow or a
+ * reload). test/guard/full-sweep.test.ts.
+ */
+export const FULL_SWEEP_EVERY = 10;
 
 /**
  * `quiet`: when the watch was armed, no open file description of the inode was open for
@@ -49,6 +88,14 @@ export class OpenWatch {
   private readonly buf = Buffer.alloc(64 * 1024);
   /** Why watches cannot be added (the limit, no binding); shown by the bench and the log. */
   whyNot = '';
+  /**
+   * Test seam (WARDEN_TEST_INODE_WATCH_BLIND=<rel>): every event of that file's inode watch
+   * is dropped as it is read, as if the kernel had raised none; nothing else changes (its
+   * watch is armed and settled as usual, so it stays quiet). test/guard/full-sweep.test.ts
+   * uses it for a change a watch missed, which the rescan's full sweep must still find. A
+   * process that can set the guard's environment can stop it anyway (SPEC §1).
+   */
+  private readonly blind = process.env.WARDEN_TEST_INODE_WATCH_BLIND || null;
 
   constructor(lib: Inotify | null = loadInotify()) {
     this.lib = lib;
@@ -137,12 +184,15 @@ export class OpenWatch {
       }
       const w = this.byWd.get(e.wd);
       if (!w) continue;
+      if (w.rel === this.blind) continue;
       // Our own probe: one open and one read-only close (whoever's they are, the counts come out the same).
       if (e.mask === IN_OPEN && w.ownOpen > 0) { w.ownOpen--; continue; }
       if (e.mask === IN_CLOSE_NOWRITE && w.ownClose > 0) { w.ownClose--; continue; }
       if (e.mask & IN_OPEN) w.opens++;
       if (e.mask & (IN_CLOSE_WRITE | IN_CLOSE_NOWRITE)) w.opens = Math.max(0, w.opens - 1);
       if (e.mask & IN_IGNORED) { this.byWd.delete(e.wd); if (this.byRel.get(w.rel) === w) this.byRel.delete(w.rel); }
+      // IN_MOVE_SELF only makes the file hot (its name looked at on the fast cycle), not a
+      // hint: a restore that moves the file aside and back would otherwise hint itself again.
       touched(w.rel, (e.mask & (IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE)) !== 0);
     }
   }

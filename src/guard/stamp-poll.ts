@@ -56,6 +56,8 @@ export class StampPoll {
   private readonly hot = new Set<string>();
   private hotQueue: string[] = [];
   private hotPerTick = 1;
+  /** Files written or chmod'ed, read from the watch by drainNow: hinted at the next tick. */
+  private pending = new Set<string>();
 
   constructor(private readonly src: StampSource, private readonly opens: OpenWatch = new OpenWatch()) {}
 
@@ -75,7 +77,8 @@ export class StampPoll {
       this.hotQueue = [];
     }
     if (this.list.length === 0) return 0;
-    const moved = new Set<string>();
+    const moved = this.pending;
+    this.pending = new Set<string>();
     this.opens.drain((rel, written) => { this.hot.add(rel); if (written) moved.add(rel); });
     // The fast cycle: the hot files in slices, so each is looked at once per HOT_CYCLE_MS.
     if (this.hotQueue.length === 0 && this.hot.size) { this.hotQueue = [...this.hot].sort(); this.hotPerTick = Math.ceil(this.hotQueue.length / HOT_SLICES); }
@@ -146,6 +149,21 @@ export class StampPoll {
     const p = this.parsed.get(rel);
     if (p?.stamp !== want) return false; // a new clean stamp: looked at (and parsed) first
     return this.opens.quiet(rel, p.ino);
+  }
+
+  /**
+   * For the backstop rescan (guard.ts `vouched`): `rel` is quiet (its inode, the one its clean
+   * stamp names, watched since before any writer still alive, nobody has it open, no overflow
+   * since) and no event of it is still to be read; then nothing can have changed it unseen on
+   * a file system where the kernel raises every inode event (the caller checks that).
+   */
+  vouches(rel: string): boolean {
+    return !this.hot.has(rel) && this.quietNow(rel);
+  }
+
+  /** Read the watches' events now (before a rescan decides what it may skip). */
+  drainNow(): void {
+    this.opens.drain((rel, written) => { this.hot.add(rel); if (written) this.pending.add(rel); });
   }
 
   /** For the bench and tests: files watched, files on the fast cycle, files the slow cycle skips, why watches are missing. */

@@ -76,6 +76,14 @@ function takeFault(): { code: string; when: string } | null {
   return { code, when };
 }
 
+/**
+ * Test seam (WARDEN_TEST_DIR_WATCH_BLIND=<dir>, a path below the root): every event of that
+ * directory's watch is dropped, as if the kernel had raised none (test/guard/full-sweep.test.ts:
+ * a name swapped there, which only the rescan's directory check then finds). A process that
+ * can set the guard's environment can stop it anyway (SPEC §1).
+ */
+const blindDir = process.env.WARDEN_TEST_DIR_WATCH_BLIND || null;
+
 const MAX_DIR_WATCHES = 10_000;
 
 /** Directories to watch: the root, the protected ones, the store's, and every directory below a `**` glob base. */
@@ -107,6 +115,7 @@ async function startInotify(root: string, pset: ProtectedSet, events: WatchEvent
   };
   const onDirEvent = (watched: string, name: string | null) => {
     if (!alive) return;
+    if (watched === blindDir) return;
     // No name: the directory itself or an overflow. A name equal to the directory's own
     // (chmod of the directory itself) is a hint on the directory too.
     if (name === null || name === basename(join(root, watched)) || watched === '' && name === basename(root)) events.onEvent(watched, true);

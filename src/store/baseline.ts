@@ -4,6 +4,7 @@
  * HMAC of the JSON body that follows, so it is replaced in one atomic rename.
  */
 import * as nodeCrypto from 'node:crypto';
+import type { Stats } from 'node:fs';
 import type { FileKind } from '../config/protected-set.js';
 import { createFileAt, ensureDirBeneath, readSmallAt, replaceFileAt, safeClose, withDir, lstatAt } from '../fsx/beneath.js';
 import { dict } from '../common/dict.js';
@@ -276,12 +277,13 @@ export function writeBlobs(storeFd: StoreFd, items: readonly BlobWrite[]): void 
 }
 
 /** writeBlobs, yielding to the event loop every 256 blobs (so a git child started before keeps being served). */
-export async function writeBlobsInTurns(storeFd: StoreFd, items: readonly BlobWrite[]): Promise<void> {
-  const run = writeBlobsStepwise(storeFd, items);
+export async function writeBlobsInTurns(storeFd: StoreFd, items: readonly BlobWrite[], created?: (sha: string, st: Stats) => void): Promise<void> {
+  const run = writeBlobsStepwise(storeFd, items, created);
   while (!run.next().done) await new Promise<void>((r) => setImmediate(r));
 }
 
-function* writeBlobsStepwise(storeFd: StoreFd, items: readonly BlobWrite[]): Generator<void, void, void> {
+/** `created`: each blob this call created under its own name, as fstat saw it once written (the blob stamps of init). */
+function* writeBlobsStepwise(storeFd: StoreFd, items: readonly BlobWrite[], created?: (sha: string, st: Stats) => void): Generator<void, void, void> {
   const byDir = new Map<string, BlobWrite[]>();
   for (const it of items) {
     const d = blobDir(it.kind);
@@ -297,7 +299,7 @@ function* writeBlobsStepwise(storeFd: StoreFd, items: readonly BlobWrite[]): Gen
         if (written.size % 256 === 255) yield;
         // Absent: create it under its own name (no temp, no rename). A crash can leave it
         // torn, which its name (the hash) exposes: it is then rewritten below.
-        try { createFileAt(fd, it.sha, it.bytes, 0o600, false); written.add(it.sha); continue; } catch (err) { if (errnoCode(err) !== 'EEXIST') throw err; }
+        try { createFileAt(fd, it.sha, it.bytes, 0o600, false, created && ((st) => created(it.sha, st))); written.add(it.sha); continue; } catch (err) { if (errnoCode(err) !== 'EEXIST') throw err; }
         const existing = safeRead(fd, it.sha);
         if (existing && sha256Hex(existing) === it.sha) continue;
         replaceFileAt(fd, it.sha, it.bytes, { mode: 0o600, durable: false });

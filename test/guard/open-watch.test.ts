@@ -156,3 +156,46 @@ it('a file mapped for writing before its watch existed (as while the guard was s
     late.close();
   }
 });
+
+it('vouches for a file (the rescan may skip its lstat) only while it is quiet, unopened and its events are read', (ctx) => {
+  if (!loadInotify()) { ctx.skip('no inotify binding'); return; }
+  const rel = names[25]!; // a file no test above touched
+  ticks(fastTicks + 1);
+  assert.equal(poll.vouches(rel), true, 'watched, nobody has it open: vouched');
+  hinted.length = 0;
+  const fd = openSync(join(dir, rel), 'r+');
+  // No tick yet: the rescan reads the watch's events first (drainNow), so the open counts at once.
+  poll.drainNow();
+  assert.equal(poll.vouches(rel), false, 'open for writing: the rescan looks at it');
+  writeSync(fd, 'x', 0);
+  closeSync(fd);
+  poll.drainNow();
+  assert.equal(poll.vouches(rel), false, 'written and closed, not looked at yet: not vouched');
+  ticks(1);
+  assert.ok(hinted.includes(rel), `a write read by drainNow is hinted at the next tick: ${JSON.stringify(hinted)}`);
+  // The check would record a new clean stamp; until the poll has looked at it, no vouching.
+  clean.set(rel, stampOf(rel));
+  poll.cleanChanged(rel);
+  assert.equal(poll.vouches(rel), false, 'a new clean stamp: looked at first');
+  ticks(fastTicks + 1);
+  assert.equal(poll.vouches(rel), true, 'looked at, idle again: vouched');
+  assert.equal(poll.vouches('orgs/not-approved.toml'), false, 'a file with no clean stamp is never vouched for');
+});
+
+it('a file renamed away (another put at its name, no write to either) is no longer vouched for and is hinted by its next fast look (IN_MOVE_SELF)', (ctx) => {
+  if (!loadInotify()) { ctx.skip('no inotify binding'); return; }
+  const rel = names[27]!; // a file no test above touched
+  ticks(fastTicks + 1);
+  assert.equal(poll.vouches(rel), true, 'quiet: vouched');
+  hinted.length = 0;
+  // The approved inode moves away (its link count does not change: no IN_ATTRIB), and
+  // another file is renamed in at the free name. Only the rename of the inode says so.
+  writeFileSync(join(dir, 'orgs', 'other'), 'name = "other"\n');
+  renameSync(join(dir, rel), join(dir, 'orgs', 'away'));
+  renameSync(join(dir, 'orgs', 'other'), join(dir, rel));
+  poll.drainNow();
+  assert.equal(poll.vouches(rel), false, 'renamed away: the rescan looks at the name');
+  ticks(fastTicks);
+  assert.ok(hinted.includes(rel), `hinted within one fast cycle (its name names another inode): ${JSON.stringify(hinted)}`);
+  rmSync(join(dir, 'orgs', 'away'));
+});
