@@ -65,8 +65,11 @@ export function writer(t: TestRoot, opts: { now?: () => number; prepare?: boolea
   return { env, loaded, alerts, close: () => loaded.close() };
 }
 
-/** One change op, in-process, the way `runChangeOp` runs it when no daemon is up. */
-export async function op(t: TestRoot, req: ChangeCommand, opts: { now?: () => number } = {}): Promise<{ reply: Reply; alerts: Alert[] }> {
+/**
+ * One change op, in-process, the way `runChangeOp` runs it when no daemon is up
+ * (prepareWriter first); `prepare: false` runs it as the daemon does, which prepared once at start.
+ */
+export async function op(t: TestRoot, req: ChangeCommand, opts: { now?: () => number; prepare?: boolean } = {}): Promise<{ reply: Reply; alerts: Alert[] }> {
   const w = writer(t, opts);
   try { return { reply: await changeOp(req, w.env), alerts: w.alerts }; } finally { w.close(); }
 }
