@@ -255,3 +255,35 @@ describe('the apply module directly', () => {
     assert.ok(existsSync(join(t.p('snapshots/secrets'), sha)), 'stored as a secret');
   });
 });
+
+describe('credential groups across files', () => {
+  const TWO = TEST_WARDEN_TOML.replace('files = ["config/credentials.toml"]', 'files = ["config/credentials.toml", "config/discord-app.toml"]')
+    + '\n[credentials.groups.anthropic]\nkeys = ["api_key", "org_id"]\n';
+  async function twoFileRoot(): Promise<TestRoot> {
+    const t = R.make({ wardenToml: TWO });
+    writeFileSync(t.p(CRED), text(t.p(CRED)).replace(/^application_id = .*\n/m, '').replace('api_key = "sk-ant-EXAMPLE-not-a-real-key"', 'api_key = "sk-ant-EXAMPLE-not-a-real-key"\norg_id = "org-1"'));
+    writeFileSync(t.p('config/discord-app.toml'), '[discord]\napplication_id = "111111111111111111"\n');
+    const { initRoot } = await import('../../src/changes/init.js');
+    await initRoot(t.root, { force: false });
+    return t;
+  }
+  it('a failed check is located in the file where the group begins, not the file changed', async () => {
+    const t = await twoFileRoot();
+    const { reply } = await propose(t, [{ path: 'config/discord-app.toml', content_b64: b64('[discord]\napplication_id = "222222222222222229"\n') }]);
+    assert.equal(reply.ok, false, JSON.stringify(reply));
+    assert.deepEqual(reply.details?.map((d) => [d.file, d.key]), [[CRED, 'discord']]);
+  });
+  it('half a group without a check is refused; the key re-entered unchanged ("confirmed") completes it', async () => {
+    const t = await twoFileRoot();
+    const next = b64(text(t.p(CRED)).replace('sk-ant-EXAMPLE-not-a-real-key', 'sk-ant-NEW-key-0002'));
+    const half = (await propose(t, [{ path: CRED, content_b64: next }], { command: 'cred set anthropic.api_key' })).reply;
+    assert.equal(half.ok, false);
+    assert.deepEqual(half.details?.map((d) => [d.file, d.key]), [[CRED, 'anthropic']]);
+    assert.match(half.details?.[0]?.message ?? '', /^half-applied: anthropic\.api_key would change but anthropic\.org_id would not; keys of group anthropic change together, so these must come along: anthropic\.org_id/);
+    const malformed = (await propose(t, [{ path: CRED, content_b64: next }], { command: 'cred rotate anthropic', confirmed: ['anthropic org_id', 'anthropic.org_id.x'] })).reply;
+    assert.equal(malformed.ok, false, 'a confirmed key that is not GROUP.KEY counts for nothing');
+    const ok = (await propose(t, [{ path: CRED, content_b64: next }], { command: 'cred rotate anthropic', confirmed: ['anthropic.org_id'] })).reply;
+    assert.equal(ok.ok, true, JSON.stringify(ok));
+    assert.match(text(t.p(CRED)), /sk-ant-NEW-key-0002/);
+  });
+});
