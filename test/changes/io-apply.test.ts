@@ -287,3 +287,55 @@ describe('credential groups across files', () => {
     assert.match(text(t.p(CRED)), /sk-ant-NEW-key-0002/);
   });
 });
+
+describe('history and the protected set', () => {
+  const body = (t: TestRoot) => spawnSync('git', ['-C', t.p('snapshots/history'), 'log', '-1', '--format=%B'], { encoding: 'utf8' }).stdout;
+  it('a mode change is written in the history commit; a content change alone is not', async () => {
+    const t = await R.init();
+    await propose(t, [{ path: ORG, content_b64: null, keep: true, mode: 0o600 }]);
+    assert.match(body(t), /mode: orgs\/bookclub\.toml 0644 → 0600\n/);
+    await propose(t, [{ path: ORG, content_b64: b64(orgWith(t, 4)) }]);
+    assert.doesNotMatch(body(t), /mode: /);
+    await propose(t, [{ path: ORG, content_b64: b64(orgWith(t, 5)), mode: 0o600 }]);
+    assert.doesNotMatch(body(t), /mode: /, 'the same mode again is no mode change');
+  });
+
+  it('reconcile: new protected directories get their modes, a name that is not UTF-8 is never adopted, a re-stored credential file is said', async () => {
+    const t = await R.init();
+    mkdirSync(t.p('notes/sub'), { recursive: true, mode: 0o750 });
+    writeFileSync(t.p('notes/sub/a.md'), 'a\n');
+    writeFileSync(Buffer.from(`${t.p('notes/sub')}/b\xff.md`, 'latin1'), 'b\n');
+    const { reconcileProtectedSet } = await import('../../src/changes/apply.js');
+    const { protectedSet } = await import('../../src/config/protected-set.js');
+    const { wardenConfigSchema } = await import('../../src/config/warden-config.js');
+    writeFileSync(t.p('config/extra.toml'), '[x]\nk = "v"\n');
+    let w = writer(t, { prepare: false });
+    try { await applyChanges(w.env.ctx, [{ path: 'config/warden.toml', content: Buffer.from(`${TEST_WARDEN_TOML}\n[[protect]]\npath = "config/extra.toml"\n`) }], 'edit', 'tester').history; } finally { w.close(); }
+    w = writer(t, { prepare: false });
+    try {
+      const cfg = wardenConfigSchema.parse({ credentials: { files: ['config/credentials.toml', 'config/extra.toml'] }, protect: [{ path: 'notes/sub/*.md' }] });
+      const notes: string[] = [];
+      const out = reconcileProtectedSet(w.env.ctx, protectedSet(cfg), 1 << 20, (l) => notes.push(l));
+      assert.deepEqual(out.map((c) => [c.path, c.kind, c.bytes?.toString() ?? null]).sort(), [['config/extra.toml', 'credentials', '[x]\nk = "v"\n'], ['notes/sub/a.md', 'text', 'a\n']]);
+      assert.deepEqual(notes, ["<4>warden: config/extra.toml is now a credential file: re-stored as one (values out of snapshots/blobs and out of the history's current tree); its earlier content is still in older commits of snapshots/history (git): if it held secrets, rotate them"]);
+      assert.equal(w.loaded.state.index.dirs['notes/sub']?.mode, 0o750);
+      assert.ok(w.loaded.state.index.dirs['notes'], 'every ancestor directory');
+      assert.equal(w.env.ctx.pset.kindOf('notes/sub/a.md'), 'text', 'the context uses the new set');
+    } finally { w.close(); }
+  });
+
+  it('dropStaleBlobs keeps a blob that a text file still uses', async () => {
+    const t = await R.init();
+    const { dropStaleBlobs } = await import('../../src/changes/apply.js');
+    const w = writer(t, { prepare: false });
+    try {
+      const bytes = readFileSync(t.p(ORG));
+      const sha = sha256Hex(bytes);
+      dropStaleBlobs(w.loaded.store.fd, w.loaded.state, [{ path: 'config/x.toml', kind: 'credentials', bytes, mode: 0o600, uid: 0, gid: 0 }]);
+      assert.ok(existsSync(join(t.p('snapshots/blobs'), sha)), 'orgs/bookclub.toml still uses it');
+      const other = readFileSync(t.p(GUESTS));
+      dropStaleBlobs(w.loaded.store.fd, w.loaded.state, [{ path: 'orgs/x.toml', kind: 'org', bytes: other, mode: 0o600, uid: 0, gid: 0 }, { path: 'config/y.toml', kind: 'credentials', bytes: null, mode: 0o600, uid: 0, gid: 0 }]);
+      assert.ok(existsSync(join(t.p('snapshots/blobs'), sha256Hex(other))), 'only credential changes drop blobs');
+    } finally { w.close(); }
+  });
+});

@@ -317,3 +317,20 @@ describe('a manifest that must not be obeyed', () => {
     assert.match(d2 ?? '', /\(it names no baseline generation\)/);
   });
 });
+
+describe('a writer start', () => {
+  it('recovers first and records the recovery in history', async () => {
+    const p = await planned({ [ORG]: 'members = []\nchannels = []\nfolders = []\ncommands = []\nhourly_cap = 9\n', [GUESTS]: 'channels = []\nfolders = []\n' });
+    put(p.t, ORG, p.neu[ORG]!); put(p.t, GUESTS, p.neu[GUESTS]!);
+    const { waitFor } = await import('../helpers/wait-for.js');
+    const { spawnSync } = await import('node:child_process');
+    const subject = () => spawnSync('git', ['-C', p.t.p('snapshots/history'), 'log', '-1', '--format=%B'], { encoding: 'utf8' }).stdout;
+    const w = writer(p.t);
+    try {
+      assert.deepEqual(w.alerts.map((a) => [a.reason, a.path]), [['half-applied', ORG], ['half-applied', GUESTS]]);
+      assert.equal(w.loaded.state.entry(ORG)?.sha256, sha(p.neu[ORG]!));
+      // Recorded in the background while the writer holds the store.
+      await waitFor(() => subject().includes(`command: warden recover rolled-forward ${ORG} ${GUESTS}\nuser: warden\n`), 20_000, 'the recovery commit in history');
+    } finally { w.close(); }
+  });
+});
