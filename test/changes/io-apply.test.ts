@@ -183,8 +183,20 @@ describe('refusals change nothing', () => {
     assert.match(r.details?.[0]?.message ?? '', /discord-token/);
     assert.ok(!JSON.stringify(r).includes('222222222222222229'), 'no credential value in the reply');
   });
+  it('a name that is not UTF-8, short: named without an ellipsis', async () => {
+    const r = await refusal(t, [{ path: 'orgs/\ud800.toml', content_b64: b64('x') }]);
+    assert.match(String(r.error), /^orgs\/.+\.toml: the name is not valid UTF-8; warden never approves such a name; nothing was changed$/);
+    assert.ok(!String(r.error).includes('…'));
+  });
+  it('a block file without its rule in a request of several files: no pairing advice, other errors as they are', async () => {
+    const r = await refusal(t, [{ path: 'blocks/conditional/sfw.md', content_b64: b64('be nice\n') }, { path: GUESTS, content_b64: b64('channels = []\nfolders = []\n') }]);
+    const msgs = (r.details ?? []).map((d) => d.message);
+    assert.ok(msgs.some((m) => m.startsWith('block file has no rule: add [blocks.sfw] to config/conditions.toml (until then it never loads)')), JSON.stringify(msgs));
+    assert.ok(msgs.every((m) => !m.includes('a block file and its rule change together')), JSON.stringify(msgs));
+  });
   it('a block file without its rule: one request is told how to pair them', async () => {
     const r = await refusal(t, [{ path: 'blocks/conditional/sfw.md', content_b64: b64('be nice\n') }]);
+    assert.ok(r.details?.some((d) => d.message === 'must start with a "+++" line opening the TOML front matter'), 'an error that is not about pairing gets no advice');
     assert.ok(r.details?.some((d) => /^block file has no rule: add \[blocks\.sfw\] to config\/conditions\.toml \(until then it never loads\); a block file and its rule change together, in one request: to add one, 'warden apply blocks/.test(d.message)), JSON.stringify(r.details));
   });
   it('a proposal made against another approved state: stale, with its paths', async () => {

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { applyChanges } from '../../src/changes/apply.js';
-import { enc, MAX_CODE_ATTEMPTS } from '../../src/changes/approvals.js';
+import { enc, MAX_CODE_ATTEMPTS, sweepPending } from '../../src/changes/approvals.js';
 import { proposalSha } from '../../src/changes/pending.js';
 import { osUser } from '../../src/store/history.js';
 import type { PendingView, Reply } from '../../src/changes/protocol.js';
@@ -117,11 +117,17 @@ describe('approval tty', () => {
     const b = view((await proposeCap(t, 21, {}, T0)).reply).id;
     const c = view((await proposeCap(t, 22, {}, T0 + 100_000)).reply).id;
     // At T0 + ttl + 50 s, b has expired and c has not.
-    const w = writer(t, { now: at(T0 + TTL * 1000 + 50_000) });
+    const w = writer(t, { now: at(T0 + TTL * 1000 + 50_000), prepare: false });
     try {
+      assert.equal(sweepPending(w.env), 1, 'one expired');
       assert.deepEqual(w.alerts.map((x) => [x.reason, x.detail?.split(' ')[1]]), [['approval-expired', b]]);
+      assert.equal(sweepPending(w.env), 0);
     } finally { w.close(); }
-    assert.deepEqual(pendingFiles(t), [`${c}.json`]);
+    const d = view((await proposeCap(t, 37, {}, T0 + 100_000)).reply).id;
+    // A writer start (prepareWriter) sweeps by itself.
+    const late = writer(t, { now: at(T0 + 100_000 + TTL * 1000 + 1) });
+    try { assert.deepEqual(late.alerts.map((x) => [x.reason, x.detail?.split(' ')[1]]).sort(), [['approval-expired', c], ['approval-expired', d]].sort()); } finally { late.close(); }
+    assert.deepEqual(pendingFiles(t), []);
   });
 
   it('show and list: the views of what is pending', async () => {

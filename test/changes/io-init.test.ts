@@ -139,18 +139,22 @@ describe('what is protected on disk', () => {
   it('scanDisk: files in path order with modes; directories with theirs; progress every 500 files', () => {
     const t = R.make();
     for (let i = 0; i < 1001; i++) writeFileSync(t.p(`orgs/o${String(i).padStart(4, '0')}.toml`), `# ${i}\n`);
+    // A directory's files and its subdirectory's interleave in path order.
+    mkdirSync(t.p('notes/b'), { recursive: true });
+    for (const f of ['notes/a.md', 'notes/b/c.md', 'notes/z.md']) writeFileSync(t.p(f), f);
     chmodSync(t.p('orgs'), 0o750);
-    const config = wardenConfigSchema.parse({ credentials: { files: ['config/credentials.toml', 'config/absent.toml'] } });
+    const config = wardenConfigSchema.parse({ credentials: { files: ['config/credentials.toml', 'config/absent.toml'] }, protect: [{ path: 'notes/**/*.md' }] });
     const fd = openRoot(t.root);
     try {
       const calls: unknown[] = [];
       const s = scanDisk(fd, protectedSet(config), 1 << 20, (...a) => calls.push(a));
-      assert.equal(s.files.length, 1001 + 6, 'an absent exact path is skipped');
+      assert.equal(s.files.length, 1001 + 6 + 3, 'an absent exact path is skipped');
       const paths = s.files.map((f) => f.path);
       assert.deepEqual(paths, [...paths].sort());
       assert.equal(paths[0], 'blocks/conditional/nsfw.md');
       assert.equal(paths.at(-1), 'orgs/o1000.toml');
-      assert.deepEqual(calls, [['reading', 500, 1008], ['reading', 1000, 1008]]);
+      assert.deepEqual(calls, [['reading', 500, 1011], ['reading', 1000, 1011]]);
+      assert.deepEqual(paths.filter((x) => x.startsWith('notes/')), ['notes/a.md', 'notes/b/c.md', 'notes/z.md']);
       assert.equal(s.dirs.orgs?.mode, 0o750);
       assert.equal(s.dirs['blocks/conditional']?.mode, 0o755);
       const f = s.files.find((x) => x.path === 'orgs/o0007.toml')!;
