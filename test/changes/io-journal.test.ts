@@ -205,6 +205,16 @@ describe('recovery', () => {
     assert.deepEqual(readFileSync(p.t.p(GUESTS)), p.neu[GUESTS]);
   });
 
+  it('a removed file whose directory is gone too counts as removed: rolled forward, nothing recreated', async () => {
+    const p = await planned({ [ORG]: null, [GUESTS]: 'channels = []\nfolders = []\n' });
+    rmSync(p.t.p('orgs'), { recursive: true });
+    put(p.t, GUESTS, p.neu[GUESTS]!);
+    const { r, gen } = recover(p.t);
+    assert.equal(r?.outcome, 'rolled-forward');
+    assert.equal(existsSync(p.t.p('orgs')), false);
+    assert.equal(gen, p.gen + 1);
+  });
+
   it('a credential file in the journal: its alert lists the credential changes (names, never values)', async () => {
     const cred = text(join(process.cwd(), 'test/fixtures/example-root', CRED)).replace('sk-ant-EXAMPLE-not-a-real-key', 'sk-ant-OTHER-value-0000');
     const p = await planned({ [CRED]: cred, [GUESTS]: 'channels = []\nfolders = []\n' });
