@@ -203,6 +203,21 @@ describe('approval tty', () => {
     assert.equal(existsSync(t.p(ORG)), false);
   });
 
+  it('a sweep reports a forged record, and not one that vanished meanwhile (deleted from outside during the sweep)', async () => {
+    const t = await R.init({ wardenToml: tomlWith('tty', TTL) });
+    const ids = [view((await proposeCap(t, 38)).reply).id, view((await proposeCap(t, 39)).reply).id].sort();
+    writeFileSync(t.p(`snapshots/pending/${ids[0]}.json`), 'forged');
+    const w = writer(t, { now: at(T0 + 1), prepare: false });
+    try {
+      const raise = w.env.raise;
+      // The first report is the moment the second record goes (say, removed by hand).
+      w.env.raise = (a) => { raise(a); rmSync(t.p(`snapshots/pending/${ids[1]}.json`), { force: true }); };
+      assert.equal(sweepPending(w.env), 0);
+      assert.deepEqual(w.alerts.map((a) => [a.reason, a.path]), [['baseline-tampered', `snapshots/pending/${ids[0]}.json`]]);
+    } finally { w.close(); }
+    assert.deepEqual(pendingFiles(t), []);
+  });
+
   it('a forged pending record: refused, reported as baseline-tampered and removed', async () => {
     const t = await R.init({ wardenToml: tomlWith('tty', TTL) });
     const id = view((await proposeCap(t, 29)).reply).id;
