@@ -351,3 +351,22 @@ describe('history and the protected set', () => {
     } finally { w.close(); }
   });
 });
+
+describe('the approved content gone from the store after loading', () => {
+  it('a mode change (keep), and a change of several files, refuse and change nothing', async () => {
+    const t = await R.init();
+    const { changeOp } = await import('../../src/changes/approvals.js');
+    const w = writer(t, { prepare: false });
+    try {
+      rmSync(join(t.p('snapshots/blobs'), w.loaded.state.entry(ORG)!.sha256));
+      const snap = treeSnapshot(t.root);
+      const keep = await changeOp({ action: 'propose', changes: [{ path: ORG, content_b64: null, keep: true, mode: 0o600 }] }, w.env);
+      assert.deepEqual(keep, { ok: false, error: `the approved content of ${ORG} is not available; nothing was changed`, details: [], exitCode: 2 });
+      const two = await changeOp({ action: 'propose', changes: [{ path: GUESTS, content_b64: b64('channels = []\nfolders = []\n') }, { path: ORG, content_b64: b64(orgWith(t, 6)) }] }, w.env);
+      assert.equal(two.ok, false);
+      assert.equal(two.error, `the approved content of ${ORG} is not available; nothing was changed`);
+      assert.deepEqual(treeSnapshot(t.root), snap);
+      assert.equal(w.loaded.state.index.generation, 1);
+    } finally { w.close(); }
+  });
+});

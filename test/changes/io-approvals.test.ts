@@ -218,6 +218,19 @@ describe('approval tty', () => {
     assert.deepEqual(pendingFiles(t), []);
   });
 
+  it('keys re-entered unchanged are kept with the request, and count when it is approved', async () => {
+    const toml = tomlWith('tty', TTL) + '\n[credentials.groups.anthropic]\nkeys = ["api_key", "org_id"]\n';
+    const t = R.make({ wardenToml: toml });
+    writeFileSync(t.p('config/credentials.toml'), text(t.p('config/credentials.toml')) + 'org_id = "org-1"\n');
+    const { initRoot } = await import('../../src/changes/init.js');
+    await initRoot(t.root, { force: false });
+    const next = b64(text(t.p('config/credentials.toml')).replace('sk-ant-EXAMPLE-not-a-real-key', 'sk-ant-NEW-0003'));
+    const v = view((await op(t, { action: 'propose', changes: [{ path: 'config/credentials.toml', content_b64: next }], command: 'cred rotate anthropic', confirmed: ['anthropic.org_id'] }, { now: at(T0) })).reply);
+    const ok = (await answer(t, v.id, { via: 'tty' })).reply;
+    assert.equal(ok.ok, true, JSON.stringify(ok));
+    assert.match(text(t.p('config/credentials.toml')), /sk-ant-NEW-0003/);
+  });
+
   it('a forged pending record: refused, reported as baseline-tampered and removed', async () => {
     const t = await R.init({ wardenToml: tomlWith('tty', TTL) });
     const id = view((await proposeCap(t, 29)).reply).id;

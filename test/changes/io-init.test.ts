@@ -107,6 +107,13 @@ describe('init', () => {
       /^orgs\/bad\\xff\.toml: the name is not valid UTF-8 \(shown escaped, \\xNN per byte\); warden never approves such a name\. Rename or remove it, then run init again; nothing was recorded$/));
   });
 
+  it('reports its progress: reading, writing, history', async () => {
+    const t = R.make();
+    const calls: unknown[] = [];
+    await initRoot(t.root, { force: false, progress: (...a) => calls.push(a) });
+    assert.deepEqual(calls, [['writing', 0, FILES.length], ['history']]);
+  });
+
   it('exactly max_bytes is recorded', async () => {
     const t = R.make();
     truncateSync(t.p('blocks/conditional/nsfw.md'), 1048576);
