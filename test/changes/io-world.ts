@@ -21,8 +21,13 @@ import type { Alert } from '../../src/store/alert-types.js';
 const STATE = mkdtempSync(join(tmpdir(), 'warden-io-state-'));
 process.env.XDG_STATE_HOME = STATE;
 delete process.env.STATE_DIRECTORY;
+/** Every root not yet removed: a process that ends early (a crash, an uncaught error) still removes them. */
+const live = new Set<TestRoot>();
 // Removed whatever the tests did (each root is removed by its file's `after` as well).
-process.on('exit', () => { rmSync(STATE, { recursive: true, force: true }); });
+process.on('exit', () => {
+  for (const t of live) t.cleanup();
+  rmSync(STATE, { recursive: true, force: true });
+});
 
 export { TEST_WARDEN_TOML };
 
@@ -39,13 +44,13 @@ export function tomlWith(approval: 'none' | 'tty' | 'owner-code', ttl?: number):
 export function roots() {
   const made: TestRoot[] = [];
   return {
-    make(opts: { wardenToml?: string } = {}): TestRoot { const t = makeRoot(opts); made.push(t); return t; },
+    make(opts: { wardenToml?: string } = {}): TestRoot { const t = makeRoot(opts); made.push(t); live.add(t); return t; },
     async init(opts: { wardenToml?: string } = {}): Promise<TestRoot> {
-      const t = makeRoot(opts); made.push(t);
+      const t = this.make(opts);
       await initRoot(t.root, { force: false });
       return t;
     },
-    cleanup(): void { for (const t of made.splice(0)) t.cleanup(); },
+    cleanup(): void { for (const t of made.splice(0)) { t.cleanup(); live.delete(t); } },
   };
 }
 
