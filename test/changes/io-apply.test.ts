@@ -170,6 +170,12 @@ describe('refusals change nothing', () => {
     const c = await refusal(t, [{ path: CRED, content_b64: b64(Buffer.from([0xff, 0xfe])) }]);
     assert.deepEqual(c.details, [{ file: CRED, message: 'the proposed content is not text: it is not valid UTF-8 (at byte 0); a TOML file is UTF-8 text' }]);
   });
+  it('a credential file that does not parse: located errors, never applied', async () => {
+    const r = await refusal(t, [{ path: CRED, content_b64: b64('[discord]\ntoken = "abc\n') }]);
+    assert.equal(r.error, 'refused: the proposed content is invalid; nothing was changed');
+    assert.deepEqual(r.details, [{ file: CRED, line: 2, column: 13, message: 'control characters are not allowed in strings' }], 'the parse error itself, not a group rule on what parsed');
+    assert.ok(!JSON.stringify(r).includes('abc'), 'no value in the reply');
+  });
   it('a credential file or guests.toml removed', async () => {
     assert.deepEqual((await refusal(t, [{ path: CRED, content_b64: null }])).details, [{ file: CRED, message: 'a credential file is edited, never removed' }]);
     assert.deepEqual((await refusal(t, [{ path: GUESTS, content_b64: null }])).details, [{ file: GUESTS, message: 'only org, block and extra protected files can be removed; guests files are edited instead' }]);

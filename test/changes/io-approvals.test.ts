@@ -119,6 +119,8 @@ describe('approval tty', () => {
     // At T0 + ttl + 50 s, b has expired and c has not.
     const w = writer(t, { now: at(T0 + TTL * 1000 + 50_000), prepare: false });
     try {
+      const atTtl = writer(t, { now: at(T0 + TTL * 1000), prepare: false });
+      try { assert.equal(sweepPending(atTtl.env), 0, 'at its ttl a record is not yet expired'); } finally { atTtl.close(); }
       assert.equal(sweepPending(w.env), 1, 'one expired');
       assert.deepEqual(w.alerts.map((x) => [x.reason, x.detail?.split(' ')[1]]), [['approval-expired', b]]);
       assert.equal(sweepPending(w.env), 0);

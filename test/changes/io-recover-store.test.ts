@@ -105,7 +105,11 @@ describe('adopt', () => {
     const t = await R.init();
     const org = text(t.p(ORG)).replace('hourly_cap = 20', 'hourly_cap = 51');
     writeFileSync(t.p(ORG), org);
-    writeFileSync(t.p('snapshots/baseline/index'), 'forged index');
+    // The failed index as it would be found: warden's own, with its bytes altered.
+    const failed = readFileSync(t.p('snapshots/baseline/index'));
+    failed[failed.length - 2] = failed[failed.length - 2]! ^ 1;
+    assert.ok(failed.length > 512, String(failed.length));
+    writeFileSync(t.p('snapshots/baseline/index'), failed);
     const p = await plan(t);
     const commit = head(t);
     const r = await withOpen(t, (fd, s) => adoptRecovery(t.root, fd, s, p, 'tester'));
@@ -117,7 +121,7 @@ describe('adopt', () => {
     assert.equal(a.reason, 'baseline-tampered');
     assert.equal(a.path, 'snapshots/baseline/index');
     assert.equal(a.quarantine, `snapshots/quarantine/${a.id}/index`);
-    assert.equal(readFileSync(t.p(a.quarantine!), 'utf8'), 'forged index');
+    assert.deepEqual(readFileSync(t.p(a.quarantine!)), failed, 'kept whole');
     assert.equal(a.detail, `recovered by 'warden init --force' (tester): the store did not authenticate; the owner approved the files on disk as the new baseline after seeing 1 path(s) differ from history ${commit.slice(0, 10)} (${ORG})`);
     assert.equal(a.advice, "If you did not run this recovery, someone with a terminal did: check 'warden history' and the files it names.");
     const w = writer(t, { prepare: false });
