@@ -300,6 +300,14 @@ describe('approval owner-code', () => {
     assert.equal(text(t.p(ORG)), orgWith(t, 20));
   });
 
+  it('the code message names every path of the request', async () => {
+    const t = await R.init({ wardenToml: tomlWith('owner-code', TTL) });
+    const v = view((await op(t, { action: 'propose', changes: [{ path: ORG, content_b64: b64(orgWith(t, 2)) }, { path: 'config/guests.toml', content_b64: b64('channels = []\nfolders = []\n') }] }, { now: at(T0) })).reply);
+    const msg = readFileSync(t.p('snapshots/outbox/messages.jsonl'), 'utf8');
+    assert.ok(msg.includes(`'warden apply' by ${osUser()} (${ORG}, config/guests.toml). It expires`), msg);
+    assert.deepEqual(v.paths, [ORG, 'config/guests.toml']);
+  });
+
   it('a record without a code HMAC accepts no code', async () => {
     const t = await R.init({ wardenToml: tomlWith('owner-code', TTL) });
     const v = view((await proposeCap(t, 35)).reply);

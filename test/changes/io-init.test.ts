@@ -114,6 +114,14 @@ describe('init', () => {
     assert.deepEqual(calls, [['writing', 0, FILES.length], ['history']]);
   });
 
+  it('a root without blocks/ (a protected directory absent) is initialised without it', async () => {
+    const t = R.make();
+    rmSync(t.p('blocks'), { recursive: true });
+    const r = await initRoot(t.root, { force: false });
+    assert.deepEqual(r.state.paths().sort(), FILES.filter((f) => !f.startsWith('blocks/')));
+    assert.equal(r.state.index.dirs.blocks, undefined);
+  });
+
   it('exactly max_bytes is recorded', async () => {
     const t = R.make();
     truncateSync(t.p('blocks/conditional/nsfw.md'), 1048576);
