@@ -122,6 +122,12 @@ describe('init', () => {
     assert.equal(r.state.index.dirs.blocks, undefined);
   });
 
+  it('more than 20 names that are not UTF-8: 20 named, the rest counted', async () => {
+    const t = R.make();
+    for (let i = 0; i < 22; i++) writeFileSync(Buffer.from(`${t.p('orgs')}/b${String(i).padStart(2, '0')}\xff.toml`, 'latin1'), 'x');
+    await refusedInit(t, /^orgs\/b00\\xff\.toml, .*orgs\/b19\\xff\.toml \(and 2 more\): these names are not valid UTF-8 /);
+  });
+
   it('exactly max_bytes is recorded', async () => {
     const t = R.make();
     truncateSync(t.p('blocks/conditional/nsfw.md'), 1048576);

@@ -64,7 +64,10 @@ function recover(t: TestRoot) {
   const w = writer(t, { prepare: false });
   try {
     const alerts: Alert[] = [];
+    // Synchronous from here to the count after: no other work of the process opens or closes a descriptor meanwhile.
+    const fds = readdirSync('/proc/self/fd').length;
     const r = recoverJournal(w.loaded.rootFd, w.loaded.store, w.loaded.state, w.loaded.config, w.env.key, (a) => alerts.push(a));
+    assert.equal(readdirSync('/proc/self/fd').length, fds, 'recovery leaves no descriptor open');
     return { r, alerts, gen: w.loaded.state.index.generation, sha: (p: string) => w.loaded.state.entry(p)?.sha256 ?? null, mode: (p: string) => w.loaded.state.entry(p)?.mode ?? null };
   } finally { w.close(); }
 }
