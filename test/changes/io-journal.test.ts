@@ -123,6 +123,14 @@ describe('recovery', () => {
     assert.deepEqual(readdirSync(journalDir(t)), []);
   });
 
+  it('no journal directory at all: nothing to recover, nothing reported', async () => {
+    const t = await R.init();
+    rmSync(journalDir(t), { recursive: true, force: true });
+    const { r, alerts } = recover(t);
+    assert.equal(r, null);
+    assert.deepEqual(alerts, []);
+  });
+
   it('interrupted after the first of two files: rolled back, both as approved before, baseline unchanged, one reverted alert per file', async () => {
     const next = { [ORG]: text(join(process.cwd(), 'test/fixtures/example-root', ORG)).replace('hourly_cap = 20', 'hourly_cap = 7'), [GUESTS]: 'channels = []\nfolders = []\n' };
     const p = await planned(next);
