@@ -81,10 +81,18 @@ describe('init', () => {
     assert.equal(existsSync(t.p('snapshots')), false, 'a refused init creates no store');
   });
 
-  it('a store whose index does not authenticate is not a fresh root either', async () => {
+  it('a store whose index does not authenticate is not a fresh root either, seal or no seal', async () => {
     const t = await R.init();
     writeFileSync(t.p('snapshots/baseline/index'), 'forged');
     await refusedInit(t, /^a baseline already exists in /);
+    rmSync(sealPath(t.root));
+    await refusedInit(t, /^a baseline already exists in /);
+  });
+
+  it('a baseline whose seal was deleted is still a baseline', async () => {
+    const t = await R.init();
+    rmSync(sealPath(t.root));
+    await refusedInit(t, `a baseline already exists in ${t.p('snapshots')} ('warden init --force' re-baselines it as a sanctioned change: it shows what differs from the last approved state and asks)`);
   });
 
   describe('refusals leave nothing behind', () => {
