@@ -68,6 +68,7 @@ export const IO_FOLDERS = {
   },
   changes: {
     files: Object.fromEntries(['apply', 'journal', 'approvals', 'pending', 'init', 'recover-store', 'rebaseline'].map((f) => [`dist/src/changes/${f}.js`, CHANGES_IT])),
+    fast: ['changes/io-journal', 'changes/io-apply', 'changes/io-approvals', 'changes/io-pending', 'changes/io-init', 'changes/io-rebaseline', 'changes/io-recover-store'],
   },
   store: {
     files: Object.fromEntries(['baseline', 'baseline-state', 'keys', 'history', 'alerts', 'location', 'lock'].map((f) => [`dist/src/store/${f}.js`, STORE_IT])),
