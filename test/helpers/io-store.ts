@@ -2,14 +2,14 @@
  * In-process store roots for the store's I/O tests (test/store/io-*.test.ts, the fast tier of
  * the store's mutation sample): a copy of the fixture root in a temporary directory, made into
  * a real store by the product's own `initRoot` (src/changes/init.ts) in this process — no CLI,
- * no daemon. One temporary directory holds every root of the process and the one state
- * directory (keys, seals) they share; it is removed in an `after` hook.
+ * no daemon. Each test file's tests run inside one ioSuite: one temporary directory holds its
+ * roots and the state directory (keys, seals) they share, removed in the suite's `after`.
  *
- * The location functions read process.env: the state directory is pointed into that temporary
- * directory at import, and a guard state/runtime directory that does not exist is named, so no
- * test here ever reads or writes the machine's own ~/.local/state or /var/lib/warden-guard.
+ * The location functions read process.env: while a suite runs, the state directory points into
+ * its temporary directory and a guard state/runtime directory that does not exist is named, so
+ * no test here reads or writes the machine's own ~/.local/state or /var/lib/warden-guard.
  */
-import { after } from 'node:test';
+import { after, before, describe } from 'node:test';
 import { cpSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,14 +19,44 @@ import { Store } from '../../src/store/store.js';
 import { BaselineState } from '../../src/store/baseline-state.js';
 import { FIXTURE, TEST_WARDEN_TOML } from './root.js';
 
-export const IO_BASE = realpathSync(mkdtempSync(join(tmpdir(), 'warden-io-')));
-export const IO_STATE = join(IO_BASE, 'state');
-process.env.XDG_STATE_HOME = IO_STATE;
-process.env.WARDEN_GUARD_STATE_DIR = join(IO_BASE, 'no-guard-state');
-process.env.WARDEN_GUARD_RUNTIME_DIR = join(IO_BASE, 'no-guard-run');
-delete process.env.STATE_DIRECTORY;
-delete process.env.RUNTIME_DIRECTORY;
-after(() => rmSync(IO_BASE, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }));
+let current: string | null = null;
+/**
+ * The test file's temporary directory (set while its ioSuite runs). Each file has its own,
+ * made in the suite's `before` and removed in its `after`: several files imported into one
+ * process (scripts/mutate-tests.mjs) each clean up their own, whatever order their suites run in.
+ */
+export function ioBase(): string {
+  if (!current) throw new Error('ioBase() outside an ioSuite');
+  return current;
+}
+
+/**
+ * A test file's top suite: before its tests, a temporary directory and the process's state
+ * directory pointed into it (no guard state or runtime directory that exists); after them,
+ * the directory removed and the environment put back.
+ */
+export function ioSuite(name: string, fn: () => void): void {
+  describe(name, () => {
+    const saved: Record<string, string | undefined> = {};
+    const NAMES = ['XDG_STATE_HOME', 'WARDEN_GUARD_STATE_DIR', 'WARDEN_GUARD_RUNTIME_DIR', 'STATE_DIRECTORY', 'RUNTIME_DIRECTORY'];
+    before(() => {
+      current = realpathSync(mkdtempSync(join(tmpdir(), 'warden-io-')));
+      for (const k of NAMES) saved[k] = process.env[k];
+      process.env.XDG_STATE_HOME = join(current, 'state');
+      process.env.WARDEN_GUARD_STATE_DIR = join(current, 'no-guard-state');
+      process.env.WARDEN_GUARD_RUNTIME_DIR = join(current, 'no-guard-run');
+      delete process.env.STATE_DIRECTORY;
+      delete process.env.RUNTIME_DIRECTORY;
+    });
+    after(() => {
+      for (const k of NAMES) { if (saved[k] === undefined) delete process.env[k]; else process.env[k] = saved[k]; }
+      const dir = current;
+      current = null;
+      if (dir) rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
+    });
+    fn();
+  });
+}
 
 let n = 0;
 export interface IoRoot {
@@ -40,7 +70,7 @@ export interface IoRoot {
 
 /** A fresh copy of the fixture root (not initialised). */
 export function ioRoot(wardenToml = TEST_WARDEN_TOML): IoRoot {
-  const base = join(IO_BASE, `r${++n}`);
+  const base = join(ioBase(), `r${++n}`);
   const root = join(base, 'root');
   const scratch = join(base, 'scratch');
   mkdirSync(root, { recursive: true });
