@@ -65,6 +65,13 @@ ioSuite('store I/O: alerts.jsonl (alerts.ts)', () => {
       await withIoStore(t2, (s) => {
         assert.deepEqual(readStoreAlertsFrom(s.fd, s.dir, Buffer.byteLength(line(a))), { alerts: [b, c], skipped: 0, offset: readFileSync(f).length });
       });
+      // Whole lines and a torn one in the same read: the whole ones, and the offset stops before the torn one.
+      const d = alert();
+      const whole = readFileSync(f).length;
+      appendFileSync(f, line(d).slice(0, 15));
+      assert.deepEqual(readAlertsFrom(t2.root, 0), { alerts: [a, b, c], skipped: 0, offset: whole });
+      appendFileSync(f, line(d).slice(15));
+      assert.deepEqual(readAlertsFrom(t2.root, whole), { alerts: [d], skipped: 0, offset: whole + Buffer.byteLength(line(d)) });
     });
 
     it('lines that are not alerts are skipped and counted; blank lines are neither', async () => {
