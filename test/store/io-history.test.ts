@@ -122,6 +122,33 @@ ioSuite('store I/O: the history repository (history.ts)', () => {
       });
     });
 
+    it('a removed file whose mirror is in the work tree: unlinked there and gone from the tree', async () => {
+      const t = await ioInitRoot();
+      await withIoStore(t, async (s) => {
+        await commitHistory(s, [text(ORG, 'kept\n'), text('orgs/gone.toml', 'gone\n')], 'apply', 'u');
+        assert.equal(readFileSync(t.s('history/orgs/gone.toml'), 'utf8'), 'gone\n', 'the mirror file is in the work tree');
+        await commitHistory(s, [{ path: 'orgs/gone.toml', kind: 'org', bytes: null }], 'remove orgs/gone.toml', 'u');
+        assert.throws(() => lstatSync(t.s('history/orgs/gone.toml')), { code: 'ENOENT' });
+        const h = await tree(s);
+        assert.equal(h.files.has('orgs/gone.toml'), false);
+        assert.equal(h.files.get(ORG)!.toString(), 'kept\n');
+        assert.equal(git(t, ['show', '--name-status', '--format=', 'HEAD']).trim(), 'D\torgs/gone.toml');
+      });
+    });
+
+    it('a fast-import that fails is reported with git\'s own first line', async () => {
+      const t = await ioInitRoot();
+      await withIoStore(t, async (s) => {
+        rmSync(t.s('history/.git/objects/pack'), { recursive: true, force: true });
+        writeFileSync(t.s('history/.git/objects/pack'), '');
+        await assert.rejects(initHistory(s, [text(ORG, 'x\n')], 'u'), (e: unknown) => {
+          assert.match((e as Error).message, /^git fast-import failed \(exit 128\): fatal: Unable to create temporary file '.*\/objects\/pack\/tmp_pack_XXXXXX': Not a directory$/);
+          return true;
+        });
+        assert.deepEqual(readdirSync(t.s('history/.git')).filter((n) => n.startsWith('warden-import-')), [], 'the stream file is gone after a failure too');
+      });
+    });
+
     it('a path\'s history: the commits touching its mirror, plus those that only changed its mode; never another path\'s', async () => {
       const t = await ioInitRoot();
       await withIoStore(t, async (s) => {
