@@ -136,6 +136,22 @@ ioSuite('store I/O: the history repository (history.ts)', () => {
       });
     });
 
+    it('readPatch of one path shows that path alone; an init on a detached HEAD commits to master', async () => {
+      const t = await ioInitRoot();
+      await withIoStore(t, async (s) => {
+        const c = await commitHistory(s, [text(ORG, 'p1\n'), text('orgs/side.toml', 'side\n')], 'apply', 'u');
+        const one = await readPatch(s, c, ORG);
+        assert.match(one, /^\+p1$/m);
+        assert.doesNotMatch(one, /side/, 'only the named path');
+        const both = await readPatch(s, c);
+        assert.match(both, /^\+side$/m);
+        git(t, ['update-ref', '--no-deref', 'HEAD', git(t, ['rev-parse', 'HEAD']).trim()]);
+        assert.equal(spawnSync('git', ['symbolic-ref', '-q', 'HEAD'], { cwd: t.s('history') }).status, 1, 'detached');
+        await initHistory(s, [text('orgs/d.toml', 'd\n')], 'u');
+        assert.equal(git(t, ['log', '-1', '--format=%s', 'refs/heads/master']).trim(), 'init: baseline of 1 file(s)');
+      });
+    });
+
     it('a fast-import that fails is reported with git\'s own first line', async () => {
       const t = await ioInitRoot();
       await withIoStore(t, async (s) => {

@@ -15,7 +15,9 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { LockHeldError, acquireLock, lockHolder, type Lock } from '../../src/store/lock.js';
 import { bootId, procStart, type Holder } from '../../src/store/lock-holder.js';
-import { probeBeacon } from '../../src/store/lock-beacon.js';
+import { beaconName, probeBeacon } from '../../src/store/lock-beacon.js';
+import { hmacHex } from '../../src/store/keys.js';
+import { createServer, type Server } from 'node:net';
 import { EXIT } from '../../src/common/errors.js';
 import { ioBase, ioSuite } from '../helpers/io-store.js';
 import { waitFor } from '../helpers/wait-for.js';
@@ -101,6 +103,23 @@ ioSuite('store I/O: the one-writer lock (lock.ts)', () => {
       assert.deepEqual(await lockHolder(d.fd, d.key), { pid: o.pid, start: o.start, boot: BOOT, role: 'command' });
       writeFileSync(d.lock, `${deadPid()} 1 ${BOOT} command\n`);
       assert.equal(await lockHolder(d.fd, d.key), null);
+      closeSync(d.fd);
+    });
+
+    it('a beacon holder that proves the key but names no holder: lockHolder says a holder, pid 0', async () => {
+      const d = dir();
+      const srv: Server = createServer((sock) => {
+        sock.setEncoding('latin1');
+        sock.on('data', (c: string) => { const nonce = c.split('\n')[0]!; sock.end(`${hmacHex(d.key, Buffer.from(`warden one-writer lock proof\0${nonce}`))} not a holder line`); });
+      });
+      await new Promise<void>((r) => srv.listen(beaconName(d.key), () => r()));
+      closers.push(() => srv.close());
+      assert.deepEqual(await probeBeacon(d.key), { kind: 'held', holder: null });
+      assert.deepEqual(await lockHolder(d.fd, d.key), { pid: 0, start: '-', boot: '-', role: '?' });
+      const o = other();
+      writeFileSync(d.lock, `${o.pid} ${o.start} ${BOOT} command\n`);
+      assert.deepEqual(await lockHolder(d.fd, d.key), { pid: o.pid, start: o.start, boot: BOOT, role: 'command' }, 'the file names it');
+      srv.close();
       closeSync(d.fd);
     });
 
