@@ -143,6 +143,10 @@ ioSuite('store I/O: the one-writer lock (lock.ts)', () => {
       await assert.rejects(acquireLock(d.fd, { role: 'command', waitMs: 300, key: d.key }),
         { message: `warden.lock is held by a warden command (pid ${o.pid}); try again when it is done, or stop it first` });
       assert.ok(Date.now() - t1 >= 300, 'waited for the command until the deadline');
+      // The pid-only format of an older warden: the holder is named by its pid alone.
+      writeFileSync(d.lock, `${o.pid}\n`);
+      await assert.rejects(acquireLock(d.fd, { role: 'command', waitMs: 200, key: d.key }),
+        { message: `warden.lock is held by pid ${o.pid}; try again when it is done, or stop it first` });
       writeFileSync(d.lock, 'garbled');
       await assert.rejects(acquireLock(d.fd, { role: 'command', waitMs: 200, key: d.key, label: LABEL }),
         { message: `${LABEL} is held by another warden process (its content is unreadable (it is stale once it is a few seconds old)); try again when it is done, or stop it first` });
