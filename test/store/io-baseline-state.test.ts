@@ -8,7 +8,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { BaselineState, RECOVER } from '../../src/store/baseline-state.js';
 import { parseIndex, readIndex, serializeIndexV1, type BaselineIndex } from '../../src/store/baseline.js';
 import { readSeal } from '../../src/store/keys.js';
@@ -193,6 +193,24 @@ ioSuite('store I/O: the baseline held in memory (baseline-state.ts)', () => {
       });
     });
 
+    it('rewriteIndex cut by a failing index write leaves a seal that names both (or the one, when they are the same)', async () => {
+      const t = await ioInitRoot();
+      await withIoStore(t, (s) => {
+        const st = loadState(t, s);
+        const mine = pair(t, 1);
+        const other = `7 ${'e'.repeat(64)}`;
+        const baseline = t.s('baseline');
+        renameSync(baseline, `${baseline}.aside`);
+        writeFileSync(baseline, 'not a directory');
+        writeFileSync(t.seal, `${other}\n`);
+        assert.throws(() => st.rewriteIndex(s.fd));
+        assert.equal(readSeal(t.seal), `${mine} ${other}`, 'both pairs while the index is put back');
+        writeFileSync(t.seal, `${mine}\n`);
+        assert.throws(() => st.rewriteIndex(s.fd));
+        assert.equal(readSeal(t.seal), mine, 'the same pair is not named twice');
+      });
+    });
+
     it('checkSeal: null while current; a removed or moved seal is put back, and said so', async () => {
       const t = await ioInitRoot();
       await withIoStore(t, (s) => {
@@ -279,6 +297,16 @@ ioSuite('store I/O: the baseline held in memory (baseline-state.ts)', () => {
         st.releaseBlobDirs();
         assert.ok(st.bytesOf(s.fd, ORG)?.equals(bytes), 'released: read with a walk each time');
         st.releaseBlobDirs();
+        // Descriptors: held ones are opened once (not per read) and closed on release.
+        const fds = () => readdirSync('/proc/self/fd').length;
+        const before = fds();
+        st.holdBlobDirs(s.fd);
+        for (let i = 0; i < 5; i++) assert.ok(st.bytesOf(s.fd, ORG));
+        assert.ok(st.bytesOf(s.fd, 'config/credentials.toml'));
+        assert.equal(fds(), before + 2, 'blobs/ and secrets/ held, one descriptor each');
+        st.releaseBlobDirs();
+        assert.equal(fds(), before, 'all closed on release');
+
       });
     });
   });
