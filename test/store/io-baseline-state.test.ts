@@ -156,7 +156,13 @@ ioSuite('store I/O: the baseline held in memory (baseline-state.ts)', () => {
       await withIoStore(t, (s) => {
         const st = loadState(t, s);
         const before = st.index.updated;
-        st.commit(s.fd, [change(ORG, 'x = 1\n', 0o100640), change('config/guests.toml', null)]);
+        // No root to publish for (publishFor not called): the commit publishes nothing, says nothing.
+        const said: string[] = [];
+        const write = process.stderr.write.bind(process.stderr);
+        process.stderr.write = ((chunk: string | Uint8Array) => { said.push(String(chunk)); return true; }) as typeof process.stderr.write;
+        try { st.commit(s.fd, [change(ORG, 'x = 1\n', 0o100640), change('config/guests.toml', null)]); }
+        finally { process.stderr.write = write; }
+        assert.deepEqual(said, []);
         assert.equal(st.index.generation, 2);
         assert.notEqual(st.index.updated, before);
         assert.deepEqual(st.entry(ORG), { kind: 'org', sha256: sha('x = 1\n'), size: 6, mode: 0o640, uid: 1234, gid: 5678 });
