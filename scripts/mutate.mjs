@@ -72,6 +72,8 @@ export const IO_FOLDERS = {
   },
   store: {
     files: Object.fromEntries(['baseline', 'baseline-state', 'keys', 'history', 'alerts', 'location', 'lock'].map((f) => [`dist/src/store/${f}.js`, STORE_IT])),
+    // In process, against real temporary stores made by init's own code (test/helpers/io-store.ts); ~15 s together.
+    fast: ['store/io-keys', 'store/io-location', 'store/io-baseline', 'store/io-baseline-state', 'store/io-alerts', 'store/io-history', 'store/io-lock', 'store/lock'],
   },
   guard: {
     files: Object.fromEntries(['guard', 'watcher', 'quarantine', 'verify-pass', 'store-check', 'open-watch', 'stamp-poll', 'alert-sink', 'observe', 'inspect'].map((f) => [`dist/src/guard/${f}.js`, GUARD_IT])),
