@@ -71,7 +71,12 @@ export function wilson(k, n) {
  */
 function runFast(dir, tests, timeoutS) {
   const t0 = Date.now();
-  const r = spawnSync(process.execPath, ['scripts/mutate-tests.mjs', ...tests], { cwd: dir, timeout: timeoutS * 1000, killSignal: 'SIGKILL', encoding: 'utf8' });
+  // Its temporary roots inside the sandbox (removed with it): a mutant killed at the timeout
+  // never runs its test files' `after` hooks.
+  const tmp = join(dir, '.tmp-fast');
+  rmSync(tmp, { recursive: true, force: true });
+  mkdirSync(tmp, { mode: 0o700 });
+  const r = spawnSync(process.execPath, ['scripts/mutate-tests.mjs', ...tests], { cwd: dir, timeout: timeoutS * 1000, killSignal: 'SIGKILL', encoding: 'utf8', env: { ...process.env, TMPDIR: tmp } });
   const timedOut = r.error?.code === 'ETIMEDOUT' || r.signal === 'SIGKILL';
   return { code: timedOut ? null : r.status, timedOut, seconds: (Date.now() - t0) / 1000, summary: (String(r.stdout).match(/^# (?:pass|fail) \d+$/gm) ?? []).join(', '), out: `${r.stdout}${r.stderr}` };
 }
