@@ -90,6 +90,16 @@ function clearDir(fd: number): void {
 
 type Read = { ok: true; intent: Intent; blobs: Map<string, Buffer> } | { ok: false; problem: string } | null;
 
+const SHA_OR_NULL = (v: unknown): boolean => v === null || (typeof v === 'string' && /^[0-9a-f]{64}$/.test(v));
+const INT = (v: unknown): boolean => Number.isInteger(v);
+
+/** The fields recovery reads, of the types it reads them as. */
+function intentShaped(x: unknown): x is Intent {
+  if (x === null || typeof x !== 'object' || !Array.isArray((x as Intent).files)) return false;
+  return (x as Intent).files.every((f) => f !== null && typeof f === 'object' && typeof f.path === 'string' && typeof f.kind === 'string'
+    && INT(f.mode) && INT(f.uid) && INT(f.gid) && SHA_OR_NULL(f.old) && SHA_OR_NULL(f.new));
+}
+
 function readIntent(storeFd: StoreFd, key: Buffer): Read {
   return withDir(storeFd, JOURNAL_DIR, (fd): Read => {
     let raw: Buffer | null;
@@ -101,6 +111,9 @@ function readIntent(storeFd: StoreFd, key: Buffer): Read {
     if (nl < 0 || !head.startsWith(HEADER) || !hmacEqual(head.slice(HEADER.length), hmacHex(key, body))) return { ok: false, problem: 'its HMAC does not verify' };
     let intent: Intent;
     try { intent = JSON.parse(body.toString('utf8')) as Intent; } catch { return { ok: false, problem: 'its body is malformed' }; }
+    // Authentic bytes of another shape (an older or a broken writer, a key holder's forgery)
+    // are refused the same way, never thrown on while the writer starts.
+    if (!intentShaped(intent)) return { ok: false, problem: 'its body is malformed' };
     const blobs = new Map<string, Buffer>();
     for (const f of intent.files) {
       for (const sha of [f.old, f.new]) {

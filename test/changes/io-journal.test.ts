@@ -298,6 +298,12 @@ describe('a manifest that must not be obeyed', () => {
     });
     assert.match(d ?? '', /\(its body is malformed\)/);
   });
+  it('an authentic body whose files are not a list of files is malformed, never thrown on', async () => {
+    for (const files of [5, null, 'x', [null], [{ path: 7, old: null, new: null }], [{ path: 'a', old: 5, new: null }]]) {
+      const d = await refused((p) => resign(p, (i) => ({ ...i, files })));
+      assert.match(d ?? '', /\(its body is malformed\)/, JSON.stringify(files));
+    }
+  });
   it('a blob missing, or altered', async () => {
     const d = await refused((p) => { rmSync(join(journalDir(p.t), `${p.intent.files[1]!.new}.blob`)); });
     assert.match(d ?? '', new RegExp(`\\(the blob for ${GUESTS} is missing or altered\\)`));
