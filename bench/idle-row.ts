@@ -12,9 +12,8 @@ import { loadavg } from 'node:os';
 import { DiscordEmulator } from '../test/helpers/discord-emulator.js';
 import { CLI, TOKEN, cleanupTemps, log, startReady, type Proc } from './lib.js';
 import { IDLE_S, N_FILES, node } from './config.js';
-import { bigRoot } from './big-root.js';
+import { initBigRoots } from './big-root.js';
 import { idleWindow, type IdleStats } from './idle.js';
-import { spawnSync } from 'node:child_process';
 
 async function main(): Promise<void> {
   const clis = process.argv.slice(2).length ? process.argv.slice(2) : [CLI];
@@ -25,12 +24,7 @@ async function main(): Promise<void> {
   await emu.start();
   const rows: string[] = [];
   try {
-    const roots = clis.map((cli) => {
-      const big = bigRoot(emu.api);
-      const r = spawnSync(node, [cli, 'init', '--root', big.root], { env: big.env, encoding: 'utf8', timeout: 300_000 });
-      if (r.status !== 0) throw new Error(`init with ${cli} failed: ${r.stderr}`);
-      return big;
-    });
+    const roots = initBigRoots(clis, emu.api);
     for (let round = 0; round < rounds; round++) {
       for (const [i, cli] of clis.entries()) {
         const big = roots[i]!;
