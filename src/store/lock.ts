@@ -10,7 +10,7 @@
  *    socket and the lock file are gone.
  * Path-agnostic: it works on a descriptor of the control directory.
  */
-import { closeSync, constants, fstatSync, fsyncSync, futimesSync, openSync, readdirSync, writeSync } from 'node:fs';
+import { closeSync, constants, fstatSync, fsyncSync, futimesSync, openSync, readdirSync, rmdirSync, writeSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { EXIT, WardenError, errnoCode } from '../common/errors.js';
 import { at, linkAt, lstatAt, moveAt, readSmallAt, safeClose, unlinkAt } from '../fsx/beneath.js';
@@ -120,11 +120,17 @@ function inspect(dirFd: number): Seen {
 }
 
 /** Move a stale lock aside; if it turns out someone replaced it meanwhile, put theirs back. */
-function removeStale(dirFd: number, ino: string): void {
+function removeStale(dirFd: number, ino: string, label: string, log: (l: string) => void): void {
   const aside = `warden.lock.${randomBytes(6).toString('hex')}.tmp`;
   try { moveAt(dirFd, NAME, dirFd, aside); } catch { return; }
   const st = lstatAt(dirFd, aside);
   if (st && inodeOf(st) !== ino) { try { linkAt(dirFd, aside, dirFd, NAME); } catch { /* a newer one is in place */ } }
+  if (st?.isDirectory()) {
+    // A directory is removed only when empty: what someone put in it is theirs to look at.
+    try { rmdirSync(at(dirFd, aside)); }
+    catch { log(`<4>warden: the stale ${label} was a directory that is not empty: moved aside to ${aside}, for you to look at and remove`); }
+    return;
+  }
   try { unlinkAt(dirFd, aside); } catch { /* gone */ }
 }
 
@@ -174,7 +180,7 @@ export async function acquireLock(controlDirFd: number, opts: LockOptions): Prom
       const seen = inspect(dirFd);
       if (seen.kind === 'stale') {
         log(`<5>warden: removing a stale ${label}: ${seen.why}`);
-        removeStale(dirFd, seen.ino);
+        removeStale(dirFd, seen.ino, label, log);
         continue;
       }
       if (seen.kind === 'held' && (seen.holder?.role === 'daemon' || Date.now() >= deadline)) throw heldError(seen.holder, label, seen.holder ? '' : ` (${seen.why})`);
@@ -212,7 +218,7 @@ function holdFile(dirFd: number, firstFd: number, me: Holder, line: string, beac
       if (st && inodeOf(st) === ino) { futimesSync(fd, new Date(), new Date()); return; }
       if (st) {
         const seen = inspect(dirFd);
-        if (seen.kind === 'stale') { removeStale(dirFd, seen.ino); return; }
+        if (seen.kind === 'stale') { removeStale(dirFd, seen.ino, label, log); return; }
         if (seen.kind !== 'held' || warned) return;
         warned = true;
         log(`<2>warden: ${label} was replaced by ${describe(seen.holder)}'s while this process (pid ${me.pid}) holds it`);

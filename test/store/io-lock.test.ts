@@ -199,9 +199,23 @@ ioSuite('store I/O: the one-writer lock (lock.ts)', () => {
         assert.equal(removed.length, 1, `${name}: ${JSON.stringify(r.lines)}`);
         assert.ok(why(removed[0]!.slice(`<5>warden: removing a stale ${LABEL}: `.length)), `${name}: ${removed[0]}`);
         assert.equal(r.content, mine('command'), `${name}: the lock is the new writer's`);
-        assert.ok(!r.after.includes('warden.lock'), `${name}: released`);
+        assert.deepEqual(r.after, [], `${name}: released, and nothing of the stale lock is left behind`);
         closeSync(d.fd);
       }
+    });
+
+    it('a directory with something in it at the lock\'s name: moved aside and named, never deleted', async () => {
+      const d = dir();
+      mkdirSync(d.lock);
+      writeFileSync(join(d.lock, 'keep-me'), 'someone\'s bytes\n');
+      const r = await acquireInWorker(d);
+      assert.ok(r.ok, JSON.stringify(r));
+      const aside = r.after.filter((n) => /^warden\.lock\.[0-9a-f]+\.tmp$/.test(n));
+      assert.equal(aside.length, 1, JSON.stringify(r.after));
+      assert.equal(readFileSync(join(d.path, aside[0]!, 'keep-me'), 'utf8'), 'someone\'s bytes\n');
+      const said = r.lines.filter((l) => l.includes(aside[0]!));
+      assert.deepEqual(said, [`<4>warden: the stale ${LABEL} was a directory that is not empty: moved aside to ${aside[0]}, for you to look at and remove`]);
+      closeSync(d.fd);
     });
 
     it('old temporary files of killed writers are swept; a young one and other names are left', async () => {
