@@ -388,10 +388,18 @@ export function createFileAt(dirFd: number, name: string, bytes: Uint8Array, mod
 
 /** Append one record to a file (created 0600), fsynced before returning. */
 export function appendFileAt(dirFd: number, name: string, bytes: Uint8Array): void {
-  // O_NONBLOCK: a FIFO planted at the name must fail the isFile() check, not block us forever.
-  const fd = openSync(at(dirFd, name), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK, 0o600);
+  const notRegular = () => Object.assign(new Error(`${name} is not a regular file`), { code: 'EINVAL' });
+  // A FIFO or device planted at the name is refused before it is opened at all (a link is
+  // left to O_NOFOLLOW, which refuses it with ELOOP).
+  const seen = lstatAt(dirFd, name);
+  if (seen && !seen.isFile() && !seen.isSymbolicLink()) throw notRegular();
+  // One planted between the lstat and the open: O_NONBLOCK so a FIFO fails (ENXIO) or opens
+  // without waiting for a reader, O_NOCTTY so a terminal never becomes ours; either is refused.
+  let fd: number;
+  try { fd = openSync(at(dirFd, name), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | constants.O_NOCTTY, 0o600); }
+  catch (err) { if (errnoCode(err) === 'ENXIO') throw notRegular(); throw err; }
   try {
-    if (!fstatSync(fd).isFile()) throw Object.assign(new Error(`${name} is not a regular file`), { code: 'EINVAL' });
+    if (!fstatSync(fd).isFile()) throw notRegular();
     writeAll(fd, bytes);
     fsyncSync(fd);
   } finally {

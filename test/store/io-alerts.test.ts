@@ -156,8 +156,14 @@ ioSuite('store I/O: alerts.jsonl (alerts.ts)', () => {
       execFileSync('mkfifo', [f]);
       refuses(() => readAlerts(t.root), damaged(t.s('').replace(/\/$/, '')));
       await withIoStore(t, (s) => {
-        // A FIFO with no reader: the non-blocking open fails (ENXIO) instead of waiting for one.
-        assert.throws(() => appendAlert(s.fd, alert()), (e: unknown) => (e as NodeJS.ErrnoException).code === 'ENXIO');
+        // A FIFO: refused for what it is, before any open (which would wait for a reader, or fail ENXIO).
+        assert.throws(() => appendAlert(s.fd, alert()), (e: unknown) => (e as NodeJS.ErrnoException).code === 'EINVAL' && (e as Error).message === 'alerts.jsonl is not a regular file');
+      });
+      rmSync(f);
+      // A character device (a null device made here): refused the same way, never opened.
+      execFileSync('mknod', [f, 'c', '1', '3']);
+      await withIoStore(t, (s) => {
+        assert.throws(() => appendAlert(s.fd, alert()), (e: unknown) => (e as NodeJS.ErrnoException).code === 'EINVAL' && (e as Error).message === 'alerts.jsonl is not a regular file');
       });
       rmSync(f);
       const target = join(t.scratch, 'elsewhere.jsonl');
