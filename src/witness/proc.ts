@@ -91,10 +91,38 @@ function readSmall(path: string): string | null {
   try { return readFileSync(path, 'latin1'); } catch { return null; }
 }
 
-/** The intent of the open task TID is blocked in (read first: it is the cheapest answer). */
-export function readIntent(tid: number): Intent {
-  const s = readSmall(`/proc/${tid}/syscall`);
-  return s === null ? 'unknown' : intentOfSyscall(s);
+const pauseCell = new Int32Array(new SharedArrayBuffer(4));
+
+export interface IntentReader {
+  read: (path: string) => string | null;
+  pause: () => void;
+  tries: number;
+  arch: string;
+}
+const PROC_READER: IntentReader = { read: readSmall, pause: () => { Atomics.wait(pauseCell, 0, 0, 1); }, tries: 500, arch: process.arch };
+
+/**
+ * The intent of the open task TID is blocked in (read first: it is the cheapest answer).
+ * The kernel queues the event before the opener goes to sleep, so on a loaded machine the
+ * listener can read /proc/TID/syscall while the task still runs ("running"): read again,
+ * 1 ms apart, until it sleeps (at most `tries` reads; the opener waits for our answer).
+ */
+export function readIntent(tid: number, r: IntentReader = PROC_READER): Intent {
+  for (let i = 1; ; i++) {
+    const s = r.read(`/proc/${tid}/syscall`);
+    if (s === null) return 'unknown';
+    if (!s.startsWith('running') || i >= r.tries) return intentOfSyscall(s, r.arch);
+    r.pause();
+  }
+}
+
+/**
+ * Whether the witness refuses an open: with `enforce`, of a protected file, unless it is
+ * known to be a read. An open it cannot classify (openat2, io_uring) is refused too, or it
+ * would be a way around enforce; the runtime's reads are plain openat, always classified.
+ */
+export function refuses(enforce: boolean, intent: Intent, isProtected: boolean): boolean {
+  return enforce && isProtected && intent !== 'read';
 }
 
 /** The cgroup path of a task (for the exemption of warden's own writer). */

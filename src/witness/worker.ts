@@ -17,7 +17,7 @@ import {
   FAN_ALLOW, FAN_ATTRIB, FAN_CREATE, FAN_DELETE, FAN_DENY, FAN_MOVED_FROM, FAN_MOVED_TO, FAN_OPEN_PERM, FAN_Q_OVERFLOW, POLLIN,
   loadFanotify, parseEvents, parseNameEvents, response, type NameEvent,
 } from './fanotify.js';
-import { Users, readCgroup, readIntent, readLiveWriter, readWriter } from './proc.js';
+import { Users, readCgroup, readIntent, readLiveWriter, readWriter, refuses } from './proc.js';
 import type { NameOp } from './record.js';
 import type { WitnessTargets, WorkerInit } from './types.js';
 
@@ -85,7 +85,7 @@ function handle(mask: bigint, fd: number, tid: number): void {
     let abs = '';
     try { abs = readlinkSync(`/proc/self/fd/${fd}`); } catch { /* unnamed */ }
     const rel = relOf(abs);
-    deny = enforce && intent === 'write' && isProtected(rel);
+    deny = refuses(enforce, intent, isProtected(rel));
     Atomics.add(hb, 2, 1);
     record({
       t: Date.now(), dev: st.dev, ino: st.ino, path: rel ?? abs, op: intent === 'write' ? 'open-write' : 'open-unknown',

@@ -1,7 +1,7 @@
 /** The witness's pure parts: open intent from /proc/TID/syscall, the unit from a cgroup, `by` in plain words. */
 import { it } from 'node:test';
 import assert from 'node:assert/strict';
-import { intentOfSyscall, parseStatus, unitOfCgroup } from '../../src/witness/proc.js';
+import { intentOfSyscall, parseStatus, readIntent, refuses, unitOfCgroup } from '../../src/witness/proc.js';
 import { parseEvents, parseNameEvents } from '../../src/witness/fanotify.js';
 import { RecordReader } from '../../src/witness/record.js';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -21,6 +21,29 @@ it('intent: openat flags decide; creat always writes; other syscalls and garbage
   assert.equal(intentOfSyscall('437 0xffffff9c 0x7ffd1 0x7ffd2 0x18', 'x64'), 'unknown'); // openat2
   assert.equal(intentOfSyscall('running', 'x64'), 'unknown');
   assert.equal(intentOfSyscall('', 'x64'), 'unknown');
+});
+
+it('intent of a task not yet asleep in its open ("running"): read again until it is, within a bound; then unknown', () => {
+  const line = '257 0xffffff9c 0x7ffd1 0x441 0x1b6'; // O_WRONLY|O_CREAT|O_APPEND, as `>>` opens
+  let reads = 0;
+  let pauses = 0;
+  const seq = ['running\n', 'running\n', 'running\n', line];
+  assert.equal(readIntent(7, { read: () => seq[reads++] ?? null, pause: () => { pauses++; }, tries: 50, arch: 'x64' }), 'write');
+  assert.equal(reads, 4);
+  assert.equal(pauses, 3);
+  reads = 0;
+  assert.equal(readIntent(7, { read: () => { reads++; return 'running\n'; }, pause: () => {}, tries: 50, arch: 'x64' }), 'unknown');
+  assert.equal(reads, 50, 'bounded: the opener is held until answered, so the witness must not wait forever');
+  assert.equal(readIntent(7, { read: () => null, pause: () => { throw new Error('no pause for an unreadable task'); }, tries: 50, arch: 'x64' }), 'unknown');
+});
+
+it('refused under enforce: a write or an open it cannot classify, of a protected file; never a read, never without enforce', () => {
+  assert.equal(refuses(true, 'write', true), true);
+  assert.equal(refuses(true, 'unknown', true), true, 'openat2 or io_uring must not be a way around enforce');
+  assert.equal(refuses(true, 'read', true), false);
+  assert.equal(refuses(true, 'write', false), false);
+  assert.equal(refuses(false, 'write', true), false);
+  assert.equal(refuses(false, 'unknown', true), false);
 });
 
 it('unit: the innermost .service or .scope of the v2 line, else the v1 name=systemd line', () => {

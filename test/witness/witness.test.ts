@@ -12,12 +12,28 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cli, fileSha, readAlertsOf, testWorld, waitFor, CLI, TEST_WARDEN_TOML } from '../helpers/root.js';
 import type { Alert, Writer } from '../../src/store/alert-types.js';
+import { recordDirOf } from '../../src/witness/record.js';
+import { join } from 'node:path';
 
 const ROOT_ONLY = process.getuid?.() !== 0 ? 'needs root (fanotify permission events need CAP_SYS_ADMIN)' : false;
 const A = 'config/conditions.toml';
 const B = 'orgs/bookclub.toml';
 const world = testWorld();
 after(() => world.cleanup());
+
+/** openat2(AT_FDCWD, argv[1], {O_WRONLY|O_APPEND}) through libc's syscall(): prints "ok" and writes, or the errno's name. */
+const OPENAT2 = `import ctypes, errno, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+class How(ctypes.Structure):
+    _fields_ = [('flags', ctypes.c_uint64), ('mode', ctypes.c_uint64), ('resolve', ctypes.c_uint64)]
+how = How(os.O_WRONLY | os.O_APPEND, 0, 0)
+libc.syscall.restype = ctypes.c_long
+fd = libc.syscall(437, -100, sys.argv[1].encode(), ctypes.byref(how), ctypes.c_size_t(ctypes.sizeof(how)))
+if fd < 0:
+    print(errno.errorcode[ctypes.get_errno()])
+else:
+    os.write(fd, b'tampered through openat2\\n'); print('ok')
+`;
 
 const ENFORCE_TOML = (base: string) => `${base}\n[witness]\nenforce = true\n`;
 
@@ -74,6 +90,10 @@ describe('the witness', { skip: ROOT_ONLY }, () => {
     assert.notEqual(r.code, 0, 'the shell could not open the file');
     assert.match(r.err, /Operation not permitted/);
     assert.equal(fileSha(t.p(B)), before, 'nothing was written');
+    // openat2 (no flags in /proc/TID/syscall, only a pointer to them): refused too, not a way around.
+    const o2 = spawnSync('python3', ['-c', OPENAT2, t.p(B)], { encoding: 'utf8', timeout: 10_000 });
+    assert.equal(o2.stdout.trim(), 'EPERM', `openat2 for writing is refused: ${o2.stdout}${o2.stderr}`);
+    assert.equal(fileSha(t.p(B)), before, 'nothing was written through openat2');
     const refused = await waitFor(() => readAlertsOf(t).find((x) => x.reason === 'refused' && x.path === B), 5000, 'a refused alert');
     assert.ok(isWriter(refused.by) && refused.by.pid === w.pid && refused.by.refused === true, JSON.stringify(refused.by));
     assert.ok(!readAlertsOf(t).some((x) => x.action === 'reverted'), 'no revert was needed');
@@ -161,7 +181,8 @@ describe('the witness', { skip: ROOT_ONLY }, () => {
     const w = await world.daemon(t, ['--witness', '--writer-pid', String(g.proc.pid)]);
     const before = fileSha(t.p(B));
     const first = await writer(t.root, B, 'tampered = 1').done;
-    assert.match(first.err, /Operation not permitted/, `the separate witness refuses (its log: ${w.stderr().slice(-1500)})`);
+    const record = () => { try { return readFileSync(join(recordDirOf(t.root, t.env), 'record.jsonl'), 'utf8').slice(-1500); } catch (e) { return String(e); } };
+    assert.match(first.err, /Operation not permitted/, `the separate witness refuses (its log: ${w.stderr().slice(-1500)}; its record: ${record()}; the guard's log: ${g.stderr().slice(-1500)})`);
     // Its refusal reaches the guard's alerts through the witness's record (another process).
     const refused = await waitFor(() => readAlertsOf(t).find((x) => x.reason === 'refused'), 5000, 'the guard raised the refusal');
     assert.ok(isWriter(refused.by));
