@@ -240,6 +240,23 @@ ioSuite('guard detection layers, each alone', () => {
       assert.equal(readFileSync(join(t.scratch, 'moved.toml')).equals(approved.get(rel)!.bytes), true, 'what was moved out is not touched');
     });
 
+    it('a file not verified clean yet is never counted quiet nor vouched for: it stays on the fast cycle', (ctx) => {
+      if (!inotify) { ctx.skip('no inotify binding'); return; }
+      const missing = 'config/guests.toml';
+      const paths = L.g.state.paths();
+      const seen: string[] = [];
+      // A second poll over the same root whose source has no clean stamp for one file (as after a reload, before its first check).
+      const p = new StampPoll({ rootFd: () => L.g.rootFd, paths: () => paths, cleanStamp: (r) => (r === missing ? undefined : L.g.cleanStamp(r)), hint: (r) => seen.push(r) });
+      try {
+        for (let i = 0; i < FAST + 1; i++) p.tick();
+        const c = p.counts();
+        assert.deepEqual({ watched: c.watched, hot: c.hot, quiet: c.quiet }, { watched: paths.length - 1, hot: 1, quiet: paths.length - 1 }, JSON.stringify(c));
+        assert.equal(p.vouches(missing), false);
+        assert.equal(p.vouches('orgs/bookclub.toml'), true);
+        assert.deepEqual(seen, [], 'nothing to compare with is no hint (the check that runs records the stamp)');
+      } finally { p.close(); }
+    });
+
     it('emptied through a hard link: every credential key it dropped is listed (fingerprints only)', (ctx) => {
       if (!inotify) { ctx.skip('no inotify binding'); return; }
       const hl = join(t.scratch, 'cred');
