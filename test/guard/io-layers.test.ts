@@ -19,6 +19,7 @@ import {
   utimesSync, writeFileSync, writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
+import { readdirSync } from 'node:fs';
 import { ioInitRoot, ioSuite, loadState, type IoStore } from '../helpers/io-store.js';
 import { sha, waitFor } from '../helpers/root.js';
 import { Guard, type WriterSource } from '../../src/guard/guard.js';
@@ -238,6 +239,26 @@ ioSuite('guard detection layers, each alone', () => {
       assert.equal(mine[0]!.reason, 'content');
       assert.ok(isApproved(t, approved, rel));
       assert.equal(readFileSync(join(t.scratch, 'moved.toml')).equals(approved.get(rel)!.bytes), true, 'what was moved out is not touched');
+    });
+
+    it('the directory of a file held open moved away (no event reaches the file\'s inode): the poll cannot enter it, hints the file, and the check puts both back', (ctx) => {
+      if (!inotify) { ctx.skip('no inotify binding'); return; }
+      const rel = 'blocks/conditional/nsfw.md';
+      L.tick(FAST + 1);
+      L.alerts.length = 0;
+      // Open (a possible mapping): on the fast cycle. A quiet file is not looked at by the poll
+      // at all; its directory's move is the directory watch's and the rescan's to find.
+      const fd = openSync(t.p(rel), 'r+');
+      try {
+        L.tick(FAST);
+        assert.equal(L.alerts.length, 0);
+        renameSync(t.p('blocks/conditional'), join(t.scratch, 'cond'));
+        L.tick(FAST);
+      } finally { closeSync(fd); }
+      const got = L.alerts.splice(0).map((a) => [a.path, a.reason]);
+      assert.deepEqual(got.sort(), [['blocks/conditional', 'deleted'], [rel, 'deleted']], JSON.stringify(got));
+      assert.ok(isApproved(t, approved, rel));
+      assert.ok(readFileSync(join(t.scratch, 'cond', 'nsfw.md')).equals(approved.get(rel)!.bytes), 'the moved directory is not touched');
     });
 
     it('a file not verified clean yet is never counted quiet nor vouched for: it stays on the fast cycle', (ctx) => {
@@ -491,13 +512,35 @@ ioSuite('guard detection layers, each alone', () => {
     it('edits made while no guard ran: put back by the startup pass as changed-while-stopped, with what changed', async () => {
       const t = await ioInitRoot();
       const approved = approvedOf(t, ['orgs/bookclub.toml', 'config/guests.toml']);
+      const orgsMode = statSync(t.p('orgs')).mode & 0o7777;
       writeFileSync(t.p('orgs/bookclub.toml'), 'name = "while stopped"\n');
       chmodSync(t.p('config/guests.toml'), 0o666);
+      chmodSync(t.p('orgs'), 0o777);
       const L = await guardOn(t);
       try {
         const got = L.alerts.map((a) => [a.path, a.reason, a.also?.[0]]);
-        assert.deepEqual(got.sort(), [['config/guests.toml', 'changed-while-stopped', 'mode'], ['orgs/bookclub.toml', 'changed-while-stopped', 'content']], JSON.stringify(got));
+        assert.deepEqual(got.sort(), [['config/guests.toml', 'changed-while-stopped', 'mode'], ['orgs', 'changed-while-stopped', 'mode'], ['orgs/bookclub.toml', 'changed-while-stopped', 'content']], JSON.stringify(got));
+        assert.equal(statSync(t.p('orgs')).mode & 0o7777, orgsMode);
         for (const rel of approved.keys()) assert.ok(isApproved(t, approved, rel));
+      } finally { L.close(); }
+    });
+
+    it('the root directory replaced while no guard ran (its entries moved into a new one): the startup pass says so once, and records the new one', async () => {
+      const t = await ioInitRoot();
+      const mode = statSync(t.root).mode & 0o7777;
+      const old = join(t.scratch, 'old-root');
+      renameSync(t.root, old);
+      mkdirSync(t.root, { mode });
+      chmodSync(t.root, mode);
+      for (const e of readdirSync(old)) renameSync(join(old, e), join(t.root, e));
+      const L = await guardOn(t);
+      try {
+        const root = L.alerts.filter((a) => a.path === '.');
+        assert.equal(root.length, 1, JSON.stringify(L.alerts.map((a) => [a.path, a.reason])));
+        assert.equal(root[0]!.reason, 'changed-while-stopped');
+        assert.deepEqual(root[0]!.also, ['root-replaced']);
+        assert.match(root[0]!.detail ?? '', /names another directory/);
+        assert.equal(L.g.storeHandle.rootReplaced(L.g.rootFd), null, 'the directory now guarded is recorded');
       } finally { L.close(); }
     });
 
@@ -523,9 +566,13 @@ ioSuite('guard detection layers, each alone', () => {
   describe('who made the edit: joined from the witness\'s record, or why that is not known', () => {
     const writer: Writer = { pid: 4242, comm: 'agent', exe: '/usr/bin/agent', uid: 1000, user: 'agent', loginuid: null, login_user: null } as Writer;
     const looked: string[] = [];
+    const asked: string[] = [];
+    let written = -1;
     const writers: WriterSource = {
-      // The record knows every inode: only the reasons that are opens may be joined on it.
-      lookup: (dev, ino) => { looked.push(`${dev}:${ino}`); return { writer, others: 0 }; },
+      // Asked which name operations explain the reason; no record of any here.
+      lookupName: (path, ops) => { asked.push(`${path} ${ops.join(',')}`); return null; },
+      // The record knows one inode's writer; only the reasons that are opens may be joined on an inode.
+      lookup: (dev, ino) => { looked.push(`${dev}:${ino}`); return ino === written ? { writer, others: 0 } : null; },
       unavailable: () => null,
       namesUnavailable: () => 'names not watched here',
     };
@@ -537,6 +584,7 @@ ioSuite('guard detection layers, each alone', () => {
     it('new content in place: the writer of that inode', () => {
       const rel = 'orgs/bookclub.toml';
       const ino = statSync(t.p(rel)).ino;
+      written = ino;
       writeInPlaceKeepMtime(t.p(rel), Buffer.from('name = "by agent"\n'));
       L.g.onPathEvent(rel, false);
       const [a] = L.alerts.splice(0);
@@ -553,6 +601,19 @@ ioSuite('guard detection layers, each alone', () => {
       assert.equal(a?.reason, 'mode');
       assert.deepEqual(a?.by, { unknown: 'the witness sees opens for writing, and a chmod is not one (names not watched here)' });
       assert.deepEqual(looked, []);
+      assert.deepEqual(asked.splice(0), ['config/guests.toml attrib'], 'explained by an attribute change of the name only');
+    });
+
+    it('deleted, and replaced by a rename over it: the name operations that explain each are the ones asked for', () => {
+      asked.length = 0;
+      unlinkSync(t.p('config/guests.toml'));
+      L.g.onPathEvent('config/guests.toml', false);
+      writeFileSync(join(t.root, 'x.tmp'), 'name = "over"\n');
+      renameSync(join(t.root, 'x.tmp'), t.p('orgs/bookclub.toml'));
+      L.g.onPathEvent('orgs/bookclub.toml', false);
+      const got = L.alerts.splice(0).map((a) => [a.path, a.reason]);
+      assert.deepEqual(got, [['config/guests.toml', 'deleted'], ['orgs/bookclub.toml', 'content']]);
+      assert.deepEqual(asked.splice(0), ['config/guests.toml delete,rename-away', 'orgs/bookclub.toml rename-in,create']);
     });
 
     it('a directory chmod: reverted (not a failed revert), with the same reason why the writer is not known', () => {
