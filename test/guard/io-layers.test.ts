@@ -19,7 +19,7 @@ import {
   utimesSync, writeFileSync, writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { readdirSync } from 'node:fs';
+import { chownSync, readdirSync, symlinkSync } from 'node:fs';
 import { ioInitRoot, ioSuite, loadState, type IoStore } from '../helpers/io-store.js';
 import { sha, waitFor } from '../helpers/root.js';
 import { Guard, type WriterSource } from '../../src/guard/guard.js';
@@ -278,6 +278,24 @@ ioSuite('guard detection layers, each alone', () => {
       } finally { p.close(); }
     });
 
+    it('the inode watches\' event queue overflows: every watched file counts as possibly open (never vouched for) until its inode is replaced', (ctx) => {
+      if (!inotify) { ctx.skip('no inotify binding'); return; }
+      const flood = 'config/conditions.toml';
+      const other = 'orgs/bookclub.toml';
+      L.tick(FAST + 1);
+      assert.equal(L.poll!.vouches(other), true, 'quiet before');
+      // Each open and close of a watched inode is two queued events; more than the queue holds
+      // (fs.inotify.max_queued_events, 16384 by default) and the kernel drops the rest for one overflow event.
+      const max = Number(readFileSync('/proc/sys/fs/inotify/max_queued_events', 'utf8'));
+      for (let i = 0; i < max / 2 + 100; i++) closeSync(openSync(t.p(flood), 'r'));
+      L.tick(1);
+      assert.equal(L.poll!.vouches(other), false, 'a file nobody touched is not vouched for after the overflow');
+      assert.equal(L.poll!.counts().quiet, 0, JSON.stringify(L.poll!.counts()));
+      L.tick(2 * FAST);
+      assert.equal(L.poll!.vouches(other), false, 'still not: its counts are unknown');
+      assert.equal(L.alerts.length, 0, 'an overflow is no change');
+    });
+
     it('emptied through a hard link: every credential key it dropped is listed (fingerprints only)', (ctx) => {
       if (!inotify) { ctx.skip('no inotify binding'); return; }
       const hl = join(t.scratch, 'cred');
@@ -325,6 +343,15 @@ ioSuite('guard detection layers, each alone', () => {
       const [a] = L.alerts.splice(0);
       assert.equal(a?.path, rel);
       assert.equal(a?.reason, 'content');
+      // Same inode, same size, mtime put back: only ctime moved, and the lstat alone sees it.
+      const g = 'config/guests.toml';
+      const before = readFileSync(t.p(g));
+      writeInPlaceKeepMtime(t.p(g), sameSize(before));
+      L.tick(FAST);
+      const [b] = L.alerts.splice(0);
+      assert.equal(b?.path, g);
+      assert.equal(b?.reason, 'content');
+      assert.ok(readFileSync(t.p(g)).equals(before));
     });
   });
 
@@ -376,6 +403,31 @@ ioSuite('guard detection layers, each alone', () => {
       assert.throws(() => lstatSync(t.p('orgs/evil.toml')), /ENOENT/);
     });
 
+    it('a protected directory chown\'ed: put back to its approved owner by the rescan', () => {
+      const want = statSync(t.p('orgs'));
+      chownSync(t.p('orgs'), 12345, 12345);
+      L.g.rescan();
+      const got = L.alerts.splice(0).map((a) => [a.path, a.reason]);
+      assert.deepEqual(got, [['orgs', 'owner']]);
+      const now = statSync(t.p('orgs'));
+      assert.deepEqual([now.uid, now.gid], [want.uid, want.gid]);
+    });
+
+    it('verify\'s one pass: a directory replaced by a symlink is reported, and its file as missing (never read through the link)', () => {
+      const away = join(t.scratch, 'cond');
+      renameSync(t.p('blocks/conditional'), away);
+      symlinkSync(away, t.p('blocks/conditional'));
+      try {
+        const found = inspectAll(L.g.rootFd, L.g.state, L.g.pset, L.g.maxBytes).map((f) => [f.path, f.verdict.reason, f.obs.type]);
+        assert.deepEqual(found, [['blocks/conditional', 'symlink', 'symlink'], ['blocks/conditional/nsfw.md', 'deleted', 'absent']], JSON.stringify(found));
+      } finally {
+        L.g.rescan();
+        L.alerts.length = 0;
+      }
+      assert.ok(isApproved(t, approved, 'blocks/conditional/nsfw.md'));
+      assert.ok(lstatSync(t.p('blocks/conditional')).isDirectory());
+    });
+
     it('verify\'s one pass reports a directory and its subdirectory both chmod\'ed (a mode change does not hide what is below)', () => {
       const dirs = Object.keys(L.g.state.index.dirs);
       assert.ok(dirs.includes('blocks') && dirs.includes('blocks/conditional'), JSON.stringify(dirs));
@@ -383,8 +435,13 @@ ioSuite('guard detection layers, each alone', () => {
       chmodSync(t.p('blocks'), 0o751);
       chmodSync(t.p('blocks/conditional'), 0o751);
       try {
-        const found = inspectAll(L.g.rootFd, L.g.state, L.g.pset, L.g.maxBytes).map((f) => [f.path, f.verdict.reason]);
+        const all = inspectAll(L.g.rootFd, L.g.state, L.g.pset, L.g.maxBytes);
+        const found = all.map((f) => [f.path, f.verdict.reason]);
         assert.deepEqual(found, [['blocks', 'mode'], ['blocks/conditional', 'mode']], JSON.stringify(found));
+        // What verify prints of each: the directory as found.
+        const st = statSync(t.p('blocks'));
+        const o = all[0]!.obs;
+        assert.deepEqual({ type: o.type, mode: o.mode, uid: o.uid, gid: o.gid, size: o.size, ino: o.ino }, { type: 'dir', mode: 0o751, uid: st.uid, gid: st.gid, size: st.size, ino: st.ino });
       } finally {
         L.g.rescan();
         L.alerts.length = 0;
