@@ -253,7 +253,8 @@ ioSuite('guard detection layers, each alone', () => {
         L.tick(FAST);
         assert.equal(L.alerts.length, 0);
         renameSync(t.p('blocks/conditional'), join(t.scratch, 'cond'));
-        L.tick(FAST);
+        // The only hot file: looked at on every tick. One tick: the directory and the file both put back.
+        L.tick(1);
       } finally { closeSync(fd); }
       const got = L.alerts.splice(0).map((a) => [a.path, a.reason]);
       assert.deepEqual(got.sort(), [['blocks/conditional', 'deleted'], [rel, 'deleted']], JSON.stringify(got));
@@ -538,6 +539,15 @@ ioSuite('guard detection layers, each alone', () => {
       const [a] = L.alerts.splice(0);
       assert.equal(a?.reason, 'content');
       assert.ok(isApproved(t, approved, rel));
+    });
+
+    it('a new file in a protected directory and its event: removed at once, kept in quarantine', () => {
+      writeFileSync(t.p('orgs/evil.toml'), 'name = "evil"\n');
+      L.g.onPathEvent('orgs/evil.toml', false);
+      const [a] = L.alerts.splice(0);
+      assert.deepEqual([a?.path, a?.reason, a?.action], ['orgs/evil.toml', 'unexpected-file', 'removed']);
+      assert.throws(() => lstatSync(t.p('orgs/evil.toml')), /ENOENT/);
+      assert.equal(readFileSync(t.p(a!.quarantine!), 'utf8'), 'name = "evil"\n');
     });
 
     it('a directory event: the directory\'s mode and every file in it put right', () => {
