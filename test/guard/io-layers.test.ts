@@ -20,8 +20,11 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { chownSync, readdirSync, symlinkSync } from 'node:fs';
-import { ioInitRoot, ioSuite, loadState, type IoStore } from '../helpers/io-store.js';
-import { sha, waitFor } from '../helpers/root.js';
+import { ioInitRoot, ioRoot, ioSuite, loadState, type IoStore } from '../helpers/io-store.js';
+import { TEST_WARDEN_TOML, sha, waitFor } from '../helpers/root.js';
+import { initRoot } from '../../src/changes/init.js';
+import { loadKey, sealPath } from '../../src/store/keys.js';
+import { Store } from '../../src/store/store.js';
 import { Guard, type WriterSource } from '../../src/guard/guard.js';
 import { StampPoll, COLD_CYCLE_MS, HOT_CYCLE_MS, TICK_MS } from '../../src/guard/stamp-poll.js';
 import { FULL_SWEEP_EVERY, OpenWatch } from '../../src/guard/open-watch.js';
@@ -30,7 +33,6 @@ import { openRoot, safeClose } from '../../src/fsx/beneath.js';
 import { loadInotify } from '../../src/fsx/inotify.js';
 import { WARDEN_TOML, settingsFromBytes } from '../../src/config/quick-config.js';
 import type { Alert, Writer } from '../../src/store/alert-types.js';
-import type { Store } from '../../src/store/store.js';
 
 const FAST = HOT_CYCLE_MS / TICK_MS;
 const SLOW = COLD_CYCLE_MS / TICK_MS;
@@ -449,6 +451,36 @@ ioSuite('guard detection layers, each alone', () => {
       }
       assert.equal(statSync(t.p('blocks')).mode & 0o7777, modes.blocks);
       assert.equal(statSync(t.p('blocks/conditional')).mode & 0o7777, modes.sub);
+    });
+  });
+
+  describe('the rescan alone, below a recursive glob', () => {
+    let t: IoStore;
+    let L: Layered;
+    before(async () => {
+      const r = ioRoot(`${TEST_WARDEN_TOML}
+[[protect]]
+path = "deep/**/*.txt"
+kind = "text"
+`);
+      mkdirSync(join(r.root, 'deep', 'a'), { recursive: true });
+      writeFileSync(join(r.root, 'deep', 'a', 'one.txt'), 'one\n');
+      await initRoot(r.root, { force: false });
+      t = { ...r, key: loadKey(r.root, false), seal: sealPath(r.root), open: () => Store.open(r.root) };
+      L = await guardOn(t);
+    });
+    after(() => L?.close());
+
+    it('a new file two directories below the glob\'s base (no event): found by the rescan, removed', () => {
+      assert.ok(L.g.state.entry('deep/a/one.txt'), 'the approved file below the base');
+      mkdirSync(t.p('deep/a/b'));
+      writeFileSync(t.p('deep/a/b/new.txt'), 'planted\n');
+      writeFileSync(t.p('deep/a/b/not-matched.md'), 'no glob names me\n');
+      L.g.rescan();
+      const got = L.alerts.splice(0).map((a) => [a.path, a.reason, a.action]);
+      assert.deepEqual(got, [['deep/a/b/new.txt', 'unexpected-file', 'removed']]);
+      assert.throws(() => lstatSync(t.p('deep/a/b/new.txt')), /ENOENT/);
+      assert.ok(lstatSync(t.p('deep/a/b/not-matched.md')).isFile(), 'what no glob names is left alone');
     });
   });
 
