@@ -462,8 +462,14 @@ ioSuite('guard detection layers, each alone', () => {
 [[protect]]
 path = "deep/**/*.txt"
 kind = "text"
+
+[[protect]]
+path = "conf/*.txt"
+kind = "text"
 `);
       mkdirSync(join(r.root, 'deep', 'a'), { recursive: true });
+      mkdirSync(join(r.root, 'conf'));
+      writeFileSync(join(r.root, 'conf', 'two.txt'), 'two\n');
       writeFileSync(join(r.root, 'deep', 'a', 'one.txt'), 'one\n');
       await initRoot(r.root, { force: false });
       t = { ...r, key: loadKey(r.root, false), seal: sealPath(r.root), open: () => Store.open(r.root) };
@@ -481,6 +487,23 @@ kind = "text"
       assert.deepEqual(got, [['deep/a/b/new.txt', 'unexpected-file', 'removed']]);
       assert.throws(() => lstatSync(t.p('deep/a/b/new.txt')), /ENOENT/);
       assert.ok(lstatSync(t.p('deep/a/b/not-matched.md')).isFile(), 'what no glob names is left alone');
+    });
+
+    it('verify\'s one pass: a directory moved away hides only what is below it, not a sibling whose name it begins', () => {
+      const dirs = Object.keys(L.g.state.index.dirs);
+      assert.ok(dirs.includes('conf') && dirs.includes('config'), JSON.stringify(dirs));
+      const mode = statSync(t.p('config')).mode & 0o7777;
+      renameSync(t.p('conf'), join(t.scratch, 'conf'));
+      chmodSync(t.p('config'), 0o700);
+      try {
+        const found = inspectAll(L.g.rootFd, L.g.state, L.g.pset, L.g.maxBytes).map((f) => [f.path, f.verdict.reason]);
+        assert.deepEqual(found, [['conf', 'deleted'], ['config', 'mode'], ['conf/two.txt', 'deleted']], JSON.stringify(found));
+      } finally {
+        L.g.rescan();
+        L.alerts.length = 0;
+      }
+      assert.equal(statSync(t.p('config')).mode & 0o7777, mode);
+      assert.equal(readFileSync(t.p('conf/two.txt'), 'utf8'), 'two\n', 'put back');
     });
   });
 
