@@ -77,7 +77,8 @@ export const IO_FOLDERS = {
   },
   guard: {
     files: Object.fromEntries(['guard', 'watcher', 'quarantine', 'verify-pass', 'store-check', 'open-watch', 'stamp-poll', 'alert-sink', 'observe', 'inspect'].map((f) => [`dist/src/guard/${f}.js`, GUARD_IT])),
-    fast: ['guard/io-guard', 'guard/units', 'guard/pure-units'],
+    // In process: io-guard (the guard through runDaemon), io-layers (each detection layer alone), open-watch (the stamp poll's inode watches); ~5 s together.
+    fast: ['guard/io-guard', 'guard/io-layers', 'guard/open-watch', 'guard/units', 'guard/pure-units'],
   },
 };
 

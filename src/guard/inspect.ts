@@ -123,12 +123,7 @@ function listDir(rootFd: number, dir: string, depth: number, each: (rel: string)
   }, () => undefined);
 }
 
-/** Inspect one file. Null when it matches the baseline, or its directory is broken (a dir finding covers it). */
-export function inspectFile(rootFd: number, state: BaselineState, pset: ProtectedSet, rel: string, maxBytes: number): Finding | null {
-  return withDir(rootFd, dirOf(rel), (fd) => inspectFileAt(fd, state, pset, rel, maxBytes), () => null);
-}
-
-/** inspectFile with the file's directory already open. */
+/** Inspect one file, its directory already open. Null when it matches the baseline. */
 export function inspectFileAt(dirFd: number, state: BaselineState, pset: ProtectedSet, rel: string, maxBytes: number,
   seen?: (obs: Observation) => void): Finding | null {
   const entry = state.entry(rel);
