@@ -9,7 +9,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { closeSync, cpSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, cpSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { ioBase, ioInitRoot, ioSuite, type IoStore } from '../helpers/io-store.js';
@@ -142,11 +142,15 @@ ioSuite('the guard when things go wrong', () => {
     }
 
     it('within the quota a new file is kept; beyond it the next is removed and not kept, and the alert says so', async () => {
-      writeFileSync(t.p('orgs/one.toml'), 'name = "one"\n');
+      // Made 0666 outside the root, then moved in (whatever the process's umask).
+      writeFileSync(join(t.scratch, 'one.toml'), 'name = "one"\n');
+      chmodSync(join(t.scratch, 'one.toml'), 0o666);
+      renameSync(join(t.scratch, 'one.toml'), t.p('orgs/one.toml'));
       const [a] = await next('the first new file');
       assert.equal(a!.action, 'removed');
       assert.ok(a!.quarantine);
       assert.equal(a!.detail, undefined);
+      assert.equal(statSync(t.p(a!.quarantine!)).mode & 0o777, 0o600, 'kept 0600, readable by nobody else');
       writeFileSync(t.p('orgs/two.toml'), 'name = "two"\n');
       const [b] = await next('the second new file');
       assert.equal(b!.action, 'removed');
