@@ -1,0 +1,75 @@
+/**
+ * The guard's watcher (src/guard/watcher.ts) in this process, on a real directory tree, its
+ * hints collected: the per-file inode watch sees a write through a hard link made outside
+ * the root (which no directory watch sees); below a `**` glob base, a directory there at
+ * start and one made later are watched; while polling (inotify exhausted), an edit, a name
+ * that is not UTF-8 and the handle's state after close. Part of the guard's fast mutation tier.
+ */
+import { after, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { linkSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startWatcher, type WatchHandle } from '../../src/guard/watcher.js';
+import { parseWardenConfig } from '../../src/config/warden-config.js';
+import { protectedSet } from '../../src/config/protected-set.js';
+import { nameFromBytes } from '../../src/common/names.js';
+import { TEST_WARDEN_TOML, waitFor } from '../helpers/root.js';
+
+const base = realpathSync(mkdtempSync(join(tmpdir(), 'warden-io-watch-')));
+const handles: WatchHandle[] = [];
+after(async () => { for (const h of handles) await h.close(); rmSync(base, { recursive: true, force: true }); });
+
+let n = 0;
+function tree(extra = '') {
+  const root = join(base, `r${++n}`);
+  for (const d of ['config', 'orgs', 'data/a']) mkdirSync(join(root, d), { recursive: true });
+  writeFileSync(join(root, 'orgs/bookclub.toml'), 'name = "bookclub"\n');
+  const parsed = parseWardenConfig(TEST_WARDEN_TOML + extra);
+  assert.ok(parsed.ok, JSON.stringify(parsed));
+  const hints: string[] = [];
+  return { root, pset: protectedSet(parsed.config), hints, events: { onEvent: (rel: string) => { hints.push(rel); }, onError: (e: Error) => { hints.push(`error ${e.message}`); } } };
+}
+
+it('inotify: a write through a hard link made outside the root is seen by the file\'s own watch', async () => {
+  const t = tree();
+  const h = await startWatcher(t.root, t.pset, t.events, false);
+  handles.push(h);
+  const outside = join(base, `hl${n}`);
+  linkSync(join(t.root, 'orgs/bookclub.toml'), outside);
+  h.syncFiles(['orgs/bookclub.toml']);
+  t.hints.length = 0;
+  writeFileSync(outside, 'name = "evil"\n');
+  await waitFor(() => t.hints.includes('orgs/bookclub.toml'), 5_000, 'the hint from the inode watch');
+  await h.close();
+  assert.equal(h.alive(), false);
+});
+
+it('inotify: below a ** glob base, a directory there at start and one made later are watched', async () => {
+  const t = tree('\n[[protect]]\npath = "data/**/*.txt"\n');
+  const h = await startWatcher(t.root, t.pset, t.events, false);
+  handles.push(h);
+  writeFileSync(join(t.root, 'data/a/x.txt'), 'x\n');
+  await waitFor(() => t.hints.includes('data/a/x.txt'), 5_000, 'a hint from the directory there at start');
+  mkdirSync(join(t.root, 'data/new'));
+  await waitFor(() => t.hints.includes('data/new'), 5_000, 'the new directory\'s own hint');
+  writeFileSync(join(t.root, 'data/new/y.txt'), 'y\n');
+  await waitFor(() => t.hints.includes('data/new/y.txt'), 5_000, 'a hint from inside the new directory');
+  assert.ok(!t.hints.some((x) => x.startsWith('/') || x.startsWith('error')), t.hints.join(', '));
+});
+
+it('polling: an edit, and a new name that is not UTF-8, each a hint; closed, the handle is not alive', async () => {
+  const t = tree();
+  const h = await startWatcher(t.root, t.pset, t.events, true);
+  handles.push(h);
+  assert.equal(h.polling, true);
+  assert.equal(h.alive(), true);
+  writeFileSync(join(t.root, 'orgs/bookclub.toml'), 'name = "polled"\n');
+  await waitFor(() => t.hints.includes('orgs/bookclub.toml'), 5_000, 'the polled edit');
+  const raw = Buffer.concat([Buffer.from('ev'), Buffer.from([0xff, 0xfe]), Buffer.from('.toml')]);
+  writeFileSync(Buffer.concat([Buffer.from(join(t.root, 'orgs') + '/'), raw]), 'name = "raw"\n');
+  const want = `orgs/${nameFromBytes(raw)}`;
+  await waitFor(() => t.hints.includes(want), 5_000, 'the hint for the name that is not UTF-8');
+  await h.close();
+  assert.equal(h.alive(), false, 'a closed watcher says it is not alive');
+});
