@@ -441,6 +441,36 @@ describe('a large policy replacing an adopted one is built off the loop', () => 
     await closeAll(f);
   });
 
+  it('a builder thread that dies mid-build: that generation is built on the loop instead (never left behind)', async () => {
+    const f = fixture();
+    const rules = (n: number, tag: string) => Array.from({ length: n }, (_, i) => `[workspace."/${tag}-${i}/"]\nwhen = "discord:dm"\naction = "deny"\n`).join('\n');
+    const first = rules(400, 'team');
+    f.files['config/conditions.toml'] = { kind: 'conditions', text: first, mode: 0o644 };
+    f.put('config/conditions.toml', first);
+    f.publish();
+    const v = f.open();
+    await v.ready();
+    assert.equal(v.current().ok, true);
+    // White-box, the one way to make the thread die in-process: the view's builder (started
+    // with the first large state) is terminated while it builds generation 2.
+    const inner = v as unknown as { builder: { terminate(): Promise<number> } | null; building: unknown };
+    assert.ok(inner.builder, 'a large first state starts the builder');
+    const next = rules(3000, 'crew');
+    f.files['config/conditions.toml'] = { kind: 'conditions', text: next, mode: 0o644 };
+    f.put('config/conditions.toml', next);
+    f.generation = 2;
+    f.publish();
+    const t0 = Date.now();
+    while (!inner.building && v.current().generation === 1 && Date.now() - t0 < 5000) await new Promise((r) => setImmediate(r));
+    assert.ok(inner.building, 'generation 2 was handed to the builder');
+    void inner.builder?.terminate();
+    const s = await until(v, (x) => x.generation === 2, 'generation 2 built on the loop after the builder died', 10_000);
+    assert.equal(v.stats().builtOffLoop, 0, 'not built by the thread');
+    assert.equal(canRead(s.policy, '1', { kind: 'dm', channel: '1' }, '/workspace/crew-7/x'), false);
+    assert.equal(s.files['config/conditions.toml'], sha(next));
+    await closeAll(f);
+  });
+
   it('the first state is built on the loop even when large (usable at once)', async () => {
     const f = fixture();
     const rules = Array.from({ length: 400 }, (_, i) => `[workspace."/team-${i}/"]\nwhen = "discord:dm"\naction = "deny"\n`).join('\n');
