@@ -5,9 +5,9 @@
  * words), what it reads and what it does not. Fast: `npm run mutate -- runtime --sample N`
  * runs it first for every mutant of view.js and locate.js.
  */
-import { after, describe, it } from 'node:test';
+import { after, describe, it, mock } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, closeSync, mkdirSync, mkdtempSync, openSync, renameSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, ftruncateSync, futimesSync, mkdirSync, mkdtempSync, openSync, fstatSync, renameSync, rmSync, symlinkSync, unlinkSync, utimesSync, writeFileSync, writeSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,6 +20,8 @@ import { rootIdentityOf } from '../../src/store/manifest.js';
 import { openRoot, safeClose } from '../../src/fsx/beneath.js';
 import { canRead } from '../../src/policy/index.js';
 
+/** Captured before any test mocks setTimeout, for deadlines that must still fire. */
+const realSetTimeout = globalThis.setTimeout;
 const sha = (b: string | Buffer) => createHash('sha256').update(b).digest('hex');
 const temps: string[] = [];
 /** Every view opened here, closed in `after` whatever a test's outcome (an open watch keeps the process alive). */
@@ -35,7 +37,7 @@ const CREDS = '[discord]\ntoken = "tok-1"\n';
 const GUEST = '999999999999999999';
 const GUEST_CTX = { kind: 'guild' as const, guild: '1', channel: '555555555555555555' };
 
-type Kind = 'conditions' | 'guests' | 'credentials' | 'text' | 'org';
+type Kind = 'conditions' | 'guests' | 'credentials' | 'text' | 'org' | 'block';
 interface Fixture {
   base: string; root: string; manifest: string;
   files: Record<string, { kind: Kind; text: string; mode: number }>;
@@ -44,8 +46,10 @@ interface Fixture {
   put(path: string, text: string, mode?: number): void;
   /** Publish a manifest of the fixture's files (as warden would, atomically by rename). */
   publish(over?: Partial<RuntimeManifest>, files?: RuntimeManifest['files']): void;
+  /** The bytes publish() would write. */
+  manifestBytes(over?: Partial<RuntimeManifest>, files?: RuntimeManifest['files']): Buffer;
   views: ApprovedView[];
-  open(recheckMs?: number): ApprovedView;
+  open(recheckMs?: number, usePolling?: boolean): ApprovedView;
 }
 
 function fixture(): Fixture {
@@ -64,6 +68,11 @@ function fixture(): Fixture {
     },
     put(path, text, mode = 0o644) { writeFileSync(join(root, path), text); chmodSync(join(root, path), mode); },
     publish(over = {}, files) {
+      const tmp = `${f.manifest}.tmp`;
+      writeFileSync(tmp, f.manifestBytes(over, files));
+      renameSync(tmp, f.manifest);
+    },
+    manifestBytes(over = {}, files) {
       const fd = openRoot(root);
       let id; try { id = rootIdentityOf(fd); } finally { safeClose(fd); }
       const m: RuntimeManifest = {
@@ -71,11 +80,9 @@ function fixture(): Fixture {
         files: files ?? Object.fromEntries(Object.entries(f.files).map(([p, e]) => [p, { kind: e.kind, sha256: sha(e.text), size: Buffer.byteLength(e.text), mode: e.mode }])),
         ...over,
       } as RuntimeManifest;
-      const tmp = `${f.manifest}.tmp`;
-      writeFileSync(tmp, serializeManifest(m));
-      renameSync(tmp, f.manifest);
+      return Buffer.from(serializeManifest(m));
     },
-    open(recheckMs = 0) { const v = openApprovedView(root, { manifest: f.manifest, recheckMs }); f.views.push(v); opened.push(v); return v; },
+    open(recheckMs = 0, usePolling = false) { const v = openApprovedView(root, { manifest: f.manifest, recheckMs, usePolling }); f.views.push(v); opened.push(v); return v; },
   };
   for (const [p, e] of Object.entries(f.files)) f.put(p, e.text, e.mode);
   return f;
@@ -315,6 +322,106 @@ describe('what the view refuses, in words, and what it keeps meanwhile', () => {
   });
 });
 
+describe('which watch channel sees what, and the stamp recheck for what no watch reports', () => {
+  /** A fixed mtime (whole seconds: Node sets times as a double, so only a round value is put back exactly). */
+  const T = 1_700_000_000;
+  /** The manifest of the next generation written in place: same inode, same size, mtime put back, atime after it. */
+  const rewriteKeepingMtime = (f: Fixture) => {
+    f.generation = 2; // one digit, as generation 1: the same size
+    const bytes = f.manifestBytes();
+    const fd = openSync(f.manifest, 'r+');
+    try {
+      assert.equal(fstatSync(fd).size, bytes.length, 'the same size');
+      ftruncateSync(fd, 0);
+      writeSync(fd, bytes, 0, bytes.length, 0);
+      futimesSync(fd, Date.now() / 1000, T);
+    } finally { closeSync(fd); }
+  };
+  /** Wait with a real timer (some tests mock setTimeout). */
+  const untilReal = (v: ApprovedView, ok: (s: ApprovedState) => boolean, what: string, ms = 5000): Promise<void> => new Promise((resolve, reject) => {
+    const t0 = Date.now();
+    const poll = () => { if (ok(v.current())) resolve(); else if (Date.now() - t0 > ms) reject(new Error(`timed out after ${ms} ms waiting for ${what}; state: ${JSON.stringify({ ok: v.current().ok, reason: v.current().reason, generation: v.current().generation })}`)); else realSetTimeout(poll, 5); };
+    poll();
+  });
+  const pause = (ms: number) => new Promise((r) => realSetTimeout(r, ms));
+  /** ready(), and the look it schedules once armed done (else that look, not the event under test, would see the edit). */
+  const settled = async (v: ApprovedView) => {
+    await v.ready();
+    const t0 = Date.now();
+    while (v.stats().checks < 2 && Date.now() - t0 < 5000) await pause(5);
+    assert.ok(v.stats().checks >= 2, 'the look after arming was made');
+  };
+
+  it('polling: an in-place rewrite that keeps size and mtime is missed by the watch and found by the stamp recheck (ctime)', async () => {
+    const f = fixture();
+    f.publish();
+    utimesSync(f.manifest, T, T);
+    const blind = f.open(0, true); // no recheck: only the polling watch
+    const rechecked = f.open(100, true);
+    await settled(blind); await settled(rechecked);
+    assert.equal(blind.current().generation, 1);
+    rewriteKeepingMtime(f);
+    await untilReal(rechecked, (s) => s.generation === 2, 'the recheck to adopt generation 2');
+    // The control: the same watch without the recheck never hears of it (an inotify watch
+    // would: its raw event arrives within milliseconds; a poll every 100 ms compares mtime).
+    await pause(400);
+    assert.equal(blind.current().generation, 1, 'a polling watch alone misses the edit: the recheck is what found it');
+    await closeAll(f);
+  });
+
+  it('inotify: the same rewrite is reported by the raw event only (chokidar\'s change event compares mtime)', async () => {
+    const f = fixture();
+    f.publish();
+    utimesSync(f.manifest, T, T);
+    const v = f.open(0, false);
+    await settled(v);
+    rewriteKeepingMtime(f);
+    await untilReal(v, (s) => s.generation === 2, 'generation 2 from the raw event');
+    await closeAll(f);
+  });
+
+  it('polling: a manifest published by rename is reported by chokidar\'s events only (a polled raw event names no watched path)', async () => {
+    const f = fixture();
+    f.publish();
+    const v = f.open(0, true);
+    await settled(v);
+    f.generation = 2;
+    f.publish();
+    await untilReal(v, (s) => s.generation === 2, 'generation 2 from the change event');
+    await closeAll(f);
+  });
+
+  for (const [path, kind, a, b] of [
+    ['config/guests.toml', 'guests', GUESTS, GUESTS.replace('public', 'other')],
+    ['orgs/acme.toml', 'org', '# acme\n', '# acme, renamed\n'],
+    ['blocks/conditional/note.md', 'block', 'one\n', 'two, longer\n'],
+  ] as const) {
+    it(`a file of ${path.split('/').slice(0, -1).join('/')}/ arriving while a newer manifest waits is looked at on its own event (the retry held still)`, async () => {
+      const f = fixture();
+      f.files[path] = { kind, text: a, mode: 0o644 };
+      f.put(path, a);
+      f.publish();
+      const v = f.open(0);
+      await settled(v);
+      assert.equal(v.current().ok, true, String(v.current().reason));
+      mock.timers.enable({ apis: ['setTimeout'] }); // the retry's timer never fires
+      try {
+        const checks = v.stats().checks;
+        f.files[path] = { kind, text: b, mode: 0o644 };
+        f.generation = 2;
+        f.publish(); // the manifest first: the view waits for the file
+        const t0 = Date.now();
+        while (v.stats().checks === checks && Date.now() - t0 < 5000) await pause(5);
+        assert.ok(v.stats().checks > checks, 'the manifest was looked at');
+        assert.equal(v.current().generation, 1, 'the last approved state is kept while the file differs');
+        f.put(path, b);
+        await untilReal(v, (s) => s.generation === 2, `generation 2 once ${path} matches, from that file's event`);
+      } finally { mock.timers.reset(); }
+      await closeAll(f);
+    });
+  }
+});
+
 describe('a large policy replacing an adopted one is built off the loop', () => {
   it('built on the builder thread, adopted when built; current() stays the last state until then', async () => {
     const f = fixture();
@@ -331,6 +438,36 @@ describe('a large policy replacing an adopted one is built off the loop', () => 
     assert.equal(s.files['config/conditions.toml'], sha(rules));
     assert.equal(v.stats().builtOffLoop, 1);
     assert.equal(canRead(s.policy, '1', { kind: 'dm', channel: '1' }, '/workspace/team-3/x'), false);
+    await closeAll(f);
+  });
+
+  it('a builder thread that dies mid-build: that generation is built on the loop instead (never left behind)', async () => {
+    const f = fixture();
+    const rules = (n: number, tag: string) => Array.from({ length: n }, (_, i) => `[workspace."/${tag}-${i}/"]\nwhen = "discord:dm"\naction = "deny"\n`).join('\n');
+    const first = rules(400, 'team');
+    f.files['config/conditions.toml'] = { kind: 'conditions', text: first, mode: 0o644 };
+    f.put('config/conditions.toml', first);
+    f.publish();
+    const v = f.open();
+    await v.ready();
+    assert.equal(v.current().ok, true);
+    // White-box, the one way to make the thread die in-process: the view's builder (started
+    // with the first large state) is terminated while it builds generation 2.
+    const inner = v as unknown as { builder: { terminate(): Promise<number> } | null; building: unknown };
+    assert.ok(inner.builder, 'a large first state starts the builder');
+    const next = rules(3000, 'crew');
+    f.files['config/conditions.toml'] = { kind: 'conditions', text: next, mode: 0o644 };
+    f.put('config/conditions.toml', next);
+    f.generation = 2;
+    f.publish();
+    const t0 = Date.now();
+    while (!inner.building && v.current().generation === 1 && Date.now() - t0 < 5000) await new Promise((r) => setImmediate(r));
+    assert.ok(inner.building, 'generation 2 was handed to the builder');
+    void inner.builder?.terminate();
+    const s = await until(v, (x) => x.generation === 2, 'generation 2 built on the loop after the builder died', 10_000);
+    assert.equal(v.stats().builtOffLoop, 0, 'not built by the thread');
+    assert.equal(canRead(s.policy, '1', { kind: 'dm', channel: '1' }, '/workspace/crew-7/x'), false);
+    assert.equal(s.files['config/conditions.toml'], sha(next));
     await closeAll(f);
   });
 
