@@ -14,10 +14,15 @@ export const IN_ATTRIB = 0x4;
 export const IN_CLOSE_WRITE = 0x8;
 export const IN_CLOSE_NOWRITE = 0x10;
 export const IN_OPEN = 0x20;
+export const IN_MOVED_FROM = 0x40;
+export const IN_MOVED_TO = 0x80;
+export const IN_CREATE = 0x100;
+export const IN_DELETE = 0x200;
 export const IN_DELETE_SELF = 0x400;
 export const IN_MOVE_SELF = 0x800;
 export const IN_Q_OVERFLOW = 0x4000;
 export const IN_IGNORED = 0x8000;
+export const IN_ONLYDIR = 0x01000000;
 export const IN_DONT_FOLLOW = 0x02000000;
 export const IN_NONBLOCK = 0o4000;
 export const IN_CLOEXEC = 0o2000000;
@@ -25,7 +30,7 @@ export const IN_CLOEXEC = 0o2000000;
 /** sizeof(struct inotify_event) without its name: s32 wd, u32 mask, u32 cookie, u32 len. */
 const HEADER = 16;
 
-export interface InotifyEvent { wd: number; mask: number }
+export interface InotifyEvent { wd: number; mask: number; /** The child's name (a directory watch), else ''. */ name?: string }
 
 /** Parse the events of one read(2) (pure; inode watches carry no name). */
 export function parseInotify(buf: Buffer, len: number): InotifyEvent[] {
@@ -122,8 +127,23 @@ export function loadInotify(): Inotify | null {
 
 export function loadInotifyError(): string { return whyNot; }
 
+/** Parse the events of one read(2) with their names (a directory watch; names as latin1, NULs stripped). */
+export function parseInotifyNamed(buf: Buffer, len: number): InotifyEvent[] {
+  const out: InotifyEvent[] = [];
+  let off = 0;
+  while (off + HEADER <= len) {
+    const nameLen = buf.readUInt32LE(off + 12);
+    let end = off + HEADER;
+    const stop = Math.min(len, off + HEADER + nameLen);
+    while (end < stop && buf[end] !== 0) end++;
+    out.push({ wd: buf.readInt32LE(off), mask: buf.readUInt32LE(off + 4), name: buf.toString('latin1', off + HEADER, end) });
+    off += HEADER + nameLen;
+  }
+  return out;
+}
+
 /** Drain a non-blocking inotify descriptor: every event now queued (none when EAGAIN). */
-export function drainInotify(fd: number, buf: Buffer): InotifyEvent[] {
+export function drainInotify(fd: number, buf: Buffer, named = false): InotifyEvent[] {
   const out: InotifyEvent[] = [];
   for (;;) {
     let n: number;
@@ -132,7 +152,7 @@ export function drainInotify(fd: number, buf: Buffer): InotifyEvent[] {
       throw err;
     }
     if (n <= 0) return out;
-    out.push(...parseInotify(buf, n));
+    out.push(...(named ? parseInotifyNamed(buf, n) : parseInotify(buf, n)));
   }
 }
 

@@ -190,8 +190,8 @@ export class Guard {
     this.store = new StoreCheck(opts.store, opts.state, (detail, path) => this.raiseTamper(detail, path), this.log, opts.rootFd, opts.blobStamps ?? null);
   }
 
-  get counters(): { checks: number; reverts: number; alerts: number; rescans: number; vouched: number } {
-    return { ...this.tally, alerts: this.alerts.count, rescans: this.rescans, vouched: this.lastRescanVouched };
+  get counters(): { checks: number; reverts: number; alerts: number; rescans: number; vouched: number; blobsVouched: number } {
+    return { ...this.tally, alerts: this.alerts.count, rescans: this.rescans, vouched: this.lastRescanVouched, blobsVouched: this.store.lastRescanVouched };
   }
 
   get maxBytes(): number { return this.config.max_bytes; }
@@ -224,7 +224,7 @@ export class Guard {
     this.lastRescanVouched = 0;
     this.safely('reading the inode watches', () => this.beforeRescan());
     const n = this.sweep('rescan', false);
-    this.safely('verifying the store', () => this.store.verify(false));
+    this.safely('verifying the store', () => this.store.verify(false, undefined, this.rescans));
     this.lastRescanAt = Date.now();
     return n;
   }
@@ -810,6 +810,7 @@ export class Guard {
     this.alerts.reportUnwritten();
     this.retries.stop();
     this.late.stop();
+    this.store.close();
   }
 
   failingPaths(): string[] {

@@ -28,6 +28,7 @@ import type { Store } from '../store/store.js';
 import { readBlobStamps, storeIdentity, writeBlobStamps, type BlobStampsFile } from '../store/blob-stamps.js';
 import { DirCache, baseOf, dirOf } from './inspect.js';
 import { observe, statStamp } from './observe.js';
+import { BlobDirWatch, STORE_FULL_CHECK_EVERY } from './blob-watch.js';
 
 /** Where blobs live, by kind (baseline.ts blobDir). */
 const BLOB_DIRS = [BLOBS_DIR, SECRETS_DIR] as const;
@@ -40,6 +41,10 @@ export class StoreCheck {
   private stampsLoaded = false;
   private stampsDirty = false;
   private repairing = false;
+  /** Which blobs a rescan must lstat (blob-watch.ts); every STORE_FULL_CHECK_EVERY-th rescan looks at all. */
+  private readonly watch = new BlobDirWatch();
+  /** Blobs the last rescan skipped as vouched for by the blob-directory watches (for the bench and tests). */
+  lastRescanVouched = 0;
 
   constructor(
     private readonly store: Store,
@@ -84,17 +89,24 @@ export class StoreCheck {
   /**
    * Path, layout, index and blobs. On a hint, that one blob; on a rescan, only blobs whose
    * stat stamp changed since they were last hashed; allBlobs re-hashes everything.
+   * `rescan` (the backstop rescan's number): blobs the blob-directory watches vouch for are
+   * not even lstat'ed, except at every STORE_FULL_CHECK_EVERY-th rescan (blob-watch.ts).
    */
-  verify(allBlobs: boolean, hint?: string): void {
+  verify(allBlobs: boolean, hint?: string, rescan?: number): void {
     this.verifyPath();
     this.verifyLayout();
     this.verifyIndex();
-    this.verifyBlobs(allBlobs, hint);
+    this.verifyBlobs(allBlobs, hint, rescan);
   }
 
+  close(): void { this.watch.close(); }
+
   /** The blob part of verify. */
-  private verifyBlobs(allBlobs: boolean, hint?: string): void {
+  private verifyBlobs(allBlobs: boolean, hint?: string, rescan?: number): void {
     if (!allBlobs && hint === '-') return; // the index only
+    const planned = rescan !== undefined && !allBlobs && !hint;
+    if (planned) this.lastRescanVouched = 0;
+    const linked = this.watch.linked;
     if (!this.stampsLoaded) this.loadStamps();
     // Per blob directory (blobs/, secrets/), one pass over the approved paths. No Set or Map
     // per pass (a rescan would leave 10,000-entry tables behind as garbage); a blob shared by
@@ -105,15 +117,18 @@ export class StoreCheck {
     const paths = this.state.paths();
     try {
       for (const dir of BLOB_DIRS) {
-        const check = (at: number): void => {
+        const check = (at: number, look: ((sha: string) => boolean) | null): void => {
           for (const path of paths) {
             const e = this.state.entry(path);
             if (!e || blobDir(e.kind) !== dir || (!allBlobs && hint && hint !== e.sha256)) continue;
             const sha = e.sha256;
+            // Vouched for: hashed clean at its stamp, and no event on its name since the last look.
+            if (look && !look(sha) && this.blobStamps.has(sha)) { this.lastRescanVouched++; continue; }
             let ok = false;
             if (at !== -1) {
               try {
                 const st = lstatAt(at, sha);
+                if (st && st.nlink > 1) linked.add(sha); else if (linked.size) linked.delete(sha);
                 const stamp = st ? statStamp(st) : null;
                 if (!allBlobs && !hint && stamp && this.blobStamps.get(sha) === stamp) continue;
                 // lstat above is the truth (never a FIFO opened); one open + read, no second lstat.
@@ -126,9 +141,10 @@ export class StoreCheck {
           }
         };
         const fd = dirs.get(dir);
-        if (fd === null) { check(-1); continue; }
+        if (fd === null) { check(-1, null); continue; }
+        const look = planned ? this.watch.plan(dir, fd, (rescan as number) % STORE_FULL_CHECK_EVERY === 0) : null;
         // From inside the directory when there are many (a plain name per lstat/open), else through the descriptor.
-        if (hint || !withCwdAt(fd, () => check(AT_FDCWD))) check(fd);
+        if (hint || !withCwdAt(fd, () => check(AT_FDCWD, look))) check(fd, look);
       }
     } finally {
       dirs.close();
