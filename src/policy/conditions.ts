@@ -141,44 +141,58 @@ function parseConditionsOnce(text: string | null, file: string): ConditionsResul
   for (const section of ['blocks', 'memories', 'workspace'] as const) {
     const table = parsed.value[section];
     if (table === null || typeof table !== 'object' || Array.isArray(table)) continue; // reported above
-    for (const [key, raw] of Object.entries(table as Record<string, unknown>)) {
-      const path = [section, key];
+    const legalActions = SECTION_ACTIONS[section] as readonly string[];
+    // Per rule, only what a valid rule needs (issue 23: a cold parse runs this loop once per
+    // rule in the interpreter, so each array, closure and spread shows): the key path is
+    // built where an error or a location asks for it.
+    for (const key of Object.keys(table)) {
+      const raw = (table as Record<string, unknown>)[key];
       if (section === 'blocks') {
-        if (!BLOCK_NAME_RE.test(key)) errors.push(errAt(file, text, path, `block name "${key}" must be a plain file stem (letters, digits, ".", "_", "-"; not starting with "." or "-")`));
+        if (!BLOCK_NAME_RE.test(key)) errors.push(errAt(file, text, [section, key], `block name "${key}" must be a plain file stem (letters, digits, ".", "_", "-"; not starting with "." or "-")`));
       } else if (!isCanonicalRelative(key)) {
-        errors.push(errAt(file, text, path, `path key "${key}" must start with "/" and have no empty, "." or ".." segment (it is relative to /${section}/)`));
+        errors.push(errAt(file, text, [section, key], `path key "${key}" must start with "/" and have no empty, "." or ".." segment (it is relative to /${section}/)`));
       }
-      const v = plainRule(raw) ? { ok: true as const, value: raw } : validateToml(ruleSchema, raw, text, file, path);
-      if (!v.ok) errors.push(...ensureLocated(v.errors));
+      const plain = plainRule(raw);
+      const v = plain ? null : validateToml(ruleSchema, raw, text, file, [section, key]);
+      if (v && !v.ok) errors.push(...ensureLocated(v.errors));
       // Whatever the structure, check every part that can be checked.
       const r = (raw !== null && typeof raw === 'object' && !Array.isArray(raw) ? raw : {}) as Record<string, unknown>;
       const action = r.action;
-      if (typeof action === 'string' && !(SECTION_ACTIONS[section] as readonly string[]).includes(action)) {
+      if (typeof action === 'string' && !legalActions.includes(action)) {
         const legal = SECTION_ACTIONS[section].map((a) => `"${a}"`).join(' or ');
-        errors.push(errAt(file, text, [...path, 'action'], `action "${action}" is not allowed in [${section}]: use ${legal}`));
+        errors.push(errAt(file, text, [section, key, 'action'], `action "${action}" is not allowed in [${section}]: use ${legal}`));
       }
-      const whens = typeof r.when === 'string' ? [r.when] : Array.isArray(r.when) ? r.when.filter((w): w is string => typeof w === 'string') : [];
+      const when = r.when;
       // An empty `when` would hold vacuously under mode "and": refuse it rather than guess.
-      if (Array.isArray(r.when) && r.when.length === 0) errors.push(errAt(file, text, [...path, 'when'], 'must be a condition string or a non-empty array of condition strings'));
+      if (Array.isArray(when) && when.length === 0) errors.push(errAt(file, text, [section, key, 'when'], 'must be a condition string or a non-empty array of condition strings'));
       const conditions: Condition[] = [];
-      for (const w of whens) {
+      let whenCount = 0;
+      let tuiHolds = false;
+      // `when` as one string or the strings of an array (other entries are reported above).
+      const list: readonly unknown[] | null = Array.isArray(when) ? when : null;
+      const n = list ? list.length : typeof when === 'string' ? 1 : 0;
+      for (let i = 0; i < n; i++) {
+        const w = list ? list[i] : when;
+        if (typeof w !== 'string') continue;
+        whenCount++;
         const c = parseCondition(w);
-        if (c) conditions.push(c);
-        else errors.push(errAt(file, text, [...path, 'when'], conditionProblem(w), w));
+        if (c) { conditions.push(c); if (c.fact === 'tui' && !c.negated) tuiHolds = true; }
+        else errors.push(errAt(file, text, [section, key, 'when'], conditionProblem(w), w));
       }
-      if (!v.ok) continue;
-      const mode = v.value.mode ?? 'or';
-      if (conditions.length === whens.length) {
+      if (v && !v.ok) continue;
+      const value = plain ? (raw as { mode?: 'or' | 'and'; action: string }) : (v as { value: { mode?: 'or' | 'and'; action: string } }).value;
+      const mode = value.mode ?? 'or';
+      if (conditions.length === whenCount) {
         if (mode === 'and' && conditions.some((a) => conditions.some((b) => a.fact === b.fact && a.negated !== b.negated))) {
-          warnings.push(errAt(file, text, [...path, 'when'], 'mode = "and" with both a condition and its negation: this rule never holds'));
+          warnings.push(errAt(file, text, [section, key, 'when'], 'mode = "and" with both a condition and its negation: this rule never holds'));
         }
-        if (conditions.some((c) => c.fact === 'tui' && !c.negated)) {
-          warnings.push(errAt(file, text, [...path, 'when'], '"tui" never holds in this runtime (it has no TUI sessions)'));
+        if (tuiHolds) {
+          warnings.push(errAt(file, text, [section, key, 'when'], '"tui" never holds in this runtime (it has no TUI sessions)'));
         }
       }
       // Where the rule is: found when first asked (explain, an error about it), not per parse.
-      const rule = { section, key, conditions, mode, action: v.value.action as Action } as Rule;
-      rules.push(lazyProperty(rule, 'source', () => ({ file, ...(locateKey(text, path) ?? {}) })));
+      const rule = { section, key, conditions, mode, action: value.action as Action } as Rule;
+      rules.push(lazyProperty(rule, 'source', () => ({ file, ...(locateKey(text, [section, key]) ?? {}) })));
     }
   }
   if (errors.length) return { conditions: null, status: 'invalid', errors, warnings };
