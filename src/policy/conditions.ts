@@ -69,12 +69,20 @@ export function plainSections(v: Record<string, unknown>): boolean {
   return true;
 }
 
+/** A string, or an array of strings (empty too: ruleSchema accepts it; the loop refuses it). */
+function isWhenShape(w: unknown): boolean {
+  if (typeof w === 'string') return true;
+  if (!Array.isArray(w)) return false;
+  for (let i = 0; i < w.length; i++) if (typeof w[i] !== 'string') return false;
+  return true;
+}
+
 /** A rule ruleSchema plainly accepts (so it has no structural error): only when, mode and action, of their types. */
 export function plainRule(v: unknown): v is { when: string | string[]; mode?: 'or' | 'and'; action: string } {
   if (!isTable(v)) return false;
   let n = 0;
   for (const k of Object.keys(v)) {
-    if (k === 'when') { const w = v.when; if (typeof w !== 'string' && !(Array.isArray(w) && w.every((x) => typeof x === 'string'))) return false; }
+    if (k === 'when') { if (!isWhenShape(v.when)) return false; }
     else if (k === 'mode') { if (v.mode !== 'or' && v.mode !== 'and') return false; }
     else if (k === 'action') { if (typeof v.action !== 'string') return false; }
     else return false;
