@@ -22,10 +22,8 @@ const world = testWorld();
 afterEach(async () => { await world.cleanup(); });
 
 const RESCAN_S = 0.3;
-
-it('a blob damaged where no watch reports it is skipped by the ordinary rescans and repaired by the next full check', async (ctx) => {
-  if (!loadInotify()) { ctx.skip('no inotify binding: no blob is ever vouched for'); return; }
-  const toml = `${TEST_WARDEN_TOML.replace('rescan_seconds = 30', `rescan_seconds = ${RESCAN_S}`)}
+/** A fast rescan, no witness, and 20 protected files under data/ (both tests). */
+const TOML = `${TEST_WARDEN_TOML.replace('rescan_seconds = 30', `rescan_seconds = ${RESCAN_S}`)}
 [witness]
 enabled = false
 
@@ -33,6 +31,10 @@ enabled = false
 path = "data/*.txt"
 kind = "text"
 `;
+
+it('a blob damaged where no watch reports it is skipped by the ordinary rescans and repaired by the next full check', async (ctx) => {
+  if (!loadInotify()) { ctx.skip('no inotify binding: no blob is ever vouched for'); return; }
+  const toml = TOML;
   assert.ok(toml.includes(`rescan_seconds = ${RESCAN_S}`));
   const t = world.root({ wardenToml: toml });
   const files: string[] = [];
@@ -74,14 +76,7 @@ kind = "text"
 
 it('a blob damaged through its name is looked at by the next ordinary rescan (the store watch saw it), not only by the full check', async (ctx) => {
   if (!loadInotify()) { ctx.skip('no inotify binding: no blob is ever vouched for'); return; }
-  const toml = `${TEST_WARDEN_TOML.replace('rescan_seconds = 30', `rescan_seconds = ${RESCAN_S}`)}
-[witness]
-enabled = false
-
-[[protect]]
-path = "data/*.txt"
-kind = "text"
-`;
+  const toml = TOML;
   const t = world.root({ wardenToml: toml });
   mkdirSync(t.p('data'));
   for (let i = 0; i < 20; i++) writeFileSync(t.p(`data/f${i}.txt`), `file ${i}\n`);
