@@ -46,7 +46,8 @@ describe('the root path is what is guarded', () => {
     const t0 = Date.now();
     await waitFor(() => readFileSync(t.p(ORG), 'utf8') === approved && !existsSync(t.p('orgs/extra.toml')), BUDGET_MS, 'the path serves the approved org again');
     const ms = Date.now() - t0;
-    const alerts = readAlertsOf(t);
+    // The alert is recorded just after the move into quarantine: wait for it, in one complete read.
+    const alerts = await waitFor(() => { const all = readAlertsOf(t); return all.some((x) => x.path === 'orgs/extra.toml') ? all : null; }, BUDGET_MS, 'the new file\'s alert');
     const rr = alerts.find((x) => x.reason === 'root-replaced');
     assert.ok(rr, `a root-replaced alert: ${JSON.stringify(alerts.map((x) => x.reason))}`);
     assert.equal(rr.path, '.');
