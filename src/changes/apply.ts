@@ -30,6 +30,7 @@ import { protectedSet, type FileKind, type ProtectedSet } from '../config/protec
 import { commitHistory, osUser, type HistoryChange } from '../store/history.js';
 import { removable, tomlSyntax } from './validate.js';
 import { candidatePathsFor } from './init.js';
+import { withDirsOnTheWay } from '../guard/dirs-on-the-way.js';
 
 /**
  * One path of a change. `content` null removes the file; `keep` keeps the approved content
@@ -191,6 +192,7 @@ export function applyChanges(ctx: ApplyContext, reqs: ChangeRequest[], command: 
     const e = ctx.state.entry(c.path);
     return { path: c.path, kind: c.kind, bytes: c.content, mode: modeOf(ctx, c), uid: e?.uid ?? uid, gid: e?.gid ?? gid };
   });
+  recordDirsOnTheWay(ctx, changes);
   if (changes.length > 1) applyTransaction(ctx, changes, command, user);
   else {
     // One file: the baseline first, so the guard recognises the new file by its hash; a
@@ -222,6 +224,18 @@ export function applyChanges(ctx: ApplyContext, reqs: ChangeRequest[], command: 
     return null;
   });
   return { generation: ctx.state.index.generation, paths: all.map((c) => c.path), ...(newConfig ? { newConfig } : {}), history };
+}
+
+/**
+ * The directories on the way to the new files are made first (an empty directory is no
+ * approved change), so that the commit records them as they are on disk; those on the way
+ * to no approved file any more are dropped (dirs-on-the-way.ts).
+ */
+function recordDirsOnTheWay(ctx: ApplyContext, changes: BaselineChange[]): void {
+  for (const c of changes) if (c.bytes !== null && dirOf(c.path) !== '') safeClose(ensureDirBeneath(ctx.rootFd, dirOf(c.path), 0o755));
+  const paths = new Set(ctx.state.paths());
+  for (const c of changes) { if (c.bytes === null) paths.delete(c.path); else paths.add(c.path); }
+  ctx.state.setDirs(withDirsOnTheWay(ctx.rootFd, paths, ctx.state.index.dirs, ctx.pset));
 }
 
 /** Several files: journal → files → baseline → remove the journal (see journal.ts). */
@@ -311,7 +325,9 @@ export function reconcileProtectedSet(ctx: ApplyContext, next: ProtectedSet, max
     const st = withDir(ctx.rootFd, dirOf(d), (fd) => lstatAt(fd, baseOf(d)), () => null);
     if (st?.isDirectory()) dirs[d] = { mode: st.mode & 0o7777, uid: st.uid, gid: st.gid };
   }
-  ctx.state.setDirs(dirs);
+  const paths = new Set(ctx.state.paths());
+  for (const c of out) { if (c.bytes === null) paths.delete(c.path); else paths.add(c.path); }
+  ctx.state.setDirs(withDirsOnTheWay(ctx.rootFd, paths, dirs, next));
   ctx.pset = next;
   return out;
 }

@@ -17,6 +17,7 @@ import { readSeal, sealPath } from '../store/keys.js';
 import { publishManifest } from '../store/manifest.js';
 import { loadKeyOrExplainMove, recordKeyOwner } from '../store/rehome.js';
 import { NotInitialised, Store } from '../store/store.js';
+import { withDirsOnTheWay } from '../guard/dirs-on-the-way.js';
 
 /** Exact protected paths plus whatever the globs match on disk now. */
 export function candidatePathsFor(rootFd: number, pset: ProtectedSet): string[] {
@@ -29,7 +30,7 @@ export function candidatePathsFor(rootFd: number, pset: ProtectedSet): string[] 
       if (n.dir && depth > 1) walk(rel, depth - 1);
     }
   };
-  for (const base of pset.listedDirs) walk(base, pset.patterns.some((p) => p.base === base && p.pattern.includes('**')) ? 8 : 1);
+  for (const base of pset.listedDirs) walk(base, pset.patterns.some((p) => p.base === base && p.deep) ? 8 : 1);
   return [...set].sort();
 }
 
@@ -84,7 +85,8 @@ export function scanDisk(rootFd: number, pset: ProtectedSet, maxBytes: number, p
   }
   // In path order, as the candidates were (the index and the history list them so).
   files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  return { files, dirs };
+  // The directories on the way to a file below a `**` glob's base are approved too.
+  return { files, dirs: withDirsOnTheWay(rootFd, files.map((f) => f.path), dirs, pset) };
 }
 
 /**

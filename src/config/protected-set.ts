@@ -9,7 +9,11 @@ import type { WardenConfig } from './warden-config.js';
 
 export type FileKind = 'warden' | 'conditions' | 'guests' | 'credentials' | 'org' | 'block' | 'text';
 
-interface Pattern { pattern: string; kind: FileKind; match: (rel: string) => boolean; glob: boolean; base: string }
+/**
+ * `deep`: a glob that can match below its base's own entries (a globstar, or a wildcard before
+ * the last segment such as `deep/STAR/x.txt`): its base is listed recursively, not one level.
+ */
+interface Pattern { pattern: string; kind: FileKind; match: (rel: string) => boolean; glob: boolean; base: string; deep: boolean }
 
 export interface ProtectedSet {
   /** The kind of a protected path, or null when the path is not protected. */
@@ -30,6 +34,8 @@ export interface ProtectedSet {
   listedDirs: string[];
   /** True when `rel` is a directory that is, or contains, a protected directory. */
   isProtectedDir(rel: string): boolean;
+  /** True when `rel` is a `**` glob's base or anywhere below one (a directory there may hold protected files). */
+  inDeepGlob(rel: string): boolean;
   patterns: readonly Pattern[];
 }
 
@@ -71,13 +77,14 @@ export function protectedSet(config: Pick<WardenConfig, 'protect' | 'credentials
     const glob = scan.isGlob;
     const base = glob ? scan.base : dirOf(s.pattern);
     const m = glob ? lazyGlob(s.pattern) : (rel: string) => rel === s.pattern;
-    patterns.push({ pattern: s.pattern, kind: s.kind, match: m, glob, base });
+    const deep = glob && (s.pattern.includes('**') || scan.glob.includes('/'));
+    patterns.push({ pattern: s.pattern, kind: s.kind, match: m, glob, base, deep });
   }
   const dirSet = new Set<string>(['']);
   for (const p of patterns) for (const a of ancestors(p.base)) dirSet.add(a);
   const dirs = [...dirSet].sort((a, b) => a.split('/').length - b.split('/').length || (a < b ? -1 : a > b ? 1 : 0)); // not localeCompare: ICU's collation data is 2 MB of a guard's RSS
   const cache = new Map<string, FileKind | null>();
-  const deepBases = patterns.filter((p) => p.glob && p.pattern.includes('**')).map((p) => p.base);
+  const deepBases = patterns.filter((p) => p.deep).map((p) => p.base);
   /**
    * Names are bytes (SPEC §4): a name that is not UTF-8 (common/names.ts), in a protected
    * directory other than the root or anywhere below a `**` glob's base, is an unexpected
@@ -110,6 +117,9 @@ export function protectedSet(config: Pick<WardenConfig, 'protect' | 'credentials
     },
     isProtectedDir(rel) {
       return dirSet.has(rel);
+    },
+    inDeepGlob(rel) {
+      return deepBases.some((b) => b === '' || rel === b || rel.startsWith(`${b}/`));
     },
   };
 }

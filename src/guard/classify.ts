@@ -53,11 +53,15 @@ export function classify(approved: Approved | undefined, obs: Observation): Verd
   return reason ? { reason, also, action: 'reverted' } : null;
 }
 
-/** How to make the change properly — every alert and message carries it (SPEC §6). */
+/** How to make the change properly — every alert and message carries it (SPEC §6). `kind` 'directory': an approved directory. */
 export function adviceFor(path: string, reason: AlertReason, alertId: string, kind: string | null): string {
   if (reason === 'watch-degraded') return "warden could not add more inotify watches and now polls, which is slower; raise fs.inotify.max_user_watches and restart warden.";
   if (reason === 'root-replaced') return `Something renamed the root (or a directory above it) and put another one, a link or a file at its path; warden put the approved tree back at ${path === '' || path === '.' ? 'the root path' : path}. A root is moved with warden stopped: 'systemctl stop warden-guard', mv, 'warden rehome --from OLD', start. See 'warden alerts'.`;
   if (reason === 'baseline-tampered') return `warden's store was edited outside warden and was put back; check who wrote to snapshots/. See 'warden why ${path}'.`;
+  if (kind === 'directory') {
+    const where = path === '' || path === '.' ? 'The root directory' : `${path} is a directory that holds approved files (or leads to them); it`;
+    return `${where} is part of the approved state (where it is, its mode and its owner): warden puts it back. No warden command changes a directory: to stop protecting what is in it, change the [[protect]] entries with 'warden edit config/warden.toml'. What was found in its place is kept: 'warden why ${path === '' ? '.' : path}'.`;
+  }
   if (reason === 'refused') return `warden's witness refused a direct write (enforce = true): the file is unchanged. Change it with 'warden edit ${path}' (or 'warden apply ${path} --from FILE').`;
   if (reason === 'mode') return `A file's mode is part of its approved state: change it with 'warden apply ${path} --mode MODE'. 'warden accept ${alertId}' proposes the mode it rejected, on the approved content.`;
   if (kind === 'credentials') return `Credentials change only through 'warden cred set GROUP.KEY' or 'warden cred rotate GROUP'. Your rejected file is kept: 'warden accept ${alertId}' proposes it again.`;

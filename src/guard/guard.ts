@@ -19,6 +19,7 @@ import type { Store } from '../store/store.js';
 import { EMBEDDED_STORE } from '../store/location.js';
 import { adviceFor, type Observation, type Verdict } from './classify.js';
 import { diffCredentials } from '../credentials/rules.js';
+import { completeDirs } from './dirs-on-the-way.js';
 import { DirCache, baseOf, candidatePaths, dirOf, inspectDirs, inspectFileAt, type Finding } from './inspect.js';
 import { statStamp } from './observe.js';
 import { protectedSet, type ProtectedSet } from '../config/protected-set.js';
@@ -175,6 +176,9 @@ export class Guard {
     this.config = opts.config;
     this.pset = protectedSet(opts.config);
     this.state = opts.state;
+    // A baseline recorded before the directories on the way to a file were (dirs-on-the-way.ts):
+    // they are approved as they are now, until the next sanctioned change records them.
+    completeDirs(opts.rootFd, this.state, this.pset);
     this.log = opts.log ?? ((l) => process.stderr.write(l + '\n'));
     this.onDirRepaired = opts.onDirRepaired ?? (() => {});
     this.onRootReplaced = opts.onRootReplaced ?? (() => {});
@@ -392,7 +396,12 @@ export class Guard {
       for (const p of candidatePaths(this.rootFd, this.state, this.pset)) if (p.startsWith(prefix)) this.check(p, false);
       return;
     }
+    // A directory renamed or made below a `**` glob's base: what it brings along raised no
+    // event of its own (its watch is armed only now), so every match below it is checked now.
     this.check(rel, false);
+    if (this.pset.inDeepGlob(rel) && withDir(this.rootFd, dirOf(rel), (fd) => lstatAt(fd, baseOf(rel))?.isDirectory() ?? false, () => false)) {
+      for (const p of candidatePaths(this.rootFd, this.state, this.pset)) if (p.startsWith(`${rel}/`)) this.check(p, false);
+    }
   }
 
   /** Inspect one path and put it right. Returns true when something was done. */
@@ -734,7 +743,8 @@ export class Guard {
     const { id, path, whileStopped, verdict, action, quarantine = null, before = null, after = null, credentialChanges, detail, seen } = r;
     const reason: AlertReason = whileStopped && verdict.reason !== 'revert-failed' ? 'changed-while-stopped' : verdict.reason;
     const also = whileStopped && verdict.reason !== 'revert-failed' ? [verdict.reason, ...verdict.also] : verdict.also;
-    const kind = this.state.entry(path)?.kind ?? this.pset.kindOf(path);
+    const entry = this.state.entry(path);
+    const kind = entry?.kind ?? (Object.hasOwn(this.state.index.dirs, path) ? 'directory' : this.pset.kindOf(path));
     const alert: Alert = {
       id, time: new Date().toISOString(), path: path === '' ? '.' : path, action, reason, before, after, quarantine,
       ...(also.length ? { also } : {}),

@@ -58,7 +58,7 @@ export function inspectDirs(rootFd: number, state: BaselineState): Finding[] {
 
 /** Every path that is protected now: baseline paths, exact paths, and what the globs match on disk. */
 export function candidatePaths(rootFd: number, state: BaselineState, pset: ProtectedSet): readonly string[] {
-  const deep = (base: string) => pset.patterns.some((p) => p.glob && p.base === base && p.pattern.includes('**'));
+  const deep = (base: string) => pset.patterns.some((p) => p.base === base && p.deep);
   const flat = pset.listedDirs.some(deep) ? null : pset.listedDirs.map((base) => flatMatches(rootFd, base, pset));
   // Nothing changed since the last call (same baseline, settings and glob listings): the
   // same list. A rescan of 10,000 files then builds no Set and sorts nothing (issue 17).

@@ -185,7 +185,7 @@ export function verifyAll(rootFd: number, state: BaselineState, pset: ProtectedS
     // (an unexpected file), looked at the careful way (lstat first).
     const extra = new Set<string>();
     for (const p of pset.exactPaths) if (!state.entry(p)) extra.add(p);
-    if (pset.patterns.some((p) => p.glob && p.pattern.includes('**'))) {
+    if (pset.patterns.some((p) => p.deep)) {
       for (const p of candidatePaths(rootFd, state, pset)) if (!state.entry(p)) extra.add(p);
     } else {
       for (const base of pset.listedDirs) {

@@ -50,16 +50,13 @@ export const FILE_WATCH_LIMIT = 1000;
 const STORE_DIRS = /^snapshots(\/(baseline|blobs|secrets))?$/;
 const STORE_FILES = /^snapshots\/(baseline\/index|(blobs|secrets)\/[0-9a-f]{64}|alerts\.jsonl|quarantine|pending|journal|control|outbox|notify|history)$/;
 
-function inRecursiveGlob(rel: string, pset: ProtectedSet): boolean {
-  return pset.patterns.some((p) => p.glob && p.pattern.includes('**') && (rel === p.base || rel.startsWith(p.base + '/')));
-}
 
 /** Is this path (relative to the root) worth an event? Everything else is not even descended into. */
 export function relevantPath(rel: string, pset: ProtectedSet): boolean {
   if (rel === '') return true;
   if (pset.isProtectedDir(rel) || pset.kindOf(rel) !== null) return true;
   if (STORE_DIRS.test(rel) || STORE_FILES.test(rel)) return true;
-  return inRecursiveGlob(rel, pset);
+  return pset.inDeepGlob(rel);
 }
 
 export async function startWatcher(root: string, pset: ProtectedSet, events: WatchEvents, polling: boolean): Promise<WatchHandle> {
@@ -95,7 +92,7 @@ function dirsToWatch(root: string, pset: ProtectedSet): string[] {
     try { names = readdirSync(nameToBytes(join(root, rel)), { withFileTypes: true, encoding: 'buffer' }).filter((e) => e.isDirectory()).map((e) => nameFromBytes(e.name)); } catch { return; }
     for (const n of names) { const r = rel === '' ? n : `${rel}/${n}`; out.add(r); walk(r, depth - 1); }
   };
-  for (const p of pset.patterns) if (p.glob && p.pattern.includes('**')) walk(p.base, 8);
+  for (const p of pset.patterns) if (p.deep) walk(p.base, 8);
   return [...out];
 }
 
@@ -123,7 +120,7 @@ async function startInotify(root: string, pset: ProtectedSet, events: WatchEvent
     const rel = watched === '' ? name : `${watched}/${name}`;
     if (relevantPath(rel, pset)) events.onEvent(rel, false);
     // A new directory below a `**` glob base gets its own watch.
-    if (inRecursiveGlob(rel, pset) && !dirWatches.has(rel) && dirWatches.size < MAX_DIR_WATCHES) {
+    if (pset.inDeepGlob(rel) && !dirWatches.has(rel) && dirWatches.size < MAX_DIR_WATCHES) {
       try { if (lstatSync(nameToBytes(join(root, rel))).isDirectory()) watchDir(rel); } catch { /* gone again */ }
     }
   };

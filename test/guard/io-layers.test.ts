@@ -29,6 +29,7 @@ import { Guard, type WriterSource } from '../../src/guard/guard.js';
 import { StampPoll, COLD_CYCLE_MS, HOT_CYCLE_MS, TICK_MS } from '../../src/guard/stamp-poll.js';
 import { FULL_SWEEP_EVERY, OpenWatch } from '../../src/guard/open-watch.js';
 import { inspectAll } from '../../src/guard/inspect.js';
+import { completeDirs } from '../../src/guard/dirs-on-the-way.js';
 import { openRoot, safeClose } from '../../src/fsx/beneath.js';
 import { loadInotify } from '../../src/fsx/inotify.js';
 import { WARDEN_TOML, settingsFromBytes } from '../../src/config/quick-config.js';
@@ -504,6 +505,145 @@ kind = "text"
       }
       assert.equal(statSync(t.p('config')).mode & 0o7777, mode);
       assert.equal(readFileSync(t.p('conf/two.txt'), 'utf8'), 'two\n', 'put back');
+    });
+  });
+
+  describe('the directories on the way to a file below a recursive glob', () => {
+    // SPEC §1 ("swapping a parent directory for a symlink") and §4 ("the promise is about
+    // paths"): deep/a is no protected directory of the settings, but the approved
+    // deep/a/one.txt is reached through it, so the baseline records it and the guard puts it
+    // back like any protected directory.
+    let t: IoStore;
+    let L: Layered;
+    before(async () => {
+      const r = ioRoot(`${TEST_WARDEN_TOML}
+[[protect]]
+path = "deep/**/*.txt"
+kind = "text"
+`);
+      mkdirSync(join(r.root, 'deep', 'a', 'b'), { recursive: true });
+      mkdirSync(join(r.root, 'deep', 'empty'));
+      chmodSync(join(r.root, 'deep', 'a'), 0o750);
+      writeFileSync(join(r.root, 'deep', 'a', 'one.txt'), 'one\n');
+      writeFileSync(join(r.root, 'deep', 'a', 'b', 'two.txt'), 'two\n');
+      await initRoot(r.root, { force: false });
+      t = { ...r, key: loadKey(r.root, false), seal: sealPath(r.root), open: () => Store.open(r.root) };
+      L = await guardOn(t);
+    });
+    after(() => L?.close());
+
+    it('init records them with their mode and owner; a directory with no approved file below it is not one', () => {
+      const d = L.g.state.index.dirs;
+      assert.deepEqual(Object.keys(d).filter((k) => k.startsWith('deep')).sort(), ['deep', 'deep/a', 'deep/a/b']);
+      const st = statSync(t.p('deep/a'));
+      assert.deepEqual(d['deep/a'], { mode: 0o750, uid: st.uid, gid: st.gid });
+    });
+
+    it('the glob\'s base moved away: every file below it is put back, each with its own alert', () => {
+      renameSync(t.p('deep'), join(t.scratch, 'deep-away'));
+      L.g.rescan();
+      const got = L.alerts.splice(0).map((a) => [a.path, a.reason]).sort();
+      assert.deepEqual(got, [['deep', 'deleted'], ['deep/a', 'deleted'], ['deep/a/b', 'deleted'], ['deep/a/b/two.txt', 'deleted'], ['deep/a/one.txt', 'deleted']]);
+      assert.equal(readFileSync(t.p('deep/a/one.txt'), 'utf8'), 'one\n');
+      assert.equal(readFileSync(t.p('deep/a/b/two.txt'), 'utf8'), 'two\n');
+      assert.equal(statSync(t.p('deep/a')).mode & 0o7777, 0o750, 'the approved mode');
+    });
+
+    it('a directory on the way swapped for a symlink: the link is moved aside, the directory and its file put back', () => {
+      mkdirSync(join(t.scratch, 'elsewhere'), { recursive: true });
+      writeFileSync(join(t.scratch, 'elsewhere', 'one.txt'), 'the agent\'s\n');
+      renameSync(t.p('deep/a'), join(t.scratch, 'a-away'));
+      symlinkSync(join(t.scratch, 'elsewhere'), t.p('deep/a'));
+      L.g.onPathEvent('deep/a', false);
+      const got = L.alerts.splice(0).map((a) => [a.path, a.reason]).sort();
+      assert.deepEqual(got, [['deep/a', 'symlink'], ['deep/a/b', 'deleted'], ['deep/a/b/two.txt', 'deleted'], ['deep/a/one.txt', 'deleted']]);
+      assert.ok(lstatSync(t.p('deep/a')).isDirectory(), 'a real directory again');
+      assert.equal(readFileSync(t.p('deep/a/one.txt'), 'utf8'), 'one\n');
+      assert.equal(readFileSync(join(t.scratch, 'elsewhere', 'one.txt'), 'utf8'), 'the agent\'s\n', 'nothing written through the link');
+    });
+
+    it('a directory on the way chmodded: put back', () => {
+      chmodSync(t.p('deep/a/b'), 0o700);
+      const want = L.g.state.index.dirs['deep/a/b']!.mode;
+      L.g.rescan();
+      assert.deepEqual(L.alerts.splice(0).map((a) => [a.path, a.reason]), [['deep/a/b', 'mode']]);
+      assert.equal(statSync(t.p('deep/a/b')).mode & 0o7777, want);
+    });
+
+    it('a directory renamed in below the base, bringing a matching file: its one event checks what it holds', () => {
+      mkdirSync(join(t.scratch, 'carried'));
+      writeFileSync(join(t.scratch, 'carried', 'planted.txt'), 'planted\n');
+      renameSync(join(t.scratch, 'carried'), t.p('deep/carried'));
+      L.g.onPathEvent('deep/carried', false);
+      assert.deepEqual(L.alerts.splice(0).map((a) => [a.path, a.reason, a.action]), [['deep/carried/planted.txt', 'unexpected-file', 'removed']]);
+      assert.throws(() => lstatSync(t.p('deep/carried/planted.txt')), /ENOENT/);
+    });
+
+    it('a baseline recorded without them (before they were): approved as they are at the start, a missing one as its parent', () => {
+      const rootFd = openRoot(t.root);
+      try {
+        const state = loadState(t, t.open(), false);
+        const full = state.index.dirs;
+        const legacy = Object.fromEntries(Object.entries(full).filter(([d]) => d !== 'deep/a' && d !== 'deep/a/b'));
+        state.setDirs(legacy);
+        chmodSync(t.p('deep/a'), 0o700);
+        renameSync(t.p('deep/a/b'), join(t.scratch, 'legacy-b'));
+        completeDirs(rootFd, state, L.g.pset);
+        assert.deepEqual(state.index.dirs['deep/a'], { ...full['deep/a'], mode: 0o700 }, 'as found');
+        assert.deepEqual(state.index.dirs['deep/a/b'], { ...full['deep/a'], mode: 0o700 }, 'missing: its parent\'s entry');
+        const before = state.index.dirs;
+        completeDirs(rootFd, state, L.g.pset);
+        assert.equal(state.index.dirs, before, 'complete: left as it is');
+      } finally {
+        safeClose(rootFd);
+        chmodSync(t.p('deep/a'), 0o750);
+        L.g.rescan();
+        L.alerts.length = 0;
+      }
+      assert.equal(readFileSync(t.p('deep/a/b/two.txt'), 'utf8'), 'two\n');
+    });
+
+    it('verify names a missing one, not only the files below it', () => {
+      renameSync(t.p('deep/a/b'), join(t.scratch, 'b-away'));
+      try {
+        const found = inspectAll(L.g.rootFd, L.g.state, L.g.pset, L.g.maxBytes).map((f) => [f.path, f.verdict.reason]);
+        assert.deepEqual(found, [['deep/a/b', 'deleted'], ['deep/a/b/two.txt', 'deleted']], JSON.stringify(found));
+      } finally {
+        L.g.rescan();
+        L.alerts.length = 0;
+      }
+      assert.equal(readFileSync(t.p('deep/a/b/two.txt'), 'utf8'), 'two\n');
+    });
+  });
+
+  describe('a wildcard before the last segment (mid/*/x.txt): listed as deep as a globstar', () => {
+    let t: IoStore;
+    let L: Layered;
+    before(async () => {
+      const r = ioRoot(`${TEST_WARDEN_TOML}
+[[protect]]
+path = "mid/*/x.txt"
+kind = "text"
+`);
+      for (const d of ['a', 'b']) { mkdirSync(join(r.root, 'mid', d), { recursive: true }); writeFileSync(join(r.root, 'mid', d, 'x.txt'), `${d}\n`); }
+      writeFileSync(join(r.root, 'mid', 'a', 'y.txt'), 'no glob names me\n');
+      await initRoot(r.root, { force: false });
+      t = { ...r, key: loadKey(r.root, false), seal: sealPath(r.root), open: () => Store.open(r.root) };
+      L = await guardOn(t);
+    });
+    after(() => L?.close());
+
+    it('init approves what it matches; a planted match is removed; a directory moved away comes back with its file', () => {
+      assert.deepEqual(L.g.state.paths().filter((p) => p.startsWith('mid/')).sort(), ['mid/a/x.txt', 'mid/b/x.txt']);
+      mkdirSync(t.p('mid/c'));
+      writeFileSync(t.p('mid/c/x.txt'), 'planted\n');
+      renameSync(t.p('mid/b'), join(t.scratch, 'b-away'));
+      L.g.rescan();
+      const got = L.alerts.splice(0).map((a) => [a.path, a.reason]).sort();
+      assert.deepEqual(got, [['mid/b', 'deleted'], ['mid/b/x.txt', 'deleted'], ['mid/c/x.txt', 'unexpected-file']]);
+      assert.equal(readFileSync(t.p('mid/b/x.txt'), 'utf8'), 'b\n');
+      assert.throws(() => lstatSync(t.p('mid/c/x.txt')), /ENOENT/);
+      assert.equal(readFileSync(t.p('mid/a/y.txt'), 'utf8'), 'no glob names me\n');
     });
   });
 

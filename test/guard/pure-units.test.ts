@@ -58,6 +58,12 @@ describe('advice: how to make the change properly', () => {
     assert.equal(adviceFor('x.md', 'watch-degraded', 'A3', null),
       'warden could not add more inotify watches and now polls, which is slower; raise fs.inotify.max_user_watches and restart warden.');
   });
+  it('a directory: no file command offered for it', () => {
+    assert.equal(adviceFor('deep/a', 'deleted', 'A4', 'directory'),
+      "deep/a is a directory that holds approved files (or leads to them); it is part of the approved state (where it is, its mode and its owner): warden puts it back. No warden command changes a directory: to stop protecting what is in it, change the [[protect]] entries with 'warden edit config/warden.toml'. What was found in its place is kept: 'warden why deep/a'.");
+    assert.match(adviceFor('', 'mode', 'A5', 'directory'), /^The root directory is part of the approved state .* 'warden why \.'\.$/);
+    assert.doesNotMatch(adviceFor('orgs', 'symlink', 'A6', 'directory'), /warden edit orgs|warden apply/);
+  });
   it('root replaced: the root path said as such', () => {
     const tail = " A root is moved with warden stopped: 'systemctl stop warden-guard', mv, 'warden rehome --from OLD', start. See 'warden alerts'.";
     const head = 'Something renamed the root (or a directory above it) and put another one, a link or a file at its path; warden put the approved tree back at ';

@@ -1,6 +1,7 @@
 import { escapeText } from '../../common/escape.js';
 import type { CommandSpec } from '../types.js';
 import { inspectAll } from '../../guard/inspect.js';
+import { completeDirs } from '../../guard/dirs-on-the-way.js';
 import { loadBaseline, octal } from '../../store/load-baseline.js';
 import { pingDaemon } from '../daemon-client.js';
 import { lastAlerts } from '../../store/alerts.js';
@@ -29,6 +30,7 @@ export const statusCommand: CommandSpec = {
     const ping = await pingDaemon(ctx.root, 5000);
     const l = loadBaseline(ctx.root);
     try {
+      completeDirs(l.rootFd, l.state, l.pset);
       const findings = inspectAll(l.rootFd, l.state, l.pset, l.config.max_bytes);
       const byPath = new Map(findings.map((f) => [f.path, f]));
       const files = l.state.paths().sort().map((p) => {

@@ -1,6 +1,7 @@
 import { escapeText } from '../../common/escape.js';
 import type { CommandSpec } from '../types.js';
 import { verifyAll } from '../../guard/verify-pass.js';
+import { completeDirs } from '../../guard/dirs-on-the-way.js';
 import type { ProtectedSet } from '../../config/protected-set.js';
 import { openBaseline, octal, type Opened } from '../../store/open-baseline.js';
 
@@ -28,6 +29,7 @@ export const verifyCommand: CommandSpec = {
     let code: number;
     try {
       const { pset, maxBytes } = await settingsOf(l, modules);
+      completeDirs(l.rootFd, l.state, pset);
       const findings = verifyAll(l.rootFd, l.state, pset, maxBytes);
       const replaced = l.store.rootReplaced(l.rootFd);
       const rows = findings.map((f) => {
