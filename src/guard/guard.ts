@@ -277,7 +277,9 @@ export class Guard {
     // another put in its place, a directory swapped). Every FULL_SWEEP_EVERY-th rescan trusts
     // nothing. The directory is looked at (and recorded) every rescan, before its files.
     let same = false;
-    if (cause === 'rescan' && fd !== null) {
+    // The startup pass looks at every file; it records the directories too, so that the first
+    // rescan may already trust the watches (it would otherwise lstat every file once more).
+    if (cause !== 'root' && fd !== null) {
       const known = dirSame.get(dir);
       same = known ?? (this.safely(`looking at ${dir || '.'}`, () => this.dirUnchanged(dir, fd)) ?? false);
       dirSame.set(dir, same);

@@ -15,7 +15,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  chmodSync, closeSync, fstatSync, linkSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, statSync, truncateSync, unlinkSync,
+  chmodSync, closeSync, existsSync, fstatSync, linkSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, statSync, truncateSync, unlinkSync,
   utimesSync, writeFileSync, writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
@@ -666,6 +666,41 @@ kind = "text"
       await waitFor(() => { L.g.rescan(); return L.g.counters.vouched === L.g.state.paths().length; }, 10_000, 'a rescan that trusts the inode watches of every file');
       while ((L.g.counters.rescans + 1) % FULL_SWEEP_EVERY === 0) L.g.rescan();
     }
+
+    it('the first rescan after the startup pass already trusts them: the pass recorded the directories', async (ctx) => {
+      if (!inotify) { ctx.skip('no inotify binding: nothing is ever vouched for'); return; }
+      // A directory changed within the last 2 s is never recorded (coarse ctime): wait until none is.
+      const dirs = ['.', 'config', 'orgs', 'blocks', 'blocks/conditional'].filter((d) => existsSync(swapRoot.p(d)));
+      await waitFor(() => dirs.every((d) => statSync(swapRoot.p(d)).ctimeMs < Date.now() - 2100), 10_000, 'the root\'s directories older than 2 s');
+      const F = await guardOn(swapRoot, { poll: true });
+      try {
+        F.tick(FAST + 1);
+        F.g.rescan();
+        assert.equal(F.g.counters.rescans % FULL_SWEEP_EVERY === 0, false, 'an ordinary rescan');
+        assert.equal(F.g.counters.vouched, F.g.state.paths().length, 'every file vouched for at the first rescan');
+      } finally {
+        F.close();
+      }
+    });
+
+    it('a name swapped after the startup pass recorded its directory: the first rescan looks at every file there', async (ctx) => {
+      if (!inotify) { ctx.skip('no inotify binding'); return; }
+      const dirs = ['.', 'config', 'orgs', 'blocks', 'blocks/conditional'].filter((d) => existsSync(swapRoot.p(d)));
+      await waitFor(() => dirs.every((d) => statSync(swapRoot.p(d)).ctimeMs < Date.now() - 2100), 10_000, 'the root\'s directories older than 2 s');
+      const approved = approvedOf(swapRoot, [target]);
+      // Its inode watch blinded: the old inode's link-count event would give the swap away.
+      const F = await guardOn(swapRoot, { poll: true, blind: target });
+      try {
+        F.tick(FAST + 1);
+        writeFileSync(join(swapRoot.root, 'orgs', '.swap'), 'name = "swapped"\n', { mode: 0o644 });
+        renameSync(join(swapRoot.root, 'orgs', '.swap'), swapRoot.p(target));
+        F.g.rescan();
+        assert.deepEqual(F.alerts.splice(0).map((a) => [a.path, a.reason]), [[target, 'content']]);
+        assert.ok(isApproved(swapRoot, approved, target));
+      } finally {
+        F.close();
+      }
+    });
 
     it(`a write the blinded inode watch never reports: the poll and the ordinary rescans skip it, rescan ${FULL_SWEEP_EVERY} (the full sweep) reverts it`, async (ctx) => {
       if (!inotify) { ctx.skip('no inotify binding: nothing is ever vouched for'); return; }
