@@ -5,6 +5,7 @@ import { validateToml } from '../toml/schema.js';
 import { ensureLocated, errAt, lazyProperty } from './locate.js';
 import { checkContext } from './context.js';
 import { rulesMatching } from './decide.js';
+import { deepFreeze } from './recent.js';
 import { isCanonicalRelative, keySpecificity, splitTarget, SNOWFLAKE_RE } from './paths.js';
 import type { Action, Condition, ConditionsPolicy, FileStatus, Rule, Section, SessionContext } from './types.js';
 
@@ -121,7 +122,9 @@ export function parseConditions(text: string | null, file = CONDITIONS_TOML): Co
   if (text === null) return parseConditionsOnce(text, file);
   let hit = recentResults.find((r) => r.text === text && r.file === file);
   if (!hit) {
-    hit = { text, file, result: parseConditionsOnce(text, file) };
+    const result = parseConditionsOnce(text, file);
+    deepFreeze(result.conditions); // shared with every later caller of this text (recent.ts)
+    hit = { text, file, result };
     recentResults.unshift(hit);
     if (recentResults.length > 4) recentResults.pop();
   }
