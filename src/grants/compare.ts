@@ -12,6 +12,7 @@
  *   wherever a grant or credential key could lie inside it;
  * - a credential value appears only as its fingerprint (credentials/rules.ts).
  */
+import { escapeText } from '../common/escape.js';
 import { fingerprint } from '../credentials/rules.js';
 import { BODY_KEY } from '../formats/frontmatter.js';
 import { atOrBelow, keyWords, matchKey, reachesBelow, specificity, type KeyPath, type KeyPattern } from '../profiles/keys.js';
@@ -229,8 +230,10 @@ class Walker {
     const key = keyWords(path) || '(the file)';
     const gone = missingFrom(a, b).map((v) => this.r([...path, 0], v));
     const come = missingFrom(b, a).map((v) => this.r([...path, 0], v));
-    for (const v of come) this.emit(path, onAdd, grant, `${key} + ${shown(v)}${runsSuffix(v)}`, { new: v });
-    for (const v of gone) this.emit(path, onRemove, grant, `${key} - ${shown(v)}`, { old: v });
+    // The statements of a whole file (Codex's rules) read best as they are written.
+    const entry = (v: unknown) => (path.length === 0 && typeof v === 'string' ? escapeText(v.length > 160 ? `${v.slice(0, 159)}…` : v) : shown(v));
+    for (const v of come) this.emit(path, onAdd, grant, `${key} + ${entry(v)}${runsSuffix(v)}`, { new: v });
+    for (const v of gone) this.emit(path, onRemove, grant, `${key} - ${entry(v)}`, { old: v });
     if (gone.length === 0 && come.length === 0 && canonical(a) !== canonical(b) && rule?.set !== true) {
       this.emit(path, 'changed', grant, `${key}: the same entries in another order`, { old: this.r(path, a), new: this.r(path, b) });
     }
@@ -244,7 +247,8 @@ class Walker {
       if (this.credentialAt(child) !== undefined || this.ruleAt(child) || (isContainer(b[k]) && this.mattersBelow(child) && inherited === undefined)) { this.walk(child, undefined, b[k], inherited); continue; }
       if (inherited?.rule.widens === 'enum' && !isContainer(b[k])) { this.walk(child, undefined, b[k], inherited); continue; }
       const v = this.r(child, b[k]);
-      this.emit(child, onAdd, grant, key ? `${key} + ${shown(k)}${runsSuffix(v)}` : `${shown(k)} = ${shown(v)}${runsSuffix(v)} (new key)`, { new: v });
+      // A widening or narrowing names the entry (`mcpServers + "x" (runs: …)`); a change of unknown direction shows its value.
+      this.emit(child, onAdd, grant, key && onAdd !== 'added' ? `${key} + ${shown(k)}${runsSuffix(v)}` : `${keyWords(child)} = ${shown(v)}${runsSuffix(v)} (new key)`, { new: v });
     }
     for (const k of Object.keys(a)) {
       if (Object.hasOwn(b, k)) continue;
@@ -252,7 +256,7 @@ class Walker {
       if (this.credentialAt(child) !== undefined || this.ruleAt(child) || (isContainer(a[k]) && this.mattersBelow(child) && inherited === undefined)) { this.walk(child, a[k], undefined, inherited); continue; }
       if (inherited?.rule.widens === 'enum' && !isContainer(a[k])) { this.walk(child, a[k], undefined, inherited); continue; }
       const v = this.r(child, a[k]);
-      this.emit(child, onRemove, grant, key ? `${key} - ${shown(k)}` : `${shown(k)} removed (was ${shown(v)})`, { old: v });
+      this.emit(child, onRemove, grant, key && onRemove !== 'removed' ? `${key} - ${shown(k)}` : `${keyWords(child)} removed (was ${shown(v)})`, { old: v });
     }
     if (this.orderedAt(path)) {
       const ka = Object.keys(a).filter((k) => Object.hasOwn(b, k));

@@ -63,7 +63,7 @@ export function keyWords(path: KeyPath): string {
   let out = '';
   for (const part of path) {
     if (typeof part === 'number') { out += `[${part}]`; continue; }
-    const bare = /^[A-Za-z0-9_$@:/-]+$/.test(part) ? part : JSON.stringify(part);
+    const bare = /^[A-Za-z0-9_$@:/()-]+$/.test(part) ? part : JSON.stringify(part);
     out += out === '' ? bare : `.${bare}`;
   }
   return out;
