@@ -162,6 +162,14 @@ export const HELP: Record<string, HelpText> = {
     examples: ['warden rehome --from /home/agent/old-root'],
     notes: ["Moves the root's HMAC key, seal and store (the state directory's, in the deployment) to its new identity; run it with the guard stopped."],
   },
+  profiles: {
+    options: [
+      ['--home DIR', 'stands for $HOME: where the user-level files are, and your own profiles (DIR/.config/warden/profiles)'],
+      ['--project DIR', "a project's directory: shows where its files would be"],
+    ],
+    examples: ['warden profiles', 'warden profiles claude-code --project ~/src/app', 'warden profiles codex --json | jq .profiles[0].profile.validator'],
+    notes: ['A profile is data: docs/PROFILES.md describes the file. Yours go in $XDG_CONFIG_HOME/warden/profiles/NAME.toml (else ~/.config/warden/profiles/); one may add a runtime, never replace a shipped one.', 'Exit code 2 when a profile of yours has an error (each is shown with its file, line and column).'],
+  },
   completion: {
     examples: ['warden completion bash > ~/.local/share/bash-completion/completions/warden', 'warden completion fish > ~/.config/fish/completions/warden.fish', 'warden completion man > warden.1'],
     notes: ['Completion and the man page are generated from the same table as --help; the package installs man/warden.1.'],
