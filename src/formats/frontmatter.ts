@@ -24,12 +24,12 @@ export function parseFrontMatter(text: string, file: string): ParseResult {
   if (!close) return { ok: false, error: { file, line: 1, column: 1, message: 'the front matter opened by "---" on line 1 is never closed by a "---" line' } };
   const yamlText = rest.slice(0, close.index);
   const body = rest.slice(close.index + close[0].length);
-  const doc = parseDocument(yamlText, { uniqueKeys: true, prettyErrors: false, customTags: [] });
+  const doc = parseDocument(yamlText, { uniqueKeys: true, prettyErrors: true, customTags: [] });
   const first = doc.errors[0];
   if (first) {
     const at = first.linePos?.[0];
     // +1: the "---" line above the YAML.
-    return { ok: false, error: { file, ...(at ? { line: at.line + 1, column: at.col } : {}), message: `front matter: ${first.message.split('\n')[0]}` } };
+    return { ok: false, error: { file, ...(at ? { line: at.line + 1, column: at.col } : {}), message: `front matter: ${(first.message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:?$/, '')}` } };
   }
   const fm = toPlain(doc.toJS({ maxAliasCount: 50 }) as unknown);
   if (fm !== null && fm !== undefined && (typeof fm !== 'object' || Array.isArray(fm))) {
