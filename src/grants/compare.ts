@@ -156,8 +156,22 @@ class Walker {
     else this.emit(path, 'changed', false, `${key}: credential ${fa} → ${fb} (fingerprints)`, { old: fa, new: fb }, group);
   }
 
+  /**
+   * A key that appears (or goes) holding an empty list or table: nothing inside it to
+   * report, yet the document changed. Said as such, so no difference is ever silent.
+   */
+  private emptyAppears(path: KeyPath, a: unknown, b: unknown, grant: boolean): boolean {
+    const empty = isEmpty;
+    if (a === undefined && empty(b)) { this.emit(path, 'added', grant, `${keyWords(path)} = ${shown(b)} (new key)`, { new: b }); return true; }
+    if (b === undefined && empty(a)) { this.emit(path, 'removed', grant, `${keyWords(path)} removed (was ${shown(a)})`, { old: a }); return true; }
+    return false;
+  }
+
   /** A value changed at a key a rule names. */
   private ruled(path: KeyPath, a: unknown, b: unknown, rule: Rule): void {
+    // An allow or deny list that is empty grants and refuses nothing, as when it is absent.
+    if ((rule.widens === 'add' || rule.widens === 'remove') && (a === undefined || b === undefined) && isEmpty(a ?? b)) return;
+    if (this.emptyAppears(path, a, b, true)) return;
     switch (rule.widens) {
       case 'enum': return this.enumChange(path, a, b, rule);
       case 'true':
@@ -170,6 +184,7 @@ class Walker {
 
   /** Below a rule's key: an enum's order still applies to every value; anything else is a grant of unknown direction. */
   private inheritedChange(path: KeyPath, a: unknown, b: unknown, rule: Rule): void {
+    if (this.emptyAppears(path, a, b, true)) return;
     if (rule.widens === 'enum') return this.enumChange(path, a, b, rule);
     return this.collection(path, a, b, rule, 'added', 'removed');
   }
@@ -269,8 +284,15 @@ class Walker {
   private plain(path: KeyPath, a: unknown, b: unknown): void {
     const key = keyWords(path);
     if (isObject(a) && isObject(b)) return this.objectDiff(path, a, b, undefined, 'added', 'removed', false);
-    if (a === undefined && isObject(b) && this.mattersBelow(path)) return this.objectDiff(path, {}, b, undefined, 'added', 'removed', false);
-    if (b === undefined && isObject(a) && this.mattersBelow(path)) return this.objectDiff(path, a, {}, undefined, 'added', 'removed', false);
+    if ((isObject(a) || isObject(b)) && this.mattersBelow(path)) {
+      if (this.emptyAppears(path, a, b, false)) return;
+      // A table in place of something else (or of nothing): what it held or holds, key by
+      // key, so a grant inside it is named as one; the value it replaced, or that replaced it, beside.
+      if (a !== undefined && !isObject(a)) this.emit(path, 'removed', false, `${key} was ${shown(this.r(path, a))} (now a table)`, { old: this.r(path, a) });
+      this.objectDiff(path, isObject(a) ? a : {}, isObject(b) ? b : {}, undefined, 'added', 'removed', false);
+      if (b !== undefined && !isObject(b)) this.emit(path, 'added', false, `${key} is now ${shown(this.r(path, b))} (was a table)`, { new: this.r(path, b) });
+      return;
+    }
     if (Array.isArray(a) && Array.isArray(b)) {
       // A grant key could lie inside an entry: every entry changed counts as a grant (fail closed).
       const inside = this.mattersBelow(path);
@@ -289,6 +311,7 @@ class Walker {
 }
 
 const isContainer = (v: unknown): boolean => isObject(v) || Array.isArray(v);
+const isEmpty = (v: unknown): boolean => (Array.isArray(v) && v.length === 0) || (isObject(v) && Object.keys(v).length === 0);
 
 const values = (a: unknown, b: unknown): { old?: unknown; new?: unknown } => ({ ...(a !== undefined ? { old: a } : {}), ...(b !== undefined ? { new: b } : {}) });
 

@@ -108,6 +108,19 @@ describe('a reformatting is said as such and hides nothing', () => {
     assert.ok(c.changes.every((x) => x.grant));
   });
 
+  it('a table where there was a plain value: the grant inside it is still named', () => {
+    const c = cmp('claude-code', CLAUDE, '{"permissions": "none"}', '{"permissions": {"allow": ["Bash(*)"]}}');
+    assert.ok(c.changes.some((x) => x.words === 'permissions.allow + "Bash(*)"' && x.change === 'widened'), JSON.stringify(words(c)));
+    const back = cmp('claude-code', CLAUDE, '{"permissions": {"deny": ["Bash(rm:*)"]}}', '{"permissions": []}');
+    assert.ok(back.changes.some((x) => x.words === 'permissions.deny - "Bash(rm:*)"' && x.change === 'widened'), JSON.stringify(words(back)));
+  });
+
+  it('an empty allow list where there was none changes nothing; an empty hook setting does', () => {
+    assert.equal(cmp('claude-code', CLAUDE, '{}', '{"permissions": {"allow": []}}').summary, 'no change in meaning (reformatted)');
+    const c = cmp('claude-code', CLAUDE, '{}', '{"apiKeyHelper": {}}');
+    assert.deepEqual(c.changes.map((x) => [x.change, x.grant]), [['added', true]]);
+  });
+
   it('a value this profile does not rank is still a grant change', () => {
     const c = cmp('codex', CODEX, 'sandbox_mode = "read-only"\n', 'sandbox_mode = "something-new"\n');
     assert.equal(c.changes[0]!.change, 'changed');
@@ -251,6 +264,25 @@ describe('properties', () => {
       const r = compareValues('x.json', { hooks: a }, { hooks: b }, settingsFacts);
       assert.ok(r.changes.length > 0 && r.changes.every((c) => c.grant), JSON.stringify(r.changes));
     }), { numRuns: 300 });
+  });
+
+  it('whatever two documents hold, a difference at a grant key is reported as a grant at or below that key (type changes too)', () => {
+    const grantKeys = [['permissions', 'allow'], ['permissions', 'deny'], ['permissions', 'defaultMode'], ['hooks'], ['mcpServers'], ['apiKeyHelper'], ['sandbox', 'enabled']];
+    const at = (v: unknown, path: string[]): unknown => path.reduce<unknown>((o, k) => (o !== null && typeof o === 'object' && !Array.isArray(o) && Object.hasOwn(o, k) ? (o as Record<string, unknown>)[k] : undefined), v);
+    const doc = fc.record({ permissions: fc.oneof(json, fc.record({ allow: json, deny: json, defaultMode: json })), hooks: json, mcpServers: json, apiKeyHelper: json, sandbox: fc.oneof(json, fc.record({ enabled: json })) }, { requiredKeys: [] });
+    // An empty allow or deny list (or table of hooks, of servers) means what an absent one does.
+    const lists = new Set(['permissions.allow', 'permissions.deny', 'hooks', 'mcpServers']);
+    const meaning = (v: unknown, k: string[]) => {
+      const x = at(v, k);
+      return lists.has(k.join('.')) && ((Array.isArray(x) && x.length === 0) || (x !== null && typeof x === 'object' && Object.keys(x).length === 0)) ? undefined : x;
+    };
+    fc.assert(fc.property(doc, doc, (a, b) => {
+      const r = compareValues(CLAUDE, a, b, settingsFacts);
+      for (const k of grantKeys) {
+        if (JSON.stringify(sorted(meaning(a, k))) === JSON.stringify(sorted(meaning(b, k)))) continue;
+        assert.ok(r.changes.some((c) => c.grant && k.every((part, i) => c.keyPath[i] === part)), `${k.join('.')}: ${JSON.stringify(at(a, k))} → ${JSON.stringify(at(b, k))}: ${JSON.stringify(r.changes.map((c) => [c.key, c.grant]))}`);
+      }
+    }), { numRuns: 500 });
   });
 
   it('a credential value never appears in the result', () => {
