@@ -7,6 +7,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { createHash } from 'node:crypto';
+import JSON5 from 'json5';
+import { stringify } from 'smol-toml';
 import { factsFor, fileEntryFor, loadProfiles } from '../../src/profiles/index.js';
 import { classifyWrite, compareTexts, compareValues, type Comparison } from '../../src/grants/index.js';
 
@@ -239,6 +241,19 @@ describe('properties', () => {
       assert.deepEqual(r.comparison.changes, []);
       assert.equal(r.comparison.sameMeaning, true);
     }), { numRuns: 300 });
+  });
+
+  it('the same holds across formats: JSON5 (OpenClaw) and TOML (Codex) rewritten by their own writers', () => {
+    const claw = facts('openclaw', '/home/u/.openclaw/openclaw.json').facts;
+    const codex = facts('codex', CODEX).facts;
+    const table = fc.dictionary(key.filter((k) => !/[\u0000-\u001f\u007f]/.test(k)), fc.oneof(fc.string({ maxLength: 8 }), fc.integer(), fc.boolean(), fc.array(fc.string({ maxLength: 6 }), { maxLength: 3 })), { maxKeys: 4 });
+    fc.assert(fc.property(table, table, fc.nat(1000), (t1, t2, seed) => {
+      const doc = { channels: { discord: { ...t1, allowFrom: ['1', '2'] } }, tools: t2 };
+      const r = compareTexts('o.json5', 'json5', JSON.stringify(doc), JSON5.stringify(reformat(doc, seed), null, 2), claw);
+      assert.ok(r.ok && r.comparison.changes.length === 0, JSON.stringify(r));
+      const t = compareTexts('c.toml', 'toml', stringify({ ...t1, mcp_servers: { x: t2 } }), stringify(reformat({ mcp_servers: { x: t2 }, ...t1 }, seed) as Record<string, unknown>), codex);
+      assert.ok(t.ok && t.comparison.changes.length === 0, JSON.stringify(t));
+    }), { numRuns: 200 });
   });
 
   it('adding an allow entry is always reported as that grant, widened, whatever else is reformatted', () => {
