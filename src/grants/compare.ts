@@ -62,10 +62,13 @@ function summarize(changes: readonly GrantChange[], reformatted: boolean): strin
 type Inherited = { rule: Rule } | undefined;
 
 class Walker {
+  /** Each container's canonical text, for this comparison only. */
+  private readonly memo = new WeakMap<object, string>();
+
   constructor(private readonly file: string, private readonly facts: CompareFacts, private readonly out: GrantChange[]) {}
 
   private emit(keyPath: KeyPath, change: ChangeKind, grant: boolean, words: string, values: { old?: unknown; new?: unknown }, credential?: string): void {
-    const c: GrantChange = { path: this.file, key: keyWords(keyPath), keyPath: [...keyPath], change, grant, words };
+    const c: GrantChange = { path: this.file, key: keyWords(keyPath) /* raw: JSON carries it safely */, keyPath: [...keyPath], change, grant, words };
     if (credential !== undefined) c.credential = credential;
     if (values.old !== undefined) c.old = values.old;
     if (values.new !== undefined) c.new = values.new;
@@ -141,14 +144,14 @@ class Walker {
     const ka = Object.keys(a);
     const kb = Object.keys(b);
     if (ka.join('\u0000') !== kb.join('\u0000')) {
-      this.emit(path, 'changed', rule !== undefined, `${keyWords(path)}: the order of its entries changed (${shown(ka)} → ${shown(kb)}); here the order decides which entry applies`, { old: ka, new: kb });
+      this.emit(path, 'changed', rule !== undefined, `${kw(path)}: the order of its entries changed (${shown(ka)} → ${shown(kb)}); here the order decides which entry applies`, { old: ka, new: kb });
     }
     for (const k of ka) this.walk([...path, k], a[k], b[k], rule ? { rule } : undefined);
   }
 
   private credential(path: KeyPath, a: unknown, b: unknown, group: string): void {
     if (sameValue(a, b)) return;
-    const key = keyWords(path) || '(the whole file)';
+    const key = kw(path) || '(the whole file)';
     const fa = a === undefined ? undefined : fingerprintOf(a);
     const fb = b === undefined ? undefined : fingerprintOf(b);
     if (fa === undefined) this.emit(path, 'added', false, `${key} + credential (fingerprint ${fb})`, { new: fb }, group);
@@ -162,8 +165,8 @@ class Walker {
    */
   private emptyAppears(path: KeyPath, a: unknown, b: unknown, grant: boolean): boolean {
     const empty = isEmpty;
-    if (a === undefined && empty(b)) { this.emit(path, 'added', grant, `${keyWords(path)} = ${shown(b)} (new key)`, { new: b }); return true; }
-    if (b === undefined && empty(a)) { this.emit(path, 'removed', grant, `${keyWords(path)} removed (was ${shown(a)})`, { old: a }); return true; }
+    if (a === undefined && empty(b)) { this.emit(path, 'added', grant, `${kw(path)} = ${shown(b)} (new key)`, { new: b }); return true; }
+    if (b === undefined && empty(a)) { this.emit(path, 'removed', grant, `${kw(path)} removed (was ${shown(a)})`, { old: a }); return true; }
     return false;
   }
 
@@ -191,13 +194,13 @@ class Walker {
 
   private enumChange(path: KeyPath, a: unknown, b: unknown, rule: Rule): void {
     if ((isObject(a) || a === undefined) && (isObject(b) || b === undefined)) return this.objectDiff(path, (a ?? {}) as Record<string, unknown>, (b ?? {}) as Record<string, unknown>, { rule }, 'added', 'removed', true);
-    if (isContainer(a) || isContainer(b)) { this.emit(path, 'changed', true, changedWords(keyWords(path), this.r(path, a), this.r(path, b)), { old: this.r(path, a), new: this.r(path, b) }); return; }
+    if (isContainer(a) || isContainer(b)) { this.emit(path, 'changed', true, changedWords(kw(path), this.r(path, a), this.r(path, b)), { old: this.r(path, a), new: this.r(path, b) }); return; }
     const order = rule.order ?? [];
     const va = a === undefined ? rule.default : a;
     const vb = b === undefined ? rule.default : b;
     const ia = order.findIndex((o) => o === va);
     const ib = order.findIndex((o) => o === vb);
-    const key = keyWords(path);
+    const key = kw(path);
     const side = (raw: unknown, v: unknown) => (raw === undefined && v !== undefined ? `(not set: ${bare(v)})` : bare(raw));
     const words = `${key}: ${side(a, va)} → ${side(b, vb)}`;
     if (ia >= 0 && ib >= 0) {
@@ -212,7 +215,7 @@ class Walker {
     const target = rule.widens === 'true';
     const va = a === undefined ? rule.default : a;
     const vb = b === undefined ? rule.default : b;
-    const key = keyWords(path);
+    const key = kw(path);
     const words = `${key}: ${a === undefined && va !== undefined ? `(not set: ${bare(va)})` : bare(this.r(path, a))} → ${b === undefined && vb !== undefined ? `(not set: ${bare(vb)})` : bare(this.r(path, b))}`;
     if (typeof va === 'boolean' && typeof vb === 'boolean') {
       if (va === vb) return;
@@ -233,7 +236,7 @@ class Walker {
     if ((isObject(a) || a === undefined) && (isObject(b) || b === undefined) && (a !== undefined || b !== undefined)) {
       return this.objectDiff(path, a ?? {}, b ?? {}, { rule }, onAdd, onRemove, true);
     }
-    const key = keyWords(path);
+    const key = kw(path);
     const ra = this.r(path, a);
     const rb = this.r(path, b);
     if (a === undefined) this.emit(path, onAdd === 'widened' ? 'widened' : 'added', true, `${key} = ${shown(rb)}${runsSuffix(rb)}`, { new: rb });
@@ -242,20 +245,20 @@ class Walker {
   }
 
   private listDiff(path: KeyPath, a: readonly unknown[], b: readonly unknown[], rule: Rule | undefined, onAdd: ChangeKind, onRemove: ChangeKind, grant: boolean): void {
-    const key = keyWords(path) || '(the file)';
-    const gone = missingFrom(a, b).map((v) => this.r([...path, 0], v));
-    const come = missingFrom(b, a).map((v) => this.r([...path, 0], v));
+    const key = kw(path) || '(the file)';
+    const gone = missingFrom(a, b, this.memo).map((v) => this.r([...path, 0], v));
+    const come = missingFrom(b, a, this.memo).map((v) => this.r([...path, 0], v));
     // The statements of a whole file (Codex's rules) read best as they are written.
     const entry = (v: unknown) => (path.length === 0 && typeof v === 'string' ? escapeText(v.length > 160 ? `${v.slice(0, 159)}…` : v) : shown(v));
     for (const v of come) this.emit(path, onAdd, grant, `${key} + ${entry(v)}${runsSuffix(v)}`, { new: v });
     for (const v of gone) this.emit(path, onRemove, grant, `${key} - ${entry(v)}`, { old: v });
-    if (gone.length === 0 && come.length === 0 && canonical(a) !== canonical(b) && rule?.set !== true) {
+    if (gone.length === 0 && come.length === 0 && canonical(a, this.memo) !== canonical(b, this.memo) && rule?.set !== true) {
       this.emit(path, 'changed', grant, `${key}: the same entries in another order`, { old: this.r(path, a), new: this.r(path, b) });
     }
   }
 
   private objectDiff(path: KeyPath, a: Record<string, unknown>, b: Record<string, unknown>, inherited: Inherited, onAdd: ChangeKind, onRemove: ChangeKind, grant: boolean): void {
-    const key = keyWords(path);
+    const key = kw(path);
     for (const k of Object.keys(b)) {
       const child = [...path, k];
       if (Object.hasOwn(a, k)) { this.walk(child, a[k], b[k], inherited); continue; }
@@ -263,7 +266,7 @@ class Walker {
       if (inherited?.rule.widens === 'enum' && !isContainer(b[k])) { this.walk(child, undefined, b[k], inherited); continue; }
       const v = this.r(child, b[k]);
       // A widening or narrowing names the entry (`mcpServers + "x" (runs: …)`); a change of unknown direction shows its value.
-      this.emit(child, onAdd, grant, key && onAdd !== 'added' ? `${key} + ${shown(k)}${runsSuffix(v)}` : `${keyWords(child)} = ${shown(v)}${runsSuffix(v)} (new key)`, { new: v });
+      this.emit(child, onAdd, grant, key && onAdd !== 'added' ? `${key} + ${shown(k)}${runsSuffix(v)}` : `${kw(child)} = ${shown(v)}${runsSuffix(v)} (new key)`, { new: v });
     }
     for (const k of Object.keys(a)) {
       if (Object.hasOwn(b, k)) continue;
@@ -271,7 +274,7 @@ class Walker {
       if (this.credentialAt(child) !== undefined || this.ruleAt(child) || (isContainer(a[k]) && this.mattersBelow(child) && inherited === undefined)) { this.walk(child, a[k], undefined, inherited); continue; }
       if (inherited?.rule.widens === 'enum' && !isContainer(a[k])) { this.walk(child, a[k], undefined, inherited); continue; }
       const v = this.r(child, a[k]);
-      this.emit(child, onRemove, grant, key && onRemove !== 'removed' ? `${key} - ${shown(k)}` : `${keyWords(child)} removed (was ${shown(v)})`, { old: v });
+      this.emit(child, onRemove, grant, key && onRemove !== 'removed' ? `${key} - ${shown(k)}` : `${kw(child)} removed (was ${shown(v)})`, { old: v });
     }
     if (this.orderedAt(path)) {
       const ka = Object.keys(a).filter((k) => Object.hasOwn(b, k));
@@ -282,7 +285,7 @@ class Walker {
 
   /** No rule here or above: a plain change, opened wherever a grant or credential could lie below. */
   private plain(path: KeyPath, a: unknown, b: unknown): void {
-    const key = keyWords(path);
+    const key = kw(path);
     if (isObject(a) && isObject(b)) return this.objectDiff(path, a, b, undefined, 'added', 'removed', false);
     if ((isObject(a) || isObject(b)) && this.mattersBelow(path)) {
       if (this.emptyAppears(path, a, b, false)) return;
@@ -309,6 +312,9 @@ class Walker {
     else this.emit(path, 'changed', false, changedWords(key, ra, rb), { old: ra, new: rb });
   }
 }
+
+/** A key in words, escaped (a key is data from the file: it may hold a newline or a bidi override). */
+const kw = (path: KeyPath): string => escapeText(keyWords(path));
 
 const isContainer = (v: unknown): boolean => isObject(v) || Array.isArray(v);
 const isEmpty = (v: unknown): boolean => (Array.isArray(v) && v.length === 0) || (isObject(v) && Object.keys(v).length === 0);

@@ -131,6 +131,12 @@ describe('a reformatting is said as such and hides nothing', () => {
   });
 });
 
+it('keys and values from the file are escaped in the words (a newline or a bidi override cannot forge a line)', () => {
+  const c = cmp('claude-code', CLAUDE, '{}', '{"mcpServers": {"a\\n<6>warden: ok\\u202e": {"command": "x\\u001b]52"}}, "odd\\nkey": 1}');
+  for (const w of words(c)) assert.doesNotMatch(w, /[\n\u202e\u001b]/, w);
+  assert.ok(words(c).some((w) => w.includes('\\n<6>warden')));
+});
+
 describe('credentials appear only as fingerprints', () => {
   const SECRET = 'sk-ant-THIS-IS-SECRET-1234567890';
   const fp = (s: string) => createHash('sha256').update(s).digest('hex').slice(0, 12);
@@ -274,8 +280,14 @@ describe('properties', () => {
       const r = compareValues('x.json', a, b, settingsFacts);
       assert.equal(r.sameMeaning, JSON.stringify(sorted(a)) === JSON.stringify(sorted(b)));
     }), { numRuns: 300 });
+    // An empty entry of hooks (or empty hooks) means what an absent one does.
+    const hooksMeaning = (x: unknown) => {
+      const empty = (e: unknown) => (Array.isArray(e) && e.length === 0) || (e !== null && typeof e === 'object' && !Array.isArray(e) && Object.keys(e).length === 0);
+      const kept = x !== null && typeof x === 'object' && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).filter(([, e]) => !empty(e))) : x;
+      return empty(kept) ? undefined : kept;
+    };
     fc.assert(fc.property(json, json, (a, b) => {
-      fc.pre(JSON.stringify(sorted(a)) !== JSON.stringify(sorted(b)));
+      fc.pre(JSON.stringify(sorted(hooksMeaning(a))) !== JSON.stringify(sorted(hooksMeaning(b))));
       const r = compareValues('x.json', { hooks: a }, { hooks: b }, settingsFacts);
       assert.ok(r.changes.length > 0 && r.changes.every((c) => c.grant), JSON.stringify(r.changes));
     }), { numRuns: 300 });
@@ -287,9 +299,12 @@ describe('properties', () => {
     const doc = fc.record({ permissions: fc.oneof(json, fc.record({ allow: json, deny: json, defaultMode: json })), hooks: json, mcpServers: json, apiKeyHelper: json, sandbox: fc.oneof(json, fc.record({ enabled: json })) }, { requiredKeys: [] });
     // An empty allow or deny list (or table of hooks, of servers) means what an absent one does.
     const lists = new Set(['permissions.allow', 'permissions.deny', 'hooks', 'mcpServers']);
+    const empty = (x: unknown) => (Array.isArray(x) && x.length === 0) || (x !== null && typeof x === 'object' && !Array.isArray(x) && Object.keys(x).length === 0);
     const meaning = (v: unknown, k: string[]) => {
-      const x = at(v, k);
-      return lists.has(k.join('.')) && ((Array.isArray(x) && x.length === 0) || (x !== null && typeof x === 'object' && Object.keys(x).length === 0)) ? undefined : x;
+      let x = at(v, k);
+      // hooks.* is a rule of its own: an empty entry under hooks means nothing either.
+      if (k.join('.') === 'hooks' && x !== null && typeof x === 'object' && !Array.isArray(x)) x = Object.fromEntries(Object.entries(x).filter(([, e]) => !empty(e)));
+      return lists.has(k.join('.')) && empty(x) ? undefined : x;
     };
     fc.assert(fc.property(doc, doc, (a, b) => {
       const r = compareValues(CLAUDE, a, b, settingsFacts);
@@ -297,7 +312,7 @@ describe('properties', () => {
         if (JSON.stringify(sorted(meaning(a, k))) === JSON.stringify(sorted(meaning(b, k)))) continue;
         assert.ok(r.changes.some((c) => c.grant && k.every((part, i) => c.keyPath[i] === part)), `${k.join('.')}: ${JSON.stringify(at(a, k))} → ${JSON.stringify(at(b, k))}: ${JSON.stringify(r.changes.map((c) => [c.key, c.grant]))}`);
       }
-    }), { numRuns: 500 });
+    }), { numRuns: 1000 });
   });
 
   it('a credential value never appears in the result', () => {
