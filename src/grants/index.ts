@@ -21,3 +21,4 @@ export function compareTexts(path: string, format: Format, approved: string, can
   if (!b.ok) return { ok: false, side: 'candidate', error: b.error };
   return { ok: true, comparison: compareValues(path, a.value, b.value, facts, { before: approved, after: candidate }) };
 }
+export { compareFile, type FileChange } from './for-file.js';

@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import JSON5 from 'json5';
 import { stringify } from 'smol-toml';
 import { factsFor, fileEntryFor, loadProfiles } from '../../src/profiles/index.js';
-import { classifyWrite, compareTexts, compareValues, type Comparison } from '../../src/grants/index.js';
+import { classifyWrite, compareFile, compareTexts, compareValues, type Comparison } from '../../src/grants/index.js';
 
 const { profiles } = loadProfiles();
 const places = { home: '/home/u', project: '/srv/app', root: '/r' };
@@ -206,6 +206,20 @@ describe("the runtime's own writes", () => {
     assert.deepEqual(classifyWrite(mine.changes, f.facts), { kind: 'own' });
     const evil = cmp('claude-code', file, '{"numStartups": 1}', '{"numStartups": 2, "mcpServers": {"x": {"command": "sh"}}}');
     assert.equal(classifyWrite(evil.changes, f.facts).kind, 'foreign');
+  });
+});
+
+describe('compareFile: one call from a profile and a concrete file', () => {
+  const codex = profiles.find((x) => x.data.name === 'codex')!.data;
+  it('finds the entry, compares, and says whose write it can be', () => {
+    const r = compareFile(codex, places, '/home/u/.codex/auth.json', '{"tokens": {"access_token": "a"}}', '{"tokens": {"access_token": "b"}}');
+    assert.ok(r.ok);
+    assert.deepEqual(r.ok ? [r.entry.path, r.comparison.summary, r.write.kind] : [], ['~/.codex/auth.json', '1 credential changed', 'own']);
+  });
+  it('a file outside the profile, and a candidate that does not parse (located), are said as such', () => {
+    assert.deepEqual(compareFile(codex, places, '/home/u/.codex/other.json', '{}', '{}'), { ok: false, reason: 'not-in-profile' });
+    const bad = compareFile(codex, places, '/home/u/.codex/config.toml', 'a = 1\n', 'a = \n');
+    assert.ok(!bad.ok && bad.reason === 'unparsable' && bad.side === 'candidate' && bad.error.line === 1);
   });
 });
 
