@@ -108,3 +108,29 @@ it('positionAt counts lines and columns from 1', () => {
   assert.deepEqual(positionAt('ab\ncd', 0), { line: 1, column: 1 });
   assert.deepEqual(positionAt('ab\ncd', 4), { line: 2, column: 2 });
 });
+
+describe('properties', () => {
+  it('no input makes a parser throw: each returns a value or an error with its file', async () => {
+    const fc = (await import('fast-check')).default;
+    const { FORMATS } = await import('../../src/formats/index.js');
+    fc.assert(fc.property(fc.constantFrom(...FORMATS), fc.oneof(fc.string({ maxLength: 200 }), fc.json(), fc.stringMatching(/^[-{}[\]:,"'#\n a-z0-9=()]{0,80}$/)), (format, text) => {
+      const r = parseAs(format, text, 'f');
+      if (!r.ok) assert.equal(r.error.file, 'f');
+    }), { numRuns: 2000 });
+  });
+
+  it('Codex rules: whitespace, newlines inside brackets and comments never change the statements', async () => {
+    const fc = (await import('fast-check')).default;
+    const word = fc.stringMatching(/^[a-z][a-z0-9_-]{0,6}$/);
+    const rule = fc.record({ pattern: fc.array(word, { minLength: 1, maxLength: 3 }), decision: fc.constantFrom('allow', 'prompt', 'forbidden') });
+    const gap = fc.constantFrom('', ' ', '  ', '\n', ' # note\n', '\n\n');
+    fc.assert(fc.property(fc.array(rule, { minLength: 1, maxLength: 4 }), gap, gap, fc.boolean(), (rules, g1, g2, trailing) => {
+      const plain = rules.map((r) => `prefix_rule(pattern=[${r.pattern.map((p) => `"${p}"`).join(',')}], decision="${r.decision}")`).join('\n');
+      const loose = rules.map((r) => `# rule\nprefix_rule(${g1}pattern${g2.includes('#') ? ' ' : g2.trim() === '' ? g2.replace(/\n/g, ' ') : ''}=${g1}[${r.pattern.map((p) => `"${p}"`).join(`,${g2}`)}${trailing ? ',' : ''}],${g2}decision = "${r.decision}"${trailing ? ',' : ''}${g1})`).join('\n\n');
+      const a = parseAs('starlark-rules', plain, 'x.rules');
+      const b = parseAs('starlark-rules', loose, 'x.rules');
+      assert.ok(a.ok && b.ok, JSON.stringify(b));
+      assert.deepEqual(b.ok ? b.value : null, a.ok ? a.value : null, loose);
+    }), { numRuns: 500 });
+  });
+});
