@@ -44,11 +44,12 @@ export function parseProfile(source: string, file: string, stem: string): { ok: 
   return errors.length ? { ok: false, errors } : { ok: true, data: v.value };
 }
 
-/** Every `*.toml` of a folder, sorted; a missing folder has none. Symlinks and non-files are refused. */
-function profileFiles(dir: string, errors: Located[]): string[] {
+/** Every `*.toml` of a folder, sorted; a missing user folder has none (a missing shipped one is an error). Symlinks and non-files are refused. */
+function profileFiles(dir: string, errors: Located[], required: boolean): string[] {
   let names: string[];
   try { names = readdirSync(dir); } catch (err) {
-    if (errnoCode(err) === 'ENOENT' || errnoCode(err) === 'ENOTDIR') return [];
+    if ((errnoCode(err) === 'ENOENT' || errnoCode(err) === 'ENOTDIR') && !required) return [];
+    if (required) { errors.push({ file: dir, message: `warden's own profiles are missing from its package: ${(err as Error).message}` }); return []; }
     errors.push({ file: dir, message: `cannot read the profiles folder: ${(err as Error).message}` });
     return [];
   }
@@ -68,7 +69,7 @@ export function loadProfiles(opts: { shippedDir?: string; userDir?: string } = {
   const profiles: Profile[] = [];
   const seen = new Map<string, Profile>();
   const from = (dir: string, origin: Profile['origin']) => {
-    for (const f of profileFiles(dir, errors)) {
+    for (const f of profileFiles(dir, errors, origin === 'shipped')) {
       const stem = basename(f, '.toml');
       const r = parseProfile(readFileSync(f, 'utf8'), f, stem);
       if (!r.ok) { errors.push(...r.errors); continue; }

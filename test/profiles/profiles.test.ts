@@ -106,6 +106,13 @@ describe("a user's own profile", () => {
     } finally { u.done(); }
   });
 
+  it("a missing user folder is no error; warden's own folder missing is one", () => {
+    assert.deepEqual(loadProfiles({ userDir: '/nonexistent/warden/profiles' }).errors, []);
+    const r = loadProfiles({ shippedDir: '/nonexistent/warden/shipped' });
+    assert.deepEqual(r.profiles, []);
+    assert.match(r.errors[0]!.message, /own profiles are missing from its package/);
+  });
+
   it('lives in $XDG_CONFIG_HOME/warden/profiles, else ~/.config/warden/profiles', () => {
     assert.equal(userProfilesDir('/home/u', {}), '/home/u/.config/warden/profiles');
     assert.equal(userProfilesDir('/home/u', { XDG_CONFIG_HOME: '/x/cfg' }), '/x/cfg/warden/profiles');
