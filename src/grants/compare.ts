@@ -172,6 +172,14 @@ class Walker {
 
   /** A value changed at a key a rule names. */
   private ruled(path: KeyPath, a: unknown, b: unknown, rule: Rule): void {
+    if (rule.widens === 'add' && rule.absent === 'all' && (a === undefined || b === undefined)) {
+      // No list at all means every one (an agent without `tools` has them all).
+      const ra = this.r(path, asList(a, rule) ?? a);
+      const rb = this.r(path, asList(b, rule) ?? b);
+      const side = (v: unknown, raw: unknown) => (raw === undefined ? '(not set: all)' : shown(Array.isArray(v) ? [...v].sort() : v));
+      this.emit(path, a === undefined ? 'narrowed' : 'widened', true, `${kw(path)}: ${side(ra, a)} → ${side(rb, b)}`, values(a === undefined ? undefined : ra, b === undefined ? undefined : rb));
+      return;
+    }
     // An allow or deny list that is empty grants and refuses nothing, as when it is absent.
     if ((rule.widens === 'add' || rule.widens === 'remove') && (a === undefined || b === undefined) && isEmpty(a ?? b)) return;
     if (this.emptyAppears(path, a, b, true)) return;

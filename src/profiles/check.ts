@@ -47,6 +47,7 @@ export function checkProfile(p: ProfileData, source: string, file: string, stem:
         if (r.widens === 'add' || r.widens === 'remove' || r.widens === 'any') err([...at, 'default'], `a default means nothing to a "${r.widens}" rule`);
       }
       if (r.split !== undefined && r.widens !== 'add' && r.widens !== 'remove') err([...at, 'split'], 'split applies to add and remove rules');
+      if (r.absent !== undefined && r.widens !== 'add') err([...at, 'absent'], 'absent applies to add rules (what an absent allow list means)');
     });
   }
   const known = (path: (string | number)[], f: string) => { if (!paths.has(f)) err(path, `"${f}" is not one of this profile's [[files]] paths`); };

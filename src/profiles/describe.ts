@@ -7,7 +7,7 @@ import type { Rule, ProfileData, Level } from './schema.js';
 /** "adding an entry widens", "read-only < workspace-write < danger-full-access", … */
 export function ruleWords(r: Rule): string {
   switch (r.widens) {
-    case 'add': return `adding an entry widens${r.set ? ' (order of the list: no meaning)' : ''}`;
+    case 'add': return `adding an entry widens${r.absent === 'all' ? '; no list at all means all of them' : ''}${r.set ? ' (order of the list: no meaning)' : ''}`;
     case 'remove': return `removing an entry widens${r.set ? ' (order of the list: no meaning)' : ''}`;
     case 'enum': return `${(r.order ?? []).join(' < ')}${r.default !== undefined ? ` (not set: ${String(r.default)})` : ''}`;
     case 'true': return `true widens${r.default !== undefined ? ` (not set: ${String(r.default)})` : ''}`;

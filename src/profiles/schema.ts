@@ -26,6 +26,8 @@ export const ruleSchema = z.strictObject({
   set: z.boolean().optional(),
   /** An object whose key order carries meaning (first or last match wins): a reorder is a change. */
   ordered: z.boolean().optional(),
+  /** add: what an absent list means. "none" (the default): nothing, as an empty one; "all": every one (an agent without `tools` has them all), so removing the list widens. */
+  absent: z.enum(['none', 'all']).optional(),
   /** add/remove on a string that holds a list ("Read, Grep, Bash"): the separator. */
   split: z.string().min(1).optional(),
   /** What the key means, in the owner's words (shown by `warden profiles NAME`). */

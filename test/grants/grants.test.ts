@@ -123,6 +123,16 @@ describe('a reformatting is said as such and hides nothing', () => {
     assert.deepEqual(c.changes.map((x) => [x.change, x.grant]), [['added', true]]);
   });
 
+  it('where an absent list means "all of them" (an agent\'s tools), removing the list widens and adding one narrows', () => {
+    const agent = '/srv/app/.claude/agents/a.md';
+    const gone = cmp('claude-code', agent, '---\nname: a\ntools: Read, Grep\n---\nx\n', '---\nname: a\n---\nx\n');
+    assert.deepEqual(gone.changes.map((x) => [x.change, x.grant, x.words]), [['widened', true, 'tools: ["Grep","Read"] → (not set: all)']]);
+    const back = cmp('claude-code', agent, '---\nname: a\n---\nx\n', '---\nname: a\ntools: []\n---\nx\n');
+    assert.deepEqual(back.changes.map((x) => [x.change, x.grant]), [['narrowed', true]]);
+    const core = cmp('gemini-cli', '/home/u/.gemini/settings.json', '{"tools": {"core": ["ReadFileTool"]}}', '{"tools": {}}');
+    assert.deepEqual(core.changes.map((x) => x.change), ['widened']);
+  });
+
   it('a value this profile does not rank is still a grant change', () => {
     const c = cmp('codex', CODEX, 'sandbox_mode = "read-only"\n', 'sandbox_mode = "something-new"\n');
     assert.equal(c.changes[0]!.change, 'changed');
