@@ -106,7 +106,8 @@ describe('a reformatting is said as such and hides nothing', () => {
 
   it('a grant deep inside a new table is found (a settings file that had no permissions)', () => {
     const c = cmp('claude-code', CLAUDE, '{}', '{"permissions": {"allow": ["Bash(*)"], "defaultMode": "bypassPermissions"}}');
-    assert.deepEqual(words(c), ['permissions.allow + "Bash(*)"', 'permissions.defaultMode: (not set) → bypassPermissions']);
+    assert.deepEqual(words(c), ['permissions.allow + "Bash(*)"', 'permissions.defaultMode: (not set: default) → bypassPermissions']);
+    assert.deepEqual(c.changes.map((x) => x.change), ['widened', 'widened']);
     assert.ok(c.changes.every((x) => x.grant));
   });
 
