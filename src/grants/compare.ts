@@ -49,7 +49,7 @@ function summarize(changes: readonly GrantChange[], reformatted: boolean): strin
   const widened = n('widened');
   const unknown = n('changed') + n('added') + n('removed');
   const narrowed = n('narrowed');
-  const creds = changes.filter((c) => c.credential !== undefined).length;
+  const creds = changes.filter((c) => !c.grant && c.credential !== undefined).length;
   const other = changes.filter((c) => !c.grant && c.credential === undefined).length;
   if (widened) parts.push(`${plural(widened, 'grant')} widened`);
   if (unknown) parts.push(`${plural(unknown, 'grant')} changed`);
@@ -122,8 +122,9 @@ class Walker {
 
   walk(path: KeyPath, a: unknown, b: unknown, inherited: Inherited): void {
     const group = this.credentialAt(path);
-    if (group !== undefined) { this.credential(path, a, b, group); return; }
     const here = this.ruleAt(path);
+    // A secret under a grant key (an MCP server's env) is still a grant: its value may run code.
+    if (group !== undefined) { this.credential(path, a, b, group, here !== undefined || inherited !== undefined); return; }
     if (sameValue(a, b)) {
       if (this.orderedAt(path) && isObject(a) && isObject(b)) this.keyOrder(path, a, b, here ?? inherited?.rule);
       else this.below(path, a, b, here ? { rule: here } : inherited);
@@ -149,14 +150,14 @@ class Walker {
     for (const k of ka) this.walk([...path, k], a[k], b[k], rule ? { rule } : undefined);
   }
 
-  private credential(path: KeyPath, a: unknown, b: unknown, group: string): void {
+  private credential(path: KeyPath, a: unknown, b: unknown, group: string, grant: boolean): void {
     if (sameValue(a, b)) return;
     const key = kw(path) || '(the whole file)';
     const fa = a === undefined ? undefined : fingerprintOf(a);
     const fb = b === undefined ? undefined : fingerprintOf(b);
-    if (fa === undefined) this.emit(path, 'added', false, `${key} + credential (fingerprint ${fb})`, { new: fb }, group);
-    else if (fb === undefined) this.emit(path, 'removed', false, `${key} - credential (fingerprint ${fa})`, { old: fa }, group);
-    else this.emit(path, 'changed', false, `${key}: credential ${fa} → ${fb} (fingerprints)`, { old: fa, new: fb }, group);
+    if (fa === undefined) this.emit(path, 'added', grant, `${key} + credential (fingerprint ${fb})`, { new: fb }, group);
+    else if (fb === undefined) this.emit(path, 'removed', grant, `${key} - credential (fingerprint ${fa})`, { old: fa }, group);
+    else this.emit(path, 'changed', grant, `${key}: credential ${fa} → ${fb} (fingerprints)`, { old: fa, new: fb }, group);
   }
 
   /**

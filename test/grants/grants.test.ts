@@ -163,6 +163,15 @@ describe('credentials appear only as fingerprints', () => {
     for (const r of [a, b, c]) assert.ok(!JSON.stringify(r).includes(SECRET), JSON.stringify(r));
   });
 
+  it("a secret under a grant key is still a grant (an MCP server's env can run code)", () => {
+    const c = cmp('claude-code', '/srv/app/.mcp.json', '{"mcpServers": {"db": {"command": "npx", "env": {}}}}', '{"mcpServers": {"db": {"command": "npx", "env": {"NODE_OPTIONS": "--require /tmp/x.js"}}}}');
+    assert.equal(c.changes.length, 1);
+    assert.equal(c.changes[0]!.credential, 'mcp-env');
+    assert.equal(c.changes[0]!.grant, true);
+    assert.equal(c.widens, true);
+    assert.ok(!JSON.stringify(c).includes('/tmp/x.js'));
+  });
+
   it('a whole credential file (.env) as one fingerprint', () => {
     const c = cmp('openclaw', '/home/u/.openclaw/.env', 'KEY=a\n', `KEY=${SECRET}\n`);
     assert.equal(c.changes.length, 1);
