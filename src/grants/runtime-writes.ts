@@ -16,7 +16,8 @@ export interface WriteFacts {
  * own: every change lies within keys the runtime may change by itself (accept it);
  * on-behalf: every change lies within the runtime's own or on-behalf keys, at least one
  * on-behalf (a pending request); foreign: anything else (revert, as any direct edit).
- * No change at all is "own" (nothing to do).
+ * No change in meaning (a rewrite with other bytes) is "own" only for a file the runtime
+ * rewrites itself; elsewhere it is "foreign" with nothing outside: warden keeps bytes.
  */
 export type WriteVerdict = { kind: 'own' } | { kind: 'on-behalf'; changes: GrantChange[] } | { kind: 'foreign'; outside: GrantChange[] };
 
@@ -33,5 +34,6 @@ export function classifyWrite(changes: readonly GrantChange[], facts: WriteFacts
   }
   if (outside.length) return { kind: 'foreign', outside };
   if (onBehalf.length) return { kind: 'on-behalf', changes: onBehalf };
+  if (changes.length === 0 && !facts.runtimeWrites.some((w) => w.write.mode === 'own')) return { kind: 'foreign', outside: [] };
   return { kind: 'own' };
 }

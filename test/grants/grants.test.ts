@@ -219,6 +219,15 @@ describe("the runtime's own writes", () => {
     assert.equal(classifyWrite(hook.changes, f.facts).kind, 'foreign');
   });
 
+  it('a rewrite with the same meaning is the runtime\'s own only in a file it rewrites itself', () => {
+    const state = facts('claude-code', '/home/u/.claude.json');
+    const re1 = cmp('claude-code', '/home/u/.claude.json', '{"a": 1}', '{\n  "a": 1\n}');
+    assert.deepEqual(classifyWrite(re1.changes, state.facts), { kind: 'own' });
+    const settings = facts('claude-code', CLAUDE);
+    const re2 = cmp('claude-code', CLAUDE, '{"a": 1}', '{\n  "a": 1\n}');
+    assert.deepEqual(classifyWrite(re2.changes, settings.facts), { kind: 'foreign', outside: [] });
+  });
+
   it("Claude Code's state file: its counters are its own, an MCP server added there is not", () => {
     const file = '/home/u/.claude.json';
     const f = facts('claude-code', file);
