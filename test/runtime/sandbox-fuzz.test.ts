@@ -1,0 +1,101 @@
+/**
+ * The sandbox's promise, fuzzed for real (docs/RUNTIME.md, "Running a permitted command"):
+ * random tier folders (nested, with or without a trailing "/", files and directories), random
+ * conditions.toml rules, symlinks at random components (relative and absolute host paths), and
+ * files created after the plan was made. Inside the real sandbox a shell lists every file it
+ * can read (through any link) and prints its content, which is the file's true runtime path:
+ * every content read must be one `canRead` grants, and every file `canRead` grants at its true
+ * path must be read there. Each case is a few bwrap runs' worth; a few dozen cases.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { lstatSync, mkdirSync, readdirSync, realpathSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { buildPolicy, canRead } from '../../src/policy/index.js';
+import { runSandboxed, sandboxPlanFor } from '../../src/runtime/index.js';
+import { ALICE, GUILD_CTX, bwrapMissing, world } from './sandbox-world.js';
+
+const skip = bwrapMissing() ?? false;
+const RUNS = 24;
+
+const name = fc.constantFrom('a', 'b', 'c');
+const rel = fc.array(name, { minLength: 1, maxLength: 3 }).map((xs) => xs.join('/'));
+const section = fc.constantFrom('workspace', 'memories');
+const at = fc.tuple(section, rel).map(([s, r]) => `${s}/${r}`);
+const file = fc.tuple(section, fc.array(name, { maxLength: 2 }), fc.constantFrom('f.md', 'g.md')).map(([s, d, f]) => [s, ...d, f].join('/'));
+
+const caseArb = fc.record({
+  dirs: fc.array(at, { maxLength: 6 }),
+  files: fc.array(file, { maxLength: 10 }),
+  later: fc.array(file, { maxLength: 3 }),
+  folders: fc.array(fc.tuple(fc.oneof(at, file), fc.boolean()), { minLength: 1, maxLength: 3 }),
+  rules: fc.array(fc.record({
+    key: fc.tuple(fc.oneof(at, file), fc.boolean()),
+    when: fc.constantFrom('discord:dm', 'discord:guild:1', '!discord:dm', 'discord:channel:444444444444444444', 'discord:nsfw'),
+    action: fc.constantFrom('allow', 'deny'),
+  }), { maxLength: 4 }),
+  links: fc.array(fc.tuple(at, at, fc.boolean()), { maxLength: 3 }),
+});
+
+test('fuzz: inside the real sandbox every file read is one canRead grants, and every file canRead grants is read', { skip }, async () => {
+  let cases = 0;
+  await fc.assert(fc.asyncProperty(caseArb, async (c) => {
+    const folders = [...new Set(c.folders.map(([p, slash]) => `/${p}${slash && !p.endsWith('.md') ? '/' : ''}`))];
+    const rules = new Map<string, { section: string; key: string; when: string; action: string }>();
+    for (const r of c.rules) {
+      const [p, slash] = r.key;
+      const [sec, ...rest] = p.split('/');
+      const key = `/${rest.join('/')}${slash && !p.endsWith('.md') ? '/' : ''}`;
+      rules.set(`${sec}${key}`, { section: sec as string, key, when: r.when, action: r.action });
+    }
+    const cond = [...rules.values()].map((r) => `[${r.section}."${r.key}"]\nwhen = "${r.when}"\naction = "${r.action}"\n`).join('\n');
+    const w = world(folders, cond, ['sh']);
+    try {
+      const mk = (p: string) => { mkdirSync(join(w.base, p), { recursive: true, mode: 0o755 }); };
+      const put = (p: string) => {
+        try { mk(dirname(p)); writeFileSync(join(w.base, p), 'x', { mode: 0o644 }); } catch { /* a link or a file on the way */ }
+      };
+      for (const d of c.dirs) { try { mk(d); } catch { /* a file on the way */ } }
+      for (const f of c.files) put(f);
+      // Symlinks at random components: a path that does not exist yet becomes a link to another.
+      for (const [from, to, absolute] of c.links) {
+        const p = join(w.base, from);
+        if (existsSync(p) || !existsSync(dirname(p)) || lstatSync(dirname(p)).isSymbolicLink()) continue;
+        try { symlinkSync(absolute ? join(w.base, to) : relative(dirname(p), join(w.base, to)), p); } catch { /* exists */ }
+      }
+      const policy = buildPolicy(w.files);
+      assert.deepEqual(policy.errors, [], cond);
+      const plan = sandboxPlanFor(policy.policy, ALICE, GUILD_CTX, ['sh', '-c',
+        'find -L /workspace /memories -type f 2>/dev/null | while IFS= read -r f; do c=$(cat "$f" 2>/dev/null) && printf "%s\\t%s\\n" "$f" "$c"; done; true'],
+      { workspaceDir: w.ws, memoriesDir: w.mem });
+      // Created after the plan was made (some through a link: the content says where they really are).
+      for (const f of c.later) put(f);
+      // Each file's content is its true runtime path.
+      const truth = new Map<string, string>(); // true runtime path -> host path
+      const walk = (host: string, runtime: string) => {
+        for (const e of readdirSync(host, { withFileTypes: true })) {
+          const h = join(host, e.name);
+          const r = `${runtime}/${e.name}`;
+          if (e.isDirectory()) walk(h, r);
+          else if (e.isFile()) { writeFileSync(h, r); truth.set(r, h); }
+        }
+      };
+      for (const s of ['workspace', 'memories']) walk(join(w.base, s), `/${s}`);
+      const res = await runSandboxed(plan, { timeoutMs: 20_000 });
+      assert.equal(res.timedOut, false);
+      const read = new Map<string, string>();
+      for (const line of res.stdout.split('\n').filter(Boolean)) {
+        const [path, content] = line.split('\t') as [string, string];
+        read.set(path, content);
+        assert.ok(canRead(policy.policy, ALICE, GUILD_CTX, content), `read ${content} (at ${path}) but canRead refuses it\nfolders ${JSON.stringify(folders)}\n${cond}`);
+      }
+      for (const [r, h] of truth) {
+        if (realpathSync(h) !== h) continue; // reached through a link on the host: its true path is another
+        if (canRead(policy.policy, ALICE, GUILD_CTX, r)) assert.equal(read.get(r), r, `${r} is granted but was not read\nfolders ${JSON.stringify(folders)}\n${cond}\n${res.stderr}`);
+      }
+      cases++;
+    } finally { w.done(); }
+  }), { numRuns: RUNS });
+  assert.equal(cases, RUNS);
+});
