@@ -48,6 +48,6 @@ test('docs/POLICY.md says the argv is run with execFile, never through a shell, 
   assert.ok(start >= 0);
   const section = text.slice(start, text.indexOf('\n## ', start + 5));
   assert.match(section, /runs\s+that argv with `execFile`, \*\*never through a shell\*\*/);
-  assert.match(section, /docs\/RUNTIME\.md, "Running a permitted\s+command", shows a runtime executing it with `execFile`/);
+  assert.match(section, /docs\/RUNTIME\.md, "Running\s+a permitted command", shows a runtime running it with `runSandboxed`/);
   assert.match(text, /commandArgv\(access, commandLine\): CommandDecision\s+\/\/ the argv to execFile/);
 });

@@ -17,17 +17,17 @@ import { runSandboxed, sandboxPlanFor } from '../../src/runtime/index.js';
 import { ALICE, GUILD_CTX, bwrapMissing, world } from './sandbox-world.js';
 
 const skip = bwrapMissing() ?? false;
-const RUNS = 24;
+const RUNS = 60;
 
-const name = fc.constantFrom('a', 'b', 'c');
-const rel = fc.array(name, { minLength: 1, maxLength: 3 }).map((xs) => xs.join('/'));
-const section = fc.constantFrom('workspace', 'memories');
+const name = fc.constantFrom('a', 'b');
+const rel = fc.array(name, { minLength: 1, maxLength: 2 }).map((xs) => xs.join('/'));
+const section = fc.constantFrom('workspace', 'workspace', 'memories');
 const at = fc.tuple(section, rel).map(([s, r]) => `${s}/${r}`);
 const file = fc.tuple(section, fc.array(name, { maxLength: 2 }), fc.constantFrom('f.md', 'g.md')).map(([s, d, f]) => [s, ...d, f].join('/'));
 
 const caseArb = fc.record({
   dirs: fc.array(at, { maxLength: 6 }),
-  files: fc.array(file, { maxLength: 10 }),
+  files: fc.array(file, { maxLength: 14 }),
   later: fc.array(file, { maxLength: 3 }),
   folders: fc.array(fc.tuple(fc.oneof(at, file), fc.boolean()), { minLength: 1, maxLength: 3 }),
   rules: fc.array(fc.record({
@@ -35,11 +35,14 @@ const caseArb = fc.record({
     when: fc.constantFrom('discord:dm', 'discord:guild:1', '!discord:dm', 'discord:channel:444444444444444444', 'discord:nsfw'),
     action: fc.constantFrom('allow', 'deny'),
   }), { maxLength: 4 }),
-  links: fc.array(fc.tuple(at, at, fc.boolean()), { maxLength: 3 }),
+  links: fc.array(fc.tuple(at, at, fc.boolean()), { maxLength: 2 }),
+  /** Files and links beneath the folders themselves (so that something is granted). */
+  inside: fc.array(fc.tuple(fc.nat(), fc.array(name, { maxLength: 1 }), fc.constantFrom('f.md', 'g.md', 'l.md')), { maxLength: 6 }),
 });
 
-test('fuzz: inside the real sandbox every file read is one canRead grants, and every file canRead grants is read', { skip }, async () => {
+test('fuzz: inside the real sandbox every file read is one canRead grants, and every file canRead grants is read', { skip }, async (t) => {
   let cases = 0;
+  const seen = { read: 0, refused: 0, viaLink: 0 };
   await fc.assert(fc.asyncProperty(caseArb, async (c) => {
     const folders = [...new Set(c.folders.map(([p, slash]) => `/${p}${slash && !p.endsWith('.md') ? '/' : ''}`))];
     const rules = new Map<string, { section: string; key: string; when: string; action: string }>();
@@ -56,13 +59,23 @@ test('fuzz: inside the real sandbox every file read is one canRead grants, and e
       const put = (p: string) => {
         try { mk(dirname(p)); writeFileSync(join(w.base, p), 'x', { mode: 0o644 }); } catch { /* a link or a file on the way */ }
       };
-      for (const d of c.dirs) { try { mk(d); } catch { /* a file on the way */ } }
-      for (const f of c.files) put(f);
-      // Symlinks at random components: a path that does not exist yet becomes a link to another.
+      // Symlinks at random components, made first: what is made through them lands where they point.
       for (const [from, to, absolute] of c.links) {
         const p = join(w.base, from);
-        if (existsSync(p) || !existsSync(dirname(p)) || lstatSync(dirname(p)).isSymbolicLink()) continue;
+        if (existsSync(p)) continue;
+        try { mk(dirname(from)); } catch { continue; }
         try { symlinkSync(absolute ? join(w.base, to) : relative(dirname(p), join(w.base, to)), p); } catch { /* exists */ }
+      }
+      for (const d of c.dirs) { try { mk(d); } catch { /* a file on the way */ } }
+      for (const f of c.files) put(f);
+      const dirFolders = folders.filter((f) => !f.endsWith('.md')).map((f) => f.replace(/^\/|\/$/g, ''));
+      for (const [n, sub, leaf] of c.inside) {
+        if (dirFolders.length === 0) break;
+        const p = [dirFolders[n % dirFolders.length], ...sub, leaf].join('/');
+        if (leaf !== 'l.md') { put(p); continue; }
+        // A link beside the granted files, to a file somewhere else (granted there or not).
+        const target = c.files[n % Math.max(1, c.files.length)] ?? 'workspace/a/f.md';
+        try { mk(dirname(p)); symlinkSync(relative(dirname(join(w.base, p)), join(w.base, target)), join(w.base, p)); } catch { /* exists */ }
       }
       const policy = buildPolicy(w.files);
       assert.deepEqual(policy.errors, [], cond);
@@ -88,14 +101,19 @@ test('fuzz: inside the real sandbox every file read is one canRead grants, and e
       for (const line of res.stdout.split('\n').filter(Boolean)) {
         const [path, content] = line.split('\t') as [string, string];
         read.set(path, content);
+        seen.read++;
+        if (path !== content) seen.viaLink++;
         assert.ok(canRead(policy.policy, ALICE, GUILD_CTX, content), `read ${content} (at ${path}) but canRead refuses it\nfolders ${JSON.stringify(folders)}\n${cond}`);
       }
       for (const [r, h] of truth) {
         if (realpathSync(h) !== h) continue; // reached through a link on the host: its true path is another
         if (canRead(policy.policy, ALICE, GUILD_CTX, r)) assert.equal(read.get(r), r, `${r} is granted but was not read\nfolders ${JSON.stringify(folders)}\n${cond}\n${res.stderr}`);
+        else seen.refused++;
       }
       cases++;
     } finally { w.done(); }
   }), { numRuns: RUNS });
   assert.equal(cases, RUNS);
+  t.diagnostic(`${RUNS} cases: ${seen.read} files read (${seen.viaLink} through a link), ${seen.refused} present files refused`);
+  assert.ok(seen.read > 0 && seen.refused > 0, 'the cases exercised neither side');
 });
