@@ -82,6 +82,10 @@ export type SandboxPlan =
     write: boolean;
     view: SandboxView;
     limits: SandboxLimits;
+    /** The programs the tier's commands name (their first words), or null for any command (the owner): /usr whole. */
+    programs: string[] | null;
+    /** The system links the setup made (/bin, /lib…, as symlinks or binds). */
+    systemLinks: string[];
   }
   | { ok: false; reason: string };
 
@@ -129,11 +133,13 @@ export function sandboxPlan(policy: PolicySet, user: string, ctx: SessionContext
     '--setenv', 'PATH', '/usr/bin:/bin', '--setenv', 'HOME', '/tmp', '--setenv', 'LANG', 'C.UTF-8',
     // git refuses a repository another uid owns; inside the sandbox the sandbox is the boundary.
     '--setenv', 'GIT_CONFIG_NOSYSTEM', '1', '--setenv', 'GIT_CONFIG_COUNT', '1', '--setenv', 'GIT_CONFIG_KEY_0', 'safe.directory', '--setenv', 'GIT_CONFIG_VALUE_0', '*'];
-  setup.push('--ro-bind', '/usr', '/usr');
+  // Of /usr, the runtime binds what `programs` need (src/runtime/sandbox-system.ts).
+  const systemLinks: string[] = [];
   for (const p of SYSTEM_LINKS) {
     const k = opts.probe(p);
     if (k?.kind === 'symlink') setup.push('--symlink', k.target, p);
     else if (k?.kind === 'dir') setup.push('--ro-bind', p, p);
+    if (k?.kind === 'symlink' || k?.kind === 'dir') systemLinks.push(p);
   }
   // No /proc at all: its sys, sysrq-trigger… are host-wide knobs, /proc/1 is bwrap (its
   // environment and argv) and every process's mountinfo names the host path behind each
@@ -145,7 +151,8 @@ export function sandboxPlan(policy: PolicySet, user: string, ctx: SessionContext
     const base = section === 'memories' ? opts.memoriesDir : opts.workspaceDir;
     sections.push({ section, host: base.replace(/\/+$/, '') || '/', path: `/${section}` });
   }
-  return { ok: true, file: opts.bwrap ?? 'bwrap', argv: [...argv], setup, sections, write: access.write, view: sandboxView(policy, user, ctx), limits };
+  const programs = access.commands.includes('*') ? null : [...new Set(access.commands.map((c) => c.trim().split(/\s+/)[0] ?? '').filter(Boolean))].sort();
+  return { ok: true, file: opts.bwrap ?? 'bwrap', argv: [...argv], setup, sections, write: access.write, view: sandboxView(policy, user, ctx), limits, programs, systemLinks };
 }
 
 // ---------------------------------------------------------------- the layout
@@ -217,13 +224,14 @@ export function sandboxLayout<H>(plan: Extract<SandboxPlan, { ok: true }>, walke
 }
 
 /**
- * bwrap's arguments for a layout whose handles are descriptor numbers in bwrap: `options`
+ * bwrap's arguments for a layout whose handles are descriptor numbers in bwrap, with the
+ * `system` options the runtime found for `plan.programs` (default /usr whole): `options`
  * (everything that names the runtime's files; the runtime passes them through `--args`,
  * out of /proc/1/cmdline) and `command`, after "--" (bwrap reads the command from its own
  * argv only): the limits, then the member's argv.
  */
-export function sandboxArgs(plan: Extract<SandboxPlan, { ok: true }>, layout: Extract<SandboxLayout<number>, { ok: true }>): { options: string[]; command: string[] } {
-  const options = [...plan.setup];
+export function sandboxArgs(plan: Extract<SandboxPlan, { ok: true }>, layout: Extract<SandboxLayout<number>, { ok: true }>, system: readonly string[] = ['--ro-bind', '/usr', '/usr']): { options: string[]; command: string[] } {
+  const options = [...plan.setup, ...system];
   for (const e of layout.entries) {
     if (e.op === 'dir') options.push('--dir', e.path);
     else if (e.op === 'symlink') options.push('--symlink', e.target, e.path);

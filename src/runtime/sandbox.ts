@@ -15,6 +15,7 @@ import {
   type HostEntry, type HostKind, type HostWalker, type PathProbe, type PolicySet, type SandboxLayout, type SandboxLimits, type SandboxPlan, type SessionContext,
 } from '../policy/index.js';
 import { O_PATH } from '../fsx/beneath.js';
+import { systemOptions } from './sandbox-system.js';
 
 const { O_NOFOLLOW, O_DIRECTORY } = constants;
 
@@ -111,7 +112,10 @@ export function sandboxPreview(plan: SandboxPlan): { ok: true; lines: string[] }
   try {
     const layout = layoutNow(plan, opened);
     if (!layout.ok) return layout;
-    return { ok: true, lines: describeLayout(layout, (fd) => { try { return readlinkSync(`/proc/self/fd/${fd}`); } catch { return '?'; } }) };
+    const system = systemOptions(plan.programs, new Set(plan.systemLinks));
+    if (!system.ok) return system;
+    const lines = describeLayout(layout, (fd) => { try { return readlinkSync(`/proc/self/fd/${fd}`); } catch { return '?'; } });
+    return { ok: true, lines: [...lines, `programs: ${plan.programs === null ? 'all of /usr' : `${system.files.join(' ')} (read-only; nothing else of /usr)`}`] };
   } finally { closeAll(opened); }
 }
 
@@ -193,7 +197,9 @@ function start(plan: SandboxPlan, layout: Extract<SandboxLayout<number>, { ok: t
     if (k === undefined) { k = stdio.length; stdio.push(e.handle); slot.set(e.handle, k); }
     return { ...e, handle: k };
   });
-  const args = sandboxArgs(plan, { ...layout, entries });
+  const system = systemOptions(plan.programs, new Set(plan.systemLinks));
+  if (!system.ok) return Promise.reject(new Error(system.reason));
+  const args = sandboxArgs(plan, { ...layout, entries }, system.options);
   // An empty environment: bwrap stays pid 1 of the sandbox and keeps what it was given.
   const child = spawn(file, [...head, '--args', '3', '--', ...args.command], { env: {}, cwd: '/', stdio });
   const argsPipe = child.stdio[3] as NodeJS.WritableStream | null;

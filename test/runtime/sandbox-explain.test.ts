@@ -23,8 +23,11 @@ test('explain --command lists what a permitted command would see, with host path
     const run = (line: string, ...extra: string[]) => spawnSync(process.execPath, [CLI, 'explain', '--root', root, '--user', ALICE, '--guild', '1', '--channel', BOOK_CH, '--command', line, ...extra], { encoding: 'utf8' });
     const r = run('git log -3', '--workspace', w.ws, '--memories', w.mem);
     assert.equal(r.status, 0, r.stderr);
-    const sees = r.stdout.slice(r.stdout.indexOf('command: git log -3'));
-    assert.deepEqual(sees.trim().split('\n').map((l) => l.trim()), [
+    const sees = r.stdout.slice(r.stdout.indexOf('command: git log -3')).trim().split('\n').map((l) => l.trim());
+    const programs = sees.pop() as string;
+    assert.match(programs, /^programs: \/usr\/bin\/prlimit \/usr\/bin\/git \/usr\/lib\/\S+ .*\(read-only; nothing else of \/usr\)$/);
+    assert.doesNotMatch(programs, /\/(sh|dash|bash)\b/, 'no shell for a member who may run git log');
+    assert.deepEqual(sees, [
       'command: git log -3 — runs in the sandbox; it would see now:',
       '/workspace/  (made by the sandbox: only the entries listed beneath)',
       '/workspace/bookclub/  (made by the sandbox: only the entries listed beneath)',
@@ -34,7 +37,7 @@ test('explain --command lists what a permitted command would see, with host path
     ]);
     const json = JSON.parse(run('git log -3', '--workspace', w.ws, '--memories', w.mem, '--json').stdout) as { command: { runs: boolean; sees: string[] } };
     assert.equal(json.command.runs, true);
-    assert.equal(json.command.sees.length, 5);
+    assert.equal(json.command.sees.length, 6);
     const no = run('cat /etc/passwd', '--workspace', w.ws, '--memories', w.mem);
     assert.equal(no.status, 1);
     assert.match(no.stdout, /command: cat \/etc\/passwd — not run: not one of the permitted commands/);

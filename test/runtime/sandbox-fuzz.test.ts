@@ -53,7 +53,7 @@ test('fuzz: inside the real sandbox every file read is one canRead grants, and e
       rules.set(`${sec}${key}`, { section: sec as string, key, when: r.when, action: r.action });
     }
     const cond = [...rules.values()].map((r) => `[${r.section}."${r.key}"]\nwhen = "${r.when}"\naction = "${r.action}"\n`).join('\n');
-    const w = world(folders, cond, ['sh']);
+    const w = world(folders, cond, ['sh', 'find', 'cat']);
     try {
       const mk = (p: string) => { mkdirSync(join(w.base, p), { recursive: true, mode: 0o755 }); };
       const put = (p: string) => {

@@ -65,7 +65,10 @@ test('plan: every namespace, no nested user namespace, no capability, an environ
   const p = ok(sandboxPlan(withFolders(['/workspace/bookclub/'], ['cat']), ALICE, guild(BOOK_CH), ['cat', 'x'], OPTS));
   const a = p.setup.join(' ');
   for (const f of ['--unshare-all', '--unshare-user', '--disable-userns', '--die-with-parent', '--new-session', '--cap-drop ALL', '--clearenv', '--setenv PATH /usr/bin:/bin']) assert.ok(a.includes(f), f);
-  assert.ok(a.includes('--ro-bind /usr /usr --symlink usr/bin /bin --ro-bind /lib64 /lib64 --dev /dev --size 67108864 --tmpfs /tmp'), a);
+  assert.ok(a.includes('--symlink usr/bin /bin --ro-bind /lib64 /lib64 --dev /dev --size 67108864 --tmpfs /tmp'), a);
+  assert.ok(!a.includes('/usr /usr'), 'of /usr, the runtime binds what the programs need');
+  assert.deepEqual([p.programs, p.systemLinks], [['cat'], ['/bin', '/lib64']]);
+  assert.equal(ok(sandboxPlan(policy, OWNER, { kind: 'dm', channel: '9' }, ['sh'], OPTS)).programs, null, 'any command: /usr whole');
   for (const f of ['--proc', '--share-net', '--cap-add', '--bind ', '/host/']) assert.ok(!a.includes(f), f);
   assert.deepEqual(p.argv, ['cat', 'x']);
   assert.deepEqual(p.sections.map((s) => [s.section, s.host]), [['workspace', '/host/ws']]);
@@ -87,8 +90,9 @@ test('args: the host paths go in the options (passed by --args), the command aft
   assert.ok(layout.ok);
   const numbered = { ...layout, entries: layout.entries.map((e, i) => (e.op === 'bind' ? { ...e, handle: 10 + i } : e)) };
   const { options, command } = sandboxArgs(p, numbered);
+  assert.deepEqual(sandboxArgs(p, numbered, ['--ro-bind', '/usr/bin/cat', '/usr/bin/cat']).options.slice(p.setup.length, p.setup.length + 3), ['--ro-bind', '/usr/bin/cat', '/usr/bin/cat']);
   assert.deepEqual(command, ['/usr/bin/prlimit', '--cpu=30', '--as=1073741824', '--nproc=64', '--nofile=256', '--fsize=67108864', '--core=0', '--', 'cat', 'a.md']);
-  assert.deepEqual(options.slice(p.setup.length), ['--dir', '/workspace', '--dir', '/workspace/bookclub', '--ro-bind-fd', '12', '/workspace/bookclub/a.md', '--ro-bind-fd', '13', '/workspace/bookclub/sub',
+  assert.deepEqual(options.slice(p.setup.length), ['--ro-bind', '/usr', '/usr', '--dir', '/workspace', '--dir', '/workspace/bookclub', '--ro-bind-fd', '12', '/workspace/bookclub/a.md', '--ro-bind-fd', '13', '/workspace/bookclub/sub',
     '--remount-ro', '/', '--chdir', '/workspace/bookclub']);
 });
 

@@ -46,7 +46,7 @@ export interface World {
 }
 
 /** A world whose org bookclub (ALICE, channel BOOK_CH) has `folders`, `commands`, and conditions.toml `conditions`. */
-export function world(folders: string[], conditions: string, commands = ['cat', 'sh', 'ls', 'find', 'git log']): World {
+export function world(folders: string[], conditions: string, commands = ['cat', 'sh', 'ls', 'find', 'git log', 'grep', 'touch', 'env', 'sleep', 'head', 'id', 'mount']): World {
   const base = mkdtempSync(join(tmpdir(), 'warden-sandbox-'));
   chmodSync(base, 0o755);
   const ws = join(base, 'workspace');

@@ -191,6 +191,23 @@ for (const { who, label } of RUNTIMES) {
     } finally { w.done(); }
   });
 
+  test(`${label}: of the system only the permitted programs and their libraries are there: no shell or interpreter unless a command names one`, { skip }, async () => {
+    const w = world(BOOKCLUB, '', ['find', 'cat']);
+    try {
+      w.put('workspace/bookclub/a.md', 'bookclub notes\n');
+      const f = await runMember(w, who, ['find', '/usr', '-type', 'f']);
+      const files = f.stdout.split('\n').filter(Boolean);
+      assert.ok(files.includes('/usr/bin/find') && files.includes('/usr/bin/cat'), f.stdout);
+      for (const p of files) assert.match(p, /^\/usr\/(bin\/(find|cat|prlimit)|lib\/.*\.so[.0-9]*)$/, `present: ${p}`);
+      const e = await runMember(w, who, ['find', '/workspace/bookclub/a.md', '-exec', 'sh', '-c', 'echo ESCAPED', ';']);
+      assert.doesNotMatch(e.stdout, /ESCAPED/);
+      for (const x of ['/bin/sh', '/usr/bin/bash', '/usr/bin/python3', '/usr/bin/perl', '/usr/bin/env']) {
+        const r = await runMember(w, who, ['cat', x]);
+        assert.notEqual(r.code, 0, `${x} is there`);
+      }
+    } finally { w.done(); }
+  });
+
   test(`${label}: git log works in the tier's folder (the working directory), and the command is bounded (CPU, memory, processes)`, { skip }, async () => {
     const w = basic();
     try {
