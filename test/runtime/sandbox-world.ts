@@ -24,6 +24,8 @@ export function bwrapMissing(): string | null {
   const r = spawnSync('bwrap', ['--unshare-all', '--unshare-user', '--ro-bind', '/usr', '/usr', '--symlink', 'usr/bin', '/bin', '--symlink', 'usr/lib', '/lib', '--symlink', 'usr/lib64', '/lib64', '--', '/usr/bin/true'], { encoding: 'utf8' });
   if (r.status !== 0) return `bwrap cannot create its namespaces here (${(r.stderr || String(r.status)).trim()})`;
   if (isRoot && spawnSync('setpriv', ['--version']).error) return 'setpriv is not installed (util-linux)';
+  if (spawnSync('/usr/bin/prlimit', ['--version']).error) return '/usr/bin/prlimit is not installed (util-linux)';
+  if (spawnSync('ldd', ['--version']).error) return 'ldd is not installed (libc-bin)';
   return null;
 }
 

@@ -11,7 +11,8 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildPolicy, canRead } from '../../src/policy/index.js';
-import { ALICE, GUILD_CTX, RUNTIMES, bwrapMissing, runMember, world, type World } from './sandbox-world.js';
+import { runSandboxed, sandboxPlanFor } from '../../src/runtime/index.js';
+import { ALICE, GUILD_CTX, RUNTIMES, bwrapMissing, isRoot, runMember, world, type World } from './sandbox-world.js';
 
 const skip = bwrapMissing() ?? false;
 const TOKEN = 'discord-token-must-never-show-7f3a9c';
@@ -229,3 +230,19 @@ for (const { who, label } of RUNTIMES) {
     } finally { w.done(); }
   });
 }
+
+test('runAs: a runtime as root never runs the command as uid 0; only root may choose another uid', { skip }, async () => {
+  const w = basic();
+  try {
+    const plan = sandboxPlanFor(buildPolicy(w.files).policy, ALICE, GUILD_CTX, ['id', '-u'], { workspaceDir: w.ws, memoriesDir: w.mem });
+    if (isRoot) {
+      await assert.rejects(runSandboxed(plan, { runAs: { uid: 0, gid: 0 } }), /unprivileged uid and gid/);
+      const r = await runSandboxed(plan, { runAs: { uid: 4242, gid: 4242 } });
+      assert.equal(r.stdout, '4242\n', r.stderr);
+    } else {
+      await assert.rejects(runSandboxed(plan, { runAs: { uid: 4242, gid: 4242 } }), /needs a runtime running as root/);
+    }
+    const refused = sandboxPlanFor(buildPolicy(w.files).policy, ALICE, GUILD_CTX, ['rm', '-rf', '/'], { workspaceDir: w.ws, memoriesDir: w.mem });
+    await assert.rejects(runSandboxed(refused), /not one of the permitted commands/);
+  } finally { w.done(); }
+});
