@@ -16,6 +16,7 @@ import {
 } from '../policy/index.js';
 import { O_PATH } from '../fsx/beneath.js';
 import { systemOptions } from './sandbox-system.js';
+import { closeOnExecAll } from './sandbox-fds.js';
 
 const { O_NOFOLLOW, O_DIRECTORY } = constants;
 
@@ -200,6 +201,8 @@ function start(plan: SandboxPlan, layout: Extract<SandboxLayout<number>, { ok: t
   const system = systemOptions(plan.programs, new Set(plan.systemLinks));
   if (!system.ok) return Promise.reject(new Error(system.reason));
   const args = sandboxArgs(plan, { ...layout, entries }, system.options);
+  const fds = closeOnExecAll(); // no inherited descriptor of the runtime passes through
+  if (fds !== null) return Promise.reject(new Error(`${fds}: a descriptor of the runtime could reach the sandbox`));
   // An empty environment: bwrap stays pid 1 of the sandbox and keeps what it was given.
   const child = spawn(file, [...head, '--args', '3', '--', ...args.command], { env: {}, cwd: '/', stdio });
   const argsPipe = child.stdio[3] as NodeJS.WritableStream | null;

@@ -5,7 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, openSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -148,4 +149,13 @@ async function runBefore(dist: string, w: World, who: 'self' | 'nobody', argv: s
     c.stderr.on('data', (b: Buffer) => { stderr += b.toString('utf8'); });
     c.on('close', (code, signal) => { clearTimeout(t); resolve({ code, signal, stdout, stderr, timedOut: false, truncated: false }); });
   });
+}
+
+/** Open a file in this process without close-on-exec (what Node never does by itself): every child inherits it. */
+export function inheritable(path: string): number {
+  const koffi = createRequire(import.meta.url)('koffi') as typeof import('koffi');
+  const fcntl = koffi.load('libc.so.6').func('int fcntl(int fd, int cmd, int arg)') as (fd: number, cmd: number, arg: number) => number;
+  const fd = openSync(path, 'r');
+  assert.equal(fcntl(fd, 2 /* F_SETFD */, 0), 0);
+  return fd;
 }

@@ -8,11 +8,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildPolicy, canRead } from '../../src/policy/index.js';
 import { runSandboxed, sandboxPlanFor } from '../../src/runtime/index.js';
-import { ALICE, GUILD_CTX, RUNTIMES, bwrapMissing, isRoot, runMember, world, type World } from './sandbox-world.js';
+import { ALICE, GUILD_CTX, RUNTIMES, bwrapMissing, inheritable, isRoot, runMember, world, type World } from './sandbox-world.js';
 
 const skip = bwrapMissing() ?? false;
 const TOKEN = 'discord-token-must-never-show-7f3a9c';
@@ -72,6 +72,17 @@ for (const { who, label } of RUNTIMES) {
       assert.ok(!all(s).includes(TOKEN), all(s));
       assert.match(s.stdout, /^PATH=\/usr\/bin:\/bin$/m, 'the command gets the plan\'s own environment');
     } finally { w.done(); }
+  });
+
+  test(`${label}: no descriptor the runtime inherited (without close-on-exec) reaches the command`, { skip }, async () => {
+    const w = world(BOOKCLUB, '', ['bash', 'cat']); // bash: dash cannot name a descriptor above 9
+    w.put('workspace/other/secret.md', 'the other org\n');
+    // The runtime holds the other org's file open, inheritable, as a service manager or a redirection could leave it.
+    const fd = inheritable(join(w.ws, 'other/secret.md'));
+    try {
+      const r = await runMember(w, who, ['bash', '-c', `cat <&${fd}; true`], { timeoutMs: 10_000 });
+      assert.ok(!r.stdout.includes('the other org'), r.stdout);
+    } finally { closeSync(fd); w.done(); }
   });
 
   // 2. /proc/sys was writable by a runtime running as root (the sandbox's uid 0 was the host's).
