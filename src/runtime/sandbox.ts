@@ -54,12 +54,12 @@ export function openNoFollow(path: string): { fd: number; kind: HostKind } | nul
   if (parts.some((x) => x === '.' || x === '..')) return null;
   let fd = openSync('/', O_PATH | O_DIRECTORY);
   try {
-    for (const name of parts) {
+    for (let i = 0; i < parts.length; i++) {
       let next: number;
-      try { next = openSync(at(fd, name), O_PATH | O_NOFOLLOW); } catch { closeSync(fd); fd = -1; return null; }
+      try { next = openSync(at(fd, parts[i] as string), O_PATH | O_NOFOLLOW); } catch { closeSync(fd); fd = -1; return null; }
       closeSync(fd);
       fd = next;
-      if (kindOf(fd) !== 'dir' && name !== parts[parts.length - 1]) { closeSync(fd); fd = -1; return null; }
+      if (i < parts.length - 1 && kindOf(fd) !== 'dir') { closeSync(fd); fd = -1; return null; } // a symlink (or a file) on the way
     }
     const kind = kindOf(fd);
     const got = { fd, kind };

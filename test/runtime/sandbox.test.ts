@@ -257,3 +257,16 @@ test('runAs: a runtime as root never runs the command as uid 0; only root may ch
     await assert.rejects(runSandboxed(refused), /not one of the permitted commands/);
   } finally { w.done(); }
 });
+
+test('a command that outlives its timeout is killed with everything it started; nothing is left behind', { skip }, async () => {
+  const w = basic();
+  try {
+    const mark = `${process.pid}${Date.now() % 100000}`; // digits: sleep 300.<mark> is a valid duration
+    const r = await runMember(w, 'self', ['sh', '-c', `sleep 300.${mark} & sleep 301.${mark}`], { timeoutMs: 1_500 });
+    assert.equal(r.timedOut, true);
+    const alive = () => spawnSync('pgrep', ['-f', `sleep 30[01].${mark}`], { encoding: 'utf8' }).stdout.trim();
+    const end = Date.now() + 10_000;
+    while (alive() !== '' && Date.now() < end) await new Promise((res) => setTimeout(res, 50));
+    assert.equal(alive(), '', 'a process of the sandbox outlived it');
+  } finally { w.done(); }
+});
