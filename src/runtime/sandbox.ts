@@ -9,7 +9,7 @@
  */
 import { spawn, type StdioOptions } from 'node:child_process';
 import { closeSync, constants, existsSync, fstatSync, lstatSync, openSync, readdirSync, readlinkSync } from 'node:fs';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
 import {
   describeLayout, sandboxArgs, sandboxLayout, sandboxPlan,
   type HostEntry, type HostKind, type HostWalker, type PathProbe, type PolicySet, type SandboxLayout, type SandboxLimits, type SandboxPlan, type SessionContext,
@@ -131,11 +131,12 @@ export interface RunSandboxedOptions {
 
 export interface SandboxResult { code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string; timedOut: boolean; truncated: boolean }
 
+/** The system's own directories, never the runtime's PATH: no variable decides which bwrap holds the walls. */
+const SYSTEM_BIN = ['/usr/bin', '/bin', '/usr/sbin', '/sbin', '/usr/local/bin'];
+
 function onPath(file: string): string | null {
   if (file.includes('/')) return existsSync(file) ? file : null;
-  for (const dir of (process.env.PATH ?? '/usr/bin:/bin').split(delimiter)) {
-    if (dir && existsSync(join(dir, file))) return join(dir, file);
-  }
+  for (const dir of SYSTEM_BIN) if (existsSync(join(dir, file))) return join(dir, file);
   return null;
 }
 
