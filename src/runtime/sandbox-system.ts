@@ -35,7 +35,9 @@ function interpreterOf(p: string): string | null {
 
 /** The shared objects an ELF program loads, absolute paths (the loader included). */
 function librariesOf(p: string): string[] | null {
-  const r = spawnSync('ldd', [p], { encoding: 'utf8', env: {}, timeout: 10_000 });
+  const ldd = ['/usr/bin/ldd', '/bin/ldd'].find(isFile);
+  if (!ldd) return null;
+  const r = spawnSync(ldd, [p], { encoding: 'utf8', env: { PATH: '/usr/bin:/bin' }, timeout: 10_000 });
   if (r.error) return null;
   if (r.status !== 0) return /not a dynamic executable/.test(`${r.stdout}${r.stderr}`) ? [] : null;
   const out: string[] = [];
