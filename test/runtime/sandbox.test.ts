@@ -12,6 +12,7 @@ import { chmodSync, closeSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildPolicy, canRead } from '../../src/policy/index.js';
 import { runSandboxed, sandboxPlanFor } from '../../src/runtime/index.js';
+import { openNoFollow } from '../../src/runtime/sandbox.js';
 import { ALICE, GUILD_CTX, RUNTIMES, bwrapMissing, inheritable, isRoot, runMember, world, type World } from './sandbox-world.js';
 
 const skip = bwrapMissing() ?? false;
@@ -268,5 +269,23 @@ test('a command that outlives its timeout is killed with everything it started; 
     const end = Date.now() + 10_000;
     while (alive() !== '' && Date.now() < end) await new Promise((res) => setTimeout(res, 50));
     assert.equal(alive(), '', 'a process of the sandbox outlived it');
+  } finally { w.done(); }
+});
+
+test('openNoFollow: no symlink is followed in any component, the last included; a file on the way is refused', () => {
+  const w = world([], '');
+  try {
+    w.put('workspace/x/a/x/f.md', 'f');
+    w.link('workspace/l', 'x');
+    w.link('workspace/x/a/x/ln.md', 'f.md');
+    const kind = (p: string) => { const r = openNoFollow(join(w.base, p)); if (r) closeSync(r.fd); return r?.kind ?? null; };
+    assert.equal(kind('workspace/x/a/x'), 'dir', 'a name repeated along the path is no symlink');
+    assert.equal(kind('workspace/x/a/x/f.md'), 'file');
+    assert.equal(kind('workspace/x/a/x/ln.md'), 'symlink', 'the last component is the link itself');
+    assert.equal(kind('workspace/l'), 'symlink');
+    assert.equal(kind('workspace/l/a'), null, 'through a symlinked directory');
+    assert.equal(kind('workspace/x/a/x/f.md/y'), null, 'through a file');
+    assert.equal(openNoFollow(`${w.base}/workspace/x/../x`), null, 'a ".." component');
+    assert.equal(openNoFollow('relative/path'), null);
   } finally { w.done(); }
 });
