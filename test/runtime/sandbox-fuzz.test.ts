@@ -14,7 +14,7 @@ import { lstatSync, mkdirSync, readdirSync, realpathSync, symlinkSync, writeFile
 import { dirname, join, relative } from 'node:path';
 import { buildPolicy, canRead } from '../../src/policy/index.js';
 import { runSandboxed, sandboxPlanFor } from '../../src/runtime/index.js';
-import { ALICE, GUILD_CTX, bwrapMissing, world } from './sandbox-world.js';
+import { ALICE, GUILD_CTX, bwrapMissing, isRoot, runMember, world } from './sandbox-world.js';
 
 const skip = bwrapMissing() ?? false;
 const RUNS = 60;
@@ -42,7 +42,7 @@ const caseArb = fc.record({
 
 test('fuzz: inside the real sandbox every file read is one canRead grants, and every file canRead grants is read', { skip }, async (t) => {
   let cases = 0;
-  const seen = { read: 0, refused: 0, viaLink: 0 };
+  const seen = { read: 0, refused: 0, viaLink: 0, asNobody: 0 };
   await fc.assert(fc.asyncProperty(caseArb, async (c) => {
     const folders = [...new Set(c.folders.map(([p, slash]) => `/${p}${slash && !p.endsWith('.md') ? '/' : ''}`))];
     const rules = new Map<string, { section: string; key: string; when: string; action: string }>();
@@ -79,9 +79,8 @@ test('fuzz: inside the real sandbox every file read is one canRead grants, and e
       }
       const policy = buildPolicy(w.files);
       assert.deepEqual(policy.errors, [], cond);
-      const plan = sandboxPlanFor(policy.policy, ALICE, GUILD_CTX, ['sh', '-c',
-        'find -L /workspace /memories -type f 2>/dev/null | while IFS= read -r f; do c=$(cat "$f" 2>/dev/null) && printf "%s\\t%s\\n" "$f" "$c"; done; true'],
-      { workspaceDir: w.ws, memoriesDir: w.mem });
+      const argv = ['sh', '-c', 'find -L /workspace /memories -type f 2>/dev/null | while IFS= read -r f; do c=$(cat "$f" 2>/dev/null) && printf "%s\\t%s\\n" "$f" "$c"; done; true'];
+      const plan = sandboxPlanFor(policy.policy, ALICE, GUILD_CTX, argv, { workspaceDir: w.ws, memoriesDir: w.mem });
       // Created after the plan was made (some through a link: the content says where they really are).
       for (const f of c.later) put(f);
       // Each file's content is its true runtime path.
@@ -110,10 +109,17 @@ test('fuzz: inside the real sandbox every file read is one canRead grants, and e
         if (canRead(policy.policy, ALICE, GUILD_CTX, r)) assert.equal(read.get(r), r, `${r} is granted but was not read\nfolders ${JSON.stringify(folders)}\n${cond}\n${res.stderr}`);
         else seen.refused++;
       }
+      // Every sixth case again by a runtime as uid 65534: the same files, the same contents.
+      if (isRoot && cases % 6 === 0) {
+        const other = await runMember(w, 'nobody', argv);
+        const lines = (x: string) => x.split('\n').filter(Boolean).sort();
+        assert.deepEqual(lines(other.stdout), lines(res.stdout), 'a runtime as uid 65534 saw otherwise');
+        seen.asNobody++;
+      }
       cases++;
     } finally { w.done(); }
   }), { numRuns: RUNS });
   assert.equal(cases, RUNS);
-  t.diagnostic(`${RUNS} cases: ${seen.read} files read (${seen.viaLink} through a link), ${seen.refused} present files refused`);
+  t.diagnostic(`${RUNS} cases (${seen.asNobody} also by a runtime as uid 65534): ${seen.read} files read (${seen.viaLink} through a link), ${seen.refused} present files refused`);
   assert.ok(seen.read > 0 && seen.refused > 0, 'the cases exercised neither side');
 });
