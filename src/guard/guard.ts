@@ -90,13 +90,14 @@ const NOT_AN_OPEN: Partial<Record<AlertReason, string>> = {
  * Which name events explain a reason (joined by the path's name): a mode or owner change
  * by an attribute change only; a missing file by a delete or a rename away; anything else
  * (new content on a new inode, a symlink or non-file in its place, a new file) by a rename
- * over it or a create. A mode change is never explained by an earlier open, nor an open by
+ * over it or a create, new content on the same inode with no open seen by a truncate by
+ * name (modify). A mode change is never explained by an earlier open, nor an open by
  * a chmod.
  */
 const NAME_OPS: Partial<Record<AlertReason, readonly NameOp[]>> = {
   mode: ['attrib'], owner: ['attrib'], deleted: ['delete', 'rename-away'],
 };
-const REPLACED_OPS: readonly NameOp[] = ['rename-in', 'create'];
+const REPLACED_OPS: readonly NameOp[] = ['rename-in', 'create', 'modify'];
 
 /** What one alert says (Guard.raise): named, since most fields are optional and alike in type. */
 interface Raise {
@@ -782,7 +783,9 @@ export class Guard {
       if (blind) return { unknown: `the witness sees opens for writing, and ${what} is not one (${blind})` };
       return { unknown: `the witness saw no ${byName ? 'attribute change, delete or rename' : 'rename or create'} of this name by another process` };
     }
-    return { unknown: 'the witness saw no open for writing of this file' };
+    return { unknown: src.namesUnavailable && !src.namesUnavailable()
+      ? 'the witness saw no open for writing of this file, and no truncate, rename or create of its name (a truncate through another name, or a write through a shared mapping, is neither)'
+      : 'the witness saw no open for writing of this file' };
   }
 
   /** Durable first (SPEC §6), then the journal line and the callback. */

@@ -22,13 +22,17 @@ export const FAN_MARK_REMOVE = 0x2;
 export const FAN_MARK_FLUSH = 0x80;
 
 export const FAN_OPEN_PERM = 0x10000;
+export const FAN_MODIFY = 0x2;
 export const FAN_ATTRIB = 0x4;
 export const FAN_MOVED_FROM = 0x40;
 export const FAN_MOVED_TO = 0x80;
 export const FAN_CREATE = 0x100;
 export const FAN_DELETE = 0x200;
-/** The name-level events of the second (notification) group. */
-export const NAME_EVENTS = FAN_ATTRIB | FAN_MOVED_FROM | FAN_MOVED_TO | FAN_CREATE | FAN_DELETE;
+/**
+ * The name-level events of the second (notification) group; FAN_MODIFY too, for the one change
+ * of content that needs no open: truncate(2) by path.
+ */
+export const NAME_EVENTS = FAN_MODIFY | FAN_ATTRIB | FAN_MOVED_FROM | FAN_MOVED_TO | FAN_CREATE | FAN_DELETE;
 export const FAN_Q_OVERFLOW = 0x4000;
 export const FAN_EVENT_ON_CHILD = 0x08000000;
 export const FAN_ONDIR = 0x40000000;

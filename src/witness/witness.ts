@@ -11,7 +11,7 @@
  */
 import { Worker, MessageChannel } from 'node:worker_threads';
 import { closeSync, realpathSync } from 'node:fs';
-import { withDir } from '../fsx/beneath.js';
+import { lstatAt, withDir } from '../fsx/beneath.js';
 import { baseOf, dirOf } from '../common/rel-path.js';
 import {
   FAN_CLASS_CONTENT, FAN_CLASS_NOTIF, FAN_CLOEXEC, FAN_EVENT_ON_CHILD, FAN_MARK_ADD, FAN_NONBLOCK, FAN_OPEN_PERM, FAN_REPORT_DFID_NAME,
@@ -65,6 +65,7 @@ export class Witness {
   private nameFd = -1;
   private namesWhy: string | null = null;
   private dirKeys: Record<string, string> = {};
+  private inodes: Record<string, string> = {};
   private recordFd = -1;
   private worker: Worker | null = null;
   private dog: Worker | null = null;
@@ -168,7 +169,7 @@ export class Witness {
     const ch = new MessageChannel();
     this.port = ch;
     const init: WorkerInit = {
-      fanFd: this.fanFd, nameFd: this.nameFd, dirKeys: this.dirKeys, recordFd: this.recordFd, rootReal: this.rootReal, enforce: this.enforce,
+      fanFd: this.fanFd, nameFd: this.nameFd, dirKeys: this.dirKeys, inodes: this.inodes, recordFd: this.recordFd, rootReal: this.rootReal, enforce: this.enforce,
       exemptPids: this.opts.exemptPids ?? [], exemptCgroups: this.exemptCgroups,
       targets: this.opts.targets(), shared: this.shared, port: ch.port2,
     };
@@ -251,9 +252,19 @@ export class Witness {
     for (const d of dirs) {
       nd += withDir(this.rootFd, d, (fd) => (fan.mark(this.fanFd, FAN_MARK_ADD | FAN_MARK_ONLYDIR, BigInt(FAN_OPEN_PERM | FAN_EVENT_ON_CHILD), fd, null) === 0 ? 1 : 0), () => 0);
     }
+    // Each protected file's inode (an inode mark: every name of it reports, a hard link in
+    // another directory, /proc/self/fd, a bind mount), and its device and inode for the
+    // answering thread, which decides by the object opened (docs/ARCHITECTURE.md, "The witness").
+    const inodes: Record<string, string> = {};
     for (const f of t.files.slice(0, MAX_FILE_MARKS)) {
-      nf += withDir(this.rootFd, dirOf(f), (fd) => (fan.mark(this.fanFd, FAN_MARK_ADD | FAN_MARK_DONT_FOLLOW, BigInt(FAN_OPEN_PERM), fd, baseOf(f)) === 0 ? 1 : 0), () => 0);
+      nf += withDir(this.rootFd, dirOf(f), (fd) => {
+        if (fan.mark(this.fanFd, FAN_MARK_ADD | FAN_MARK_DONT_FOLLOW, BigInt(FAN_OPEN_PERM), fd, baseOf(f)) !== 0) return 0;
+        try { const st = lstatAt(fd, baseOf(f)); if (st?.isFile()) inodes[`${st.dev}:${st.ino}`] = f; } catch { /* gone: the guard puts it back */ }
+        return 1;
+      }, () => 0);
     }
+    this.inodes = inodes;
+    this.port?.port1.postMessage({ inodes });
     this.marked = { dirs: nd, files: nf };
   }
 
