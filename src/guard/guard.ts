@@ -31,6 +31,7 @@ import { StoreCheck } from './store-check.js';
 import type { BlobStampsFile } from '../store/blob-stamps.js';
 import { sweepTemps } from './temps.js';
 import { FULL_SWEEP_EVERY, localFsHere } from './open-watch.js';
+import { approvedAttrs } from './put-attrs.js';
 
 /** A directory ctime this recent (ms) is not trusted to show a later change (dirUnchanged). */
 const DIR_RACY_MS = 2_000;
@@ -84,6 +85,7 @@ export interface WriterSource {
 /** The reasons a witness cannot see: it sees opens, and these are not (or not only) opens. */
 const NOT_AN_OPEN: Partial<Record<AlertReason, string>> = {
   deleted: 'a deletion', symlink: 'a symlink put in its place', 'not-regular': 'a non-file put in its place', mode: 'a chmod', owner: 'a chown',
+  acl: 'a change of its ACL', xattr: 'a change of its extended attributes',
 };
 
 /**
@@ -95,7 +97,7 @@ const NOT_AN_OPEN: Partial<Record<AlertReason, string>> = {
  * a chmod.
  */
 const NAME_OPS: Partial<Record<AlertReason, readonly NameOp[]>> = {
-  mode: ['attrib'], owner: ['attrib'], deleted: ['delete', 'rename-away'],
+  mode: ['attrib'], owner: ['attrib'], acl: ['attrib'], xattr: ['attrib'], deleted: ['delete', 'rename-away'],
 };
 const REPLACED_OPS: readonly NameOp[] = ['rename-in', 'create', 'modify'];
 
@@ -666,7 +668,7 @@ export class Guard {
       }
       let fullDisk: string | null = null;
       try {
-        replaceFileAt(w.fd, name, approved, { mode: entry.mode, uid: entry.uid, gid: entry.gid, stillHere: () => this.stillAt(w.fd, dirOf(f.path)) });
+        replaceFileAt(w.fd, name, approved, { mode: entry.mode, uid: entry.uid, gid: entry.gid, prepare: approvedAttrs(entry), stillHere: () => this.stillAt(w.fd, dirOf(f.path)) });
       } catch (err) {
         // SPEC §5: never move a file aside and then leave its path missing.
         if (movedAside && this.quarantine.putBack(id, w.fd, name)) quarantine = null;
@@ -676,7 +678,7 @@ export class Guard {
         if (code === DIR_MOVED) throw err;
         if ((code !== 'ENOSPC' && code !== 'EDQUOT') || movedAside || obs.type !== 'file' || obs.bytes === null) throw err;
         if (linked) { this.quarantine.discard(id, name); linked = false; }
-        if (!rewriteInPlaceAt(w.fd, name, approved, obs.ino, { mode: entry.mode, uid: entry.uid, gid: entry.gid })) throw err;
+        if (!rewriteInPlaceAt(w.fd, name, approved, obs.ino, { mode: entry.mode, uid: entry.uid, gid: entry.gid, prepare: approvedAttrs(entry) })) throw err;
         fullDisk = code;
       }
       this.tally.reverts++;

@@ -28,6 +28,8 @@ import { readListed } from './verify-read.js';
 import type { ProtectedSet } from '../config/protected-set.js';
 import type { BaselineState } from '../store/baseline-state.js';
 import { columnsOf } from '../store/baseline.js';
+import { readXattrsAt } from '../fsx/xattrs.js';
+import { attrReasons } from './attrs.js';
 
 const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK } = constants;
 const READ_FLAGS = O_RDONLY | O_NOFOLLOW | O_NONBLOCK;
@@ -172,10 +174,13 @@ export function verifyAll(rootFd: number, state: BaselineState, pset: ProtectedS
           if (slot !== undefined && d.regular[slot] === 1 && name !== '.' && name !== '..') {
             const raw = d.raw[slot] ?? null;
             const path = here ? (raw ?? name) : at(fd, name);
-            if (cleanFile(fs, path, cols.digests, 32 * i, cols.mode[i]!, cols.uid[i]!, cols.gid[i]!, maxBytes)) continue;
+            // Clean content, mode and owner; then its ACL and extended attributes (one llistxattr when it has none).
+            const xattrs = readXattrsAt(path);
+            if (cleanFile(fs, path, cols.digests, 32 * i, cols.mode[i]!, cols.uid[i]!, cols.gid[i]!, maxBytes)
+              && attrReasons(state.entry(rel)?.xattrs, xattrs).length === 0) continue;
             // Not clean, or no longer what the listing said: read it as before (its details).
             const s = readListed(path, maxBytes);
-            if (s) { judge(rel, { type: 'file', ...s, bytes: null }); continue; }
+            if (s) { judge(rel, { type: 'file', ...s, bytes: null, xattrs }); continue; }
           }
           judge(rel, observe(fd, name, maxBytes));
         }

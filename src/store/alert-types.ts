@@ -14,7 +14,9 @@ export type AlertReason =
   // Not in SPEC §6's list: a wrong owner-code was given three times and the change was cancelled.
   | 'approval-refused'
   // Not in SPEC §6's list: the witness (enforce = true) refused an open for writing (SPEC §6.1).
-  | 'refused';
+  | 'refused'
+  // Not in SPEC §6's list: a protected file's access ACL, or another extended attribute its owner can set, changed (docs/ARCHITECTURE.md).
+  | 'acl' | 'xattr';
 
 /** One alert a folded alert stands for: its id, path and what it kept. */
 export interface FoldedAlert { id: string; path: string; quarantine: string }
