@@ -31,7 +31,7 @@ import { commitHistory, osUser, type HistoryChange } from '../store/history.js';
 import { removable, tomlSyntax } from './validate.js';
 import { candidatePathsFor } from './init.js';
 import { withDirsOnTheWay } from '../guard/dirs-on-the-way.js';
-import { approvedXattrsAt } from '../fsx/xattrs.js';
+import { approvedXattrsAt, exactXattrs } from '../fsx/xattrs.js';
 
 /**
  * One path of a change. `content` null removes the file; `keep` keeps the approved content
@@ -267,7 +267,7 @@ function writeLive(rootFd: number, c: BaselineChange): void {
     return;
   }
   const fd = ensureDirBeneath(rootFd, dirOf(c.path), 0o755);
-  try { replaceFileAt(fd, baseOf(c.path), c.bytes, { mode: c.mode, uid: c.uid, gid: c.gid }); } finally { safeClose(fd); }
+  try { replaceFileAt(fd, baseOf(c.path), c.bytes, { mode: c.mode, uid: c.uid, gid: c.gid, prepare: exactXattrs(c.xattrs) }); } finally { safeClose(fd); }
 }
 
 /**

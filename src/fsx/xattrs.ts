@@ -172,3 +172,15 @@ export function approvedXattrsAt(dirFd: number, name: string): { xattrs?: XattrS
   const x = readXattrsAt(at(dirFd, name));
   return x && Object.keys(x).length > 0 ? { xattrs: x } : {};
 }
+
+/**
+ * A writer's `prepare` step (beneath.ts WriteOptions) for a protected file: its kept
+ * attributes made exactly WANT (none when absent) on the new file before its rename, so a
+ * default ACL of the directory is not inherited. Undefined where the binding is missing:
+ * nothing is read there either, so nothing is claimed or fought over.
+ */
+export function exactXattrs(want: XattrSet | undefined): ((fd: number) => void) | undefined {
+  if (!xattrsAvailable()) return undefined;
+  const w = want ?? {};
+  return (fd) => setXattrsFd(fd, w);
+}

@@ -31,7 +31,7 @@ import { StoreCheck } from './store-check.js';
 import type { BlobStampsFile } from '../store/blob-stamps.js';
 import { sweepTemps } from './temps.js';
 import { FULL_SWEEP_EVERY, localFsHere } from './open-watch.js';
-import { approvedAttrs } from './put-attrs.js';
+import { exactXattrs } from '../fsx/xattrs.js';
 
 /** A directory ctime this recent (ms) is not trusted to show a later change (dirUnchanged). */
 const DIR_RACY_MS = 2_000;
@@ -668,7 +668,7 @@ export class Guard {
       }
       let fullDisk: string | null = null;
       try {
-        replaceFileAt(w.fd, name, approved, { mode: entry.mode, uid: entry.uid, gid: entry.gid, prepare: approvedAttrs(entry), stillHere: () => this.stillAt(w.fd, dirOf(f.path)) });
+        replaceFileAt(w.fd, name, approved, { mode: entry.mode, uid: entry.uid, gid: entry.gid, prepare: exactXattrs(entry.xattrs), stillHere: () => this.stillAt(w.fd, dirOf(f.path)) });
       } catch (err) {
         // SPEC §5: never move a file aside and then leave its path missing.
         if (movedAside && this.quarantine.putBack(id, w.fd, name)) quarantine = null;
@@ -678,7 +678,7 @@ export class Guard {
         if (code === DIR_MOVED) throw err;
         if ((code !== 'ENOSPC' && code !== 'EDQUOT') || movedAside || obs.type !== 'file' || obs.bytes === null) throw err;
         if (linked) { this.quarantine.discard(id, name); linked = false; }
-        if (!rewriteInPlaceAt(w.fd, name, approved, obs.ino, { mode: entry.mode, uid: entry.uid, gid: entry.gid, prepare: approvedAttrs(entry) })) throw err;
+        if (!rewriteInPlaceAt(w.fd, name, approved, obs.ino, { mode: entry.mode, uid: entry.uid, gid: entry.gid, prepare: exactXattrs(entry.xattrs) })) throw err;
         fullDisk = code;
       }
       this.tally.reverts++;

@@ -254,7 +254,7 @@ export class Witness {
     }
     // Each protected file's inode (an inode mark: every name of it reports, a hard link in
     // another directory, /proc/self/fd, a bind mount), and its device and inode for the
-    // answering thread, which decides by the object opened (docs/ARCHITECTURE.md, "The witness").
+    // answering thread, which decides by the object opened (docs/ARCHITECTURE.md, "Who wrote (`by`)").
     const inodes: Record<string, string> = {};
     for (const f of t.files.slice(0, MAX_FILE_MARKS)) {
       nf += withDir(this.rootFd, dirOf(f), (fd) => {

@@ -9,7 +9,7 @@
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { lstatSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { agentWorld, type AgentWorld } from '../helpers/agent-world.js';
@@ -105,5 +105,13 @@ describe('ACLs and extended attributes are approved state', { skip: SKIP }, () =
     assert.deepEqual(attrsOf(w.t.p(ORG)), {}, 'no ACL on the restored file');
     await new Promise((res) => setTimeout(res, 500));
     assert.equal(alertsOf(w).filter((a) => a.path === ORG).length, 1, 'one alert, no loop of reverts');
+    // A sanctioned change written there has none either: warden never fights itself.
+    const wanted = readFileSync(w.t.p(ORG), 'utf8') + '# sanctioned\n';
+    const ap = w.cli(['apply', ORG, '--from', '-'], wanted);
+    assert.equal(ap.code, 0, ap.stderr);
+    assert.equal(readFileSync(w.t.p(ORG), 'utf8'), wanted);
+    assert.deepEqual(attrsOf(w.t.p(ORG)), {}, 'no ACL on the applied file');
+    await new Promise((res) => setTimeout(res, 700));
+    assert.equal(alertsOf(w).filter((a) => a.path === ORG).length, 1, 'no alert after the sanctioned change');
   });
 });

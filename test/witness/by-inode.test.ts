@@ -77,4 +77,18 @@ describe('enforce by inode', { skip: ROOT_ONLY }, () => {
     assert.doesNotMatch(JSON.stringify(a.by), /saw no open for writing/);
     assert.ok(isWriter(a.by) && a.by.pid === pid && a.by.uid === w.uid && a.by.op === 'modify', JSON.stringify(a.by));
   });
+
+  it('an ACL set on a protected file is put back, and its alert names the process that set it (an attribute change by name)', async () => {
+    const { w } = await deploy(TEST_WARDEN_TOML);
+    await new Promise((r) => setTimeout(r, 1200)); // the name marks are placed within a second
+    // The access ACL "u::rw-,u:nobody:r--,g::r--,m::r--,o::r--" in the kernel's xattr form, set as setfacl would.
+    const r = w.agent(`import os, sys, struct, time
+e = lambda tag, perm, id: struct.pack('<HHI', tag, perm, id)
+acl = struct.pack('<I', 2) + e(1, 6, 0xffffffff) + e(2, 4, 65534) + e(4, 4, 0xffffffff) + e(0x10, 4, 0xffffffff) + e(0x20, 4, 0xffffffff)
+os.setxattr(sys.argv[1], 'system.posix_acl_access', acl); print(os.getpid(), flush=True); time.sleep(0.5)`, [w.t.p(ORG)]);
+    assert.equal(r.code, 0, r.out);
+    const pid = Number(r.out.trim());
+    const a = await waitFor(() => alertsOf(w).find((x) => x.path === ORG && x.reason === 'acl'), 5000, 'the ACL put back');
+    assert.ok(isWriter(a.by) && a.by.pid === pid && a.by.uid === w.uid && a.by.op === 'attrib', JSON.stringify(a.by));
+  });
 });
