@@ -70,6 +70,11 @@ describe('ACLs and extended attributes are approved state', { skip: SKIP }, () =
     assert.deepEqual(alertsOf(w).filter((a) => a.path === ORG || a.path === GUESTS).map((a) => a.reason).sort(), ['acl', 'xattr']);
     const v = w.cli(['verify']);
     assert.equal(v.code, 0, v.stdout + v.stderr);
+    // No command approves an ACL: accept says so and changes nothing.
+    const acc = w.cli(['accept', acl.id]);
+    assert.equal(acc.code, 1, acc.stdout + acc.stderr);
+    assert.match(acc.stderr, /no warden command approves one/);
+    assert.deepEqual(attrsOf(w.t.p(ORG)), {});
   });
 
   it('an attribute approved at init is put back when removed, and kept across a content revert; warden verify sees a change', async () => {
