@@ -11,7 +11,8 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { agentWorld, type AgentWorld } from '../helpers/agent-world.js';
-import { fileSha, readAlertsFile, startDaemon, waitFor, TEST_WARDEN_TOML, type Daemon } from '../helpers/root.js';
+import { spawnSync } from 'node:child_process';
+import { fileSha, readAlertsFile, readAlertsOf, startDaemon, testWorld, waitFor, TEST_WARDEN_TOML, type Daemon } from '../helpers/root.js';
 import type { Alert, Writer } from '../../src/store/alert-types.js';
 
 const ROOT_ONLY = process.getuid?.() !== 0 ? 'needs root (a second user, and fanotify needs CAP_SYS_ADMIN)' : false;
@@ -20,7 +21,14 @@ const GUESTS = 'config/guests.toml';
 const ENFORCE = `${TEST_WARDEN_TOML}\n[witness]\nenforce = true\n`;
 const worlds: AgentWorld[] = [];
 const daemons: Daemon[] = [];
-after(async () => { for (const d of daemons) await d.stop(); for (const w of worlds) await w.cleanup(); });
+const world = testWorld();
+const mounts: string[] = [];
+after(async () => {
+  for (const m of mounts) spawnSync('umount', [m]);
+  for (const d of daemons) await d.stop();
+  for (const w of worlds) await w.cleanup();
+  await world.cleanup();
+});
 const alertsOf = (w: AgentWorld): Alert[] => readAlertsFile(join(w.store, 'alerts.jsonl'));
 const isWriter = (by: Alert['by']): by is Writer => typeof by === 'object' && by !== null && 'pid' in by;
 
@@ -61,6 +69,50 @@ describe('enforce by inode', { skip: ROOT_ONLY }, () => {
       assert.equal(fileSha(w.t.p(rel)), before, `nothing was written to ${rel}`);
       const a = await waitFor(() => alertsOf(w).find((x) => x.reason === 'refused' && x.path === rel), 5000, `a refused alert naming ${rel}`);
       assert.ok(isWriter(a.by) && a.by.uid === w.uid && a.by.refused, JSON.stringify(a.by));
+    }
+  });
+
+  it('a write through /proc/self/fd (a descriptor opened for reading) and through a bind mount of the file is refused', async () => {
+    const { w } = await deploy(ENFORCE);
+    const before = fileSha(w.t.p(ORG));
+    await new Promise((r) => setTimeout(r, 1200)); // the marks are placed within a second
+    const viaFd = w.agent(`import errno, os, sys
+ro = os.open(sys.argv[1], os.O_RDONLY)
+try:
+    fd = os.open('/proc/self/fd/%d' % ro, os.O_WRONLY | os.O_APPEND); os.write(fd, b'x = 1\\n'); print('ok')
+except OSError as e:
+    print(errno.errorcode[e.errno])`, [w.t.p(ORG)]);
+    assert.equal(viaFd.out.trim(), 'EPERM', viaFd.out);
+    // A bind mount (made by root: an unprivileged user cannot mount) onto a file in the agent's home.
+    const target = join(w.t.base, 'bound.toml');
+    assert.equal(w.agent('import sys; open(sys.argv[1], "w").close()', [target]).code, 0);
+    const m = spawnSync('mount', ['--bind', w.t.p(ORG), target], { encoding: 'utf8' });
+    if (m.status !== 0) { assert.equal(fileSha(w.t.p(ORG)), before); return; /* no bind mounts here: the fd case stands alone */ }
+    mounts.push(target);
+    const viaMount = w.agent(`import errno, os, sys
+try:
+    fd = os.open(sys.argv[1], os.O_WRONLY | os.O_APPEND); os.write(fd, b'x = 2\\n'); print('ok')
+except OSError as e:
+    print(errno.errorcode[e.errno])`, [target]);
+    assert.equal(viaMount.out.trim(), 'EPERM', viaMount.out);
+    spawnSync('umount', [target]);
+    mounts.splice(mounts.indexOf(target), 1);
+    assert.equal(fileSha(w.t.p(ORG)), before, 'nothing was written');
+  });
+
+  it('the in-process witness of warden run refuses a write through a hard link too (config/guests.toml, orgs/)', async () => {
+    const t = world.root({ init: true, wardenToml: ENFORCE });
+    await world.daemon(t, []);
+    for (const rel of [GUESTS, ORG]) {
+      const before = fileSha(t.p(rel));
+      const link = join(t.base, `hl-${rel.replace('/', '-')}`);
+      const r = await waitFor(() => {
+        const x = spawnSync('python3', ['-c', LINK_WRITE, t.root, rel, link], { encoding: 'utf8', timeout: 10_000 });
+        return x.stdout.trim() === 'EPERM' ? x : null;
+      }, 5000, `the write through a link of ${rel} refused`);
+      assert.equal(r.stdout.trim(), 'EPERM');
+      assert.equal(fileSha(t.p(rel)), before);
+      await waitFor(() => readAlertsOf(t).find((x) => x.reason === 'refused' && x.path === rel), 5000, `a refused alert naming ${rel}`);
     }
   });
 
