@@ -255,12 +255,23 @@ export class Witness {
     // Each protected file's inode (an inode mark: every name of it reports, a hard link in
     // another directory, /proc/self/fd, a bind mount), and its device and inode for the
     // answering thread, which decides by the object opened (docs/ARCHITECTURE.md, "Who wrote (`by`)").
+    // One walk per directory, not per file (the separate witness marks every approved file now).
     const inodes: Record<string, string> = {};
+    const byDir = new Map<string, string[]>();
     for (const f of t.files.slice(0, MAX_FILE_MARKS)) {
-      nf += withDir(this.rootFd, dirOf(f), (fd) => {
-        if (fan.mark(this.fanFd, FAN_MARK_ADD | FAN_MARK_DONT_FOLLOW, BigInt(FAN_OPEN_PERM), fd, baseOf(f)) !== 0) return 0;
-        try { const st = lstatAt(fd, baseOf(f)); if (st?.isFile()) inodes[`${st.dev}:${st.ino}`] = f; } catch { /* gone: the guard puts it back */ }
-        return 1;
+      const d = dirOf(f);
+      const list = byDir.get(d);
+      if (list) list.push(f); else byDir.set(d, [f]);
+    }
+    for (const [d, list] of byDir) {
+      nf += withDir(this.rootFd, d, (fd) => {
+        let n = 0;
+        for (const f of list) {
+          if (fan.mark(this.fanFd, FAN_MARK_ADD | FAN_MARK_DONT_FOLLOW, BigInt(FAN_OPEN_PERM), fd, baseOf(f)) !== 0) continue;
+          n++;
+          try { const st = lstatAt(fd, baseOf(f)); if (st?.isFile()) inodes[`${st.dev}:${st.ino}`] = f; } catch { /* gone: the guard puts it back */ }
+        }
+        return n;
       }, () => 0);
     }
     this.inodes = inodes;
