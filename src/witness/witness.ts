@@ -10,7 +10,7 @@
  * witness reports why it is not running, and everything else works as before.
  */
 import { Worker, MessageChannel } from 'node:worker_threads';
-import { closeSync, realpathSync } from 'node:fs';
+import { closeSync, fstatSync, realpathSync } from 'node:fs';
 import { lstatAt, withDir } from '../fsx/beneath.js';
 import { baseOf, dirOf } from '../common/rel-path.js';
 import {
@@ -66,6 +66,15 @@ export class Witness {
   private namesWhy: string | null = null;
   private dirKeys: Record<string, string> = {};
   private inodes: Record<string, string> = {};
+  /**
+   * Per directory: its stamp when its files were last marked, the files, and the inodes
+   * found. A directory whose stamp is unchanged (and not from the last 2 s: a timestamp is
+   * coarse) had no entry created, removed or renamed, so its files are the inodes marked.
+   */
+  private sentTargets = '';
+  private sentInodes = '';
+  private sentTo: MessageChannel | null = null;
+  private fileMarks = new Map<string, { stamp: string; files: string; n: number; inodes: [string, string][] }>();
   private recordFd = -1;
   private worker: Worker | null = null;
   private dog: Worker | null = null;
@@ -109,6 +118,7 @@ export class Witness {
    */
   setRootFd(fd: number): void {
     this.rootFd = fd;
+    this.fileMarks.clear();
     this.remark();
   }
 
@@ -138,6 +148,7 @@ export class Witness {
       catch (err) { fan.close(fd); this.why = `cannot open the witness record: ${String((err as Error).message)}`; return; }
     }
     this.fanFd = fd;
+    this.fileMarks.clear(); // a new group holds no marks
     this.openNames();
     this.hb.fill(0);
     this.remark();
@@ -246,7 +257,9 @@ export class Witness {
       }
       this.dirKeys = keys;
     }
-    this.port?.port1.postMessage({ targets: t, dirKeys: this.dirKeys });
+    // Sent when they changed (or to a new answering thread): a thousand names a second cost more than the marks.
+    const sent = `${t.files.join('\0')}\n${t.dirs.join('\0')}\n${Object.entries(this.dirKeys).join('\0')}`;
+    if (sent !== this.sentTargets || this.port !== this.sentTo) { this.port?.port1.postMessage({ targets: t, dirKeys: this.dirKeys }); this.sentTargets = sent; }
     let nd = 0;
     let nf = 0;
     for (const d of dirs) {
@@ -263,19 +276,34 @@ export class Witness {
       const list = byDir.get(d);
       if (list) list.push(f); else byDir.set(d, [f]);
     }
+    const seenDirs = new Set<string>();
     for (const [d, list] of byDir) {
+      seenDirs.add(d);
       nf += withDir(this.rootFd, d, (fd) => {
+        const ds = fstatSync(fd);
+        const stamp = `${ds.dev}:${ds.ino}:${ds.mtimeMs}:${ds.ctimeMs}`;
+        const files = list.join('\0');
+        const known = this.fileMarks.get(d);
+        if (known && known.stamp === stamp && known.files === files && Date.now() - ds.ctimeMs >= 2000) {
+          for (const [k, f] of known.inodes) inodes[k] = f;
+          return known.n;
+        }
         let n = 0;
+        const found: [string, string][] = [];
         for (const f of list) {
           if (fan.mark(this.fanFd, FAN_MARK_ADD | FAN_MARK_DONT_FOLLOW, BigInt(FAN_OPEN_PERM), fd, baseOf(f)) !== 0) continue;
           n++;
-          try { const st = lstatAt(fd, baseOf(f)); if (st?.isFile()) inodes[`${st.dev}:${st.ino}`] = f; } catch { /* gone: the guard puts it back */ }
+          try { const st = lstatAt(fd, baseOf(f)); if (st?.isFile()) { inodes[`${st.dev}:${st.ino}`] = f; found.push([`${st.dev}:${st.ino}`, f]); } } catch { /* gone: the guard puts it back */ }
         }
+        this.fileMarks.set(d, { stamp, files, n, inodes: found });
         return n;
-      }, () => 0);
+      }, () => { this.fileMarks.delete(d); return 0; });
     }
+    for (const d of this.fileMarks.keys()) if (!seenDirs.has(d)) this.fileMarks.delete(d);
     this.inodes = inodes;
-    this.port?.port1.postMessage({ inodes });
+    const sentIno = Object.entries(inodes).join('\0');
+    if (sentIno !== this.sentInodes || this.port !== this.sentTo) { this.port?.port1.postMessage({ inodes }); this.sentInodes = sentIno; }
+    this.sentTo = this.port;
     this.marked = { dirs: nd, files: nf };
   }
 
