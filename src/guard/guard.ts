@@ -786,7 +786,7 @@ export class Guard {
       return { unknown: `the witness saw no ${byName ? 'attribute change, delete or rename' : 'rename or create'} of this name by another process` };
     }
     return { unknown: src.namesUnavailable && !src.namesUnavailable()
-      ? 'the witness saw no open for writing of this file, and no truncate, rename or create of its name (a truncate through another name, or a write through a shared mapping, is neither)'
+      ? 'the witness saw no open for writing of this file, and no truncate, rename or create of it (a write through a shared mapping mapped earlier is none of these)'
       : 'the witness saw no open for writing of this file' };
   }
 

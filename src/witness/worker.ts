@@ -32,6 +32,7 @@ let exemptCgroups = new Set(init.exemptCgroups);
 let enforce = init.enforce;
 let dirKeys = new Map(Object.entries(init.dirKeys));
 let inodes = new Map(Object.entries(init.inodes));
+let fileKeys = new Map(Object.entries(init.fileKeys));
 const ALLOW = response(0, FAN_ALLOW);
 const DENY = response(0, FAN_DENY);
 
@@ -118,11 +119,12 @@ const NAME_OPS: [number, NameOp][] = [
  */
 function handleName(ev: NameEvent): void {
   try {
-    if (ev.dir === null || ev.name === null) return;
-    const dirRel = dirKeys.get(ev.dir);
-    if (dirRel === undefined) return;
-    const rel = dirRel === '' ? ev.name : `${dirRel}/${ev.name}`;
-    if (!isProtected(rel)) return;
+    // By the name used, when that is a protected name; else by the object (an inode mark:
+    // the same file reached through a hard link outside the protected directories).
+    const dirRel = ev.dir === null ? undefined : dirKeys.get(ev.dir);
+    const byName = dirRel === undefined || ev.name === null ? null : dirRel === '' ? ev.name : `${dirRel}/${ev.name}`;
+    const rel = byName !== null && isProtected(byName) ? byName : (ev.fid ? fileKeys.get(ev.fid) ?? null : null);
+    if (rel === null) return;
     if (ev.pid === process.pid) return; // this process: the guard's own writes in `warden run`
     const w = ev.pidfd >= 0 ? readLiveWriter(ev.pid, ev.pidfd, users) : null;
     if (w && exempt(ev.pid, w.pid)) return;
@@ -143,10 +145,11 @@ function drainMessages(port: MessagePort): void {
   for (;;) {
     const m = receiveMessageOnPort(port);
     if (!m) return;
-    const msg = m.message as { targets?: WitnessTargets; enforce?: boolean; exemptCgroups?: string[]; dirKeys?: Record<string, string>; inodes?: Record<string, string> };
+    const msg = m.message as { targets?: WitnessTargets; enforce?: boolean; exemptCgroups?: string[]; dirKeys?: Record<string, string>; inodes?: Record<string, string>; fileKeys?: Record<string, string> };
     if (msg.targets) { targets = msg.targets; files = new Set(targets.files); dirs = new Set(targets.dirs); }
     if (msg.dirKeys) dirKeys = new Map(Object.entries(msg.dirKeys));
     if (msg.inodes) inodes = new Map(Object.entries(msg.inodes));
+    if (msg.fileKeys) fileKeys = new Map(Object.entries(msg.fileKeys));
     if (msg.enforce !== undefined) enforce = msg.enforce;
     if (msg.exemptCgroups) exemptCgroups = new Set(msg.exemptCgroups);
   }

@@ -130,6 +130,19 @@ except OSError as e:
     assert.ok(isWriter(a.by) && a.by.pid === pid && a.by.uid === w.uid && a.by.op === 'modify', JSON.stringify(a.by));
   });
 
+  it('a truncate(2) through a hard link in the agent\'s home is reverted, and its alert names the truncating process', async () => {
+    const { w } = await deploy(ENFORCE);
+    const before = fileSha(w.t.p(ORG));
+    await new Promise((r) => setTimeout(r, 1200)); // the marks are placed within a second
+    const link = join(w.t.base, 'hl-trunc');
+    const r = w.agent('import os, sys, time; os.link(sys.argv[1], sys.argv[2]); os.truncate(sys.argv[2], 0); print(os.getpid(), flush=True); time.sleep(0.5)', [w.t.p(ORG), link]);
+    assert.equal(r.code, 0, r.out);
+    const pid = Number(r.out.trim());
+    const a = await waitFor(() => alertsOf(w).find((x) => x.path === ORG && x.action === 'reverted'), 5000, 'the truncate reverted');
+    await waitFor(() => (fileSha(w.t.p(ORG)) === before ? true : null), 5000, 'the approved content back');
+    assert.ok(isWriter(a.by) && a.by.pid === pid && a.by.uid === w.uid && a.by.op === 'modify', JSON.stringify(a.by));
+  });
+
   it('an ACL set on a protected file is put back, and its alert names the process that set it (an attribute change by name)', async () => {
     const { w } = await deploy(TEST_WARDEN_TOML);
     await new Promise((r) => setTimeout(r, 1200)); // the name marks are placed within a second
