@@ -89,8 +89,8 @@ const NOT_AN_OPEN: Partial<Record<AlertReason, string>> = {
 };
 
 /**
- * Which name events explain a reason (joined by the path's name): a mode or owner change
- * by an attribute change only; a missing file by a delete or a rename away; anything else
+ * Which name events explain a reason (joined by the path's name): a mode, owner, ACL or
+ * extended attribute change by an attribute change only; a missing file by a delete or a rename away; anything else
  * (new content on a new inode, a symlink or non-file in its place, a new file) by a rename
  * over it or a create, new content on the same inode with no open seen by a truncate by
  * name (modify). A mode change is never explained by an earlier open, nor an open by
