@@ -22,6 +22,15 @@ export function kept(name: string): boolean {
   return name === ACL_ACCESS || name.startsWith('user.');
 }
 
+/**
+ * At most this many bytes of values are read from one file (an agent can set many large
+ * attributes on some file systems); beyond it the set read so far carries TOO_MUCH, a name
+ * no file can have (an empty `user.` suffix is refused by the kernel), so it never equals an
+ * approved set, is never written and never approved.
+ */
+export const MAX_VALUE_BYTES = 256 * 1024;
+export const TOO_MUCH = 'user.';
+
 const ENODATA = 61;
 const ERANGE = 34;
 const ENOTSUP = 95;
@@ -108,11 +117,16 @@ function value(b: Binding, get: (buf: Buffer | null, size: number) => number): B
 
 function collect(b: Binding, list: string[], get: (name: Buffer, buf: Buffer | null, size: number) => number): XattrSet | null {
   const out: XattrSet = {};
+  let total = 0;
   for (const name of list.filter(kept).sort()) {
+    if (name === TOO_MUCH) continue;
     const n = cname(name);
     const v = value(b, (buf, size) => get(n, buf, size));
     if (v === null) return null;
-    if (v !== undefined) out[name] = v.toString('base64');
+    if (v === undefined) continue;
+    total += v.length;
+    if (total > MAX_VALUE_BYTES) { out[TOO_MUCH] = ''; return out; }
+    out[name] = v.toString('base64');
   }
   return out;
 }
@@ -161,7 +175,7 @@ export function setXattrsFd(fd: number, want: XattrSet): void {
     if (b.fremove(fd, cname(name)) !== 0 && b.errno() !== ENODATA) throw errnoError(b, `fremovexattr ${name}`);
   }
   for (const [name, v] of Object.entries(want)) {
-    if (!kept(name)) continue;
+    if (!kept(name) || name === TOO_MUCH) continue;
     const bytes = Buffer.from(v, 'base64');
     if (b.fset(fd, cname(name), bytes, bytes.length, 0) !== 0) throw errnoError(b, `fsetxattr ${name}`);
   }
@@ -170,6 +184,7 @@ export function setXattrsFd(fd: number, want: XattrSet): void {
 /** The kept attributes of NAME beneath dirFd, as a baseline entry's field: `{ xattrs }` when it has any, else `{}` (none, or not readable). */
 export function approvedXattrsAt(dirFd: number, name: string): { xattrs?: XattrSet } {
   const x = readXattrsAt(at(dirFd, name));
+  if (x) delete x[TOO_MUCH];
   return x && Object.keys(x).length > 0 ? { xattrs: x } : {};
 }
 

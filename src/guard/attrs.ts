@@ -30,10 +30,3 @@ export function attrReasons(approved: XattrSet | undefined, seen: XattrSet | nul
   return out;
 }
 
-/** The names of the attributes that differ (for an alert's detail; values are never shown). */
-export function attrNamesDiffering(approved: XattrSet | undefined, seen: XattrSet | null | undefined): string[] {
-  if (!seen) return [];
-  const a = approved ?? EMPTY;
-  const names = new Set([...Object.keys(a), ...Object.keys(seen)]);
-  return [...names].filter((n) => a[n] !== seen[n]).sort();
-}

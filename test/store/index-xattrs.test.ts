@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { parseIndex, serializeIndex, serializeIndexV1, type BaselineIndex, type FileEntry } from '../../src/store/baseline.js';
 import { hmacHex } from '../../src/store/keys.js';
-import { attrNamesDiffering, attrReasons } from '../../src/guard/attrs.js';
+import { attrReasons } from '../../src/guard/attrs.js';
 import { classify, type Observation } from '../../src/guard/classify.js';
 import { kept } from '../../src/fsx/xattrs.js';
 
@@ -77,7 +77,6 @@ describe('comparing attributes', () => {
     assert.deepEqual(attrReasons({ 'user.x': 'eQ==' }, { 'user.x': 'eg==' }), ['xattr'], 'a changed value');
     assert.deepEqual(attrReasons({ 'user.x': 'eQ==' }, {}), ['xattr'], 'a removed one');
     assert.deepEqual(attrReasons({ 'user.x': 'eQ==', 'system.posix_acl_access': ACL }, { 'system.posix_acl_access': ACL, 'user.x': 'eQ==' }), [], 'order does not matter');
-    assert.deepEqual(attrNamesDiffering({ 'user.a': 'eQ==' }, { 'user.b': 'eQ==' }), ['user.a', 'user.b']);
   });
 
   it('attributes not read (null or absent) claim nothing: never "none"', () => {
