@@ -31,6 +31,7 @@ import { StoreCheck } from './store-check.js';
 import type { BlobStampsFile } from '../store/blob-stamps.js';
 import { sweepTemps } from './temps.js';
 import { FULL_SWEEP_EVERY, localFsHere } from './open-watch.js';
+import { exactXattrs } from '../fsx/xattrs.js';
 
 /** A directory ctime this recent (ms) is not trusted to show a later change (dirUnchanged). */
 const DIR_RACY_MS = 2_000;
@@ -84,19 +85,21 @@ export interface WriterSource {
 /** The reasons a witness cannot see: it sees opens, and these are not (or not only) opens. */
 const NOT_AN_OPEN: Partial<Record<AlertReason, string>> = {
   deleted: 'a deletion', symlink: 'a symlink put in its place', 'not-regular': 'a non-file put in its place', mode: 'a chmod', owner: 'a chown',
+  acl: 'a change of its ACL', xattr: 'a change of its extended attributes',
 };
 
 /**
- * Which name events explain a reason (joined by the path's name): a mode or owner change
- * by an attribute change only; a missing file by a delete or a rename away; anything else
+ * Which name events explain a reason (joined by the path's name): a mode, owner, ACL or
+ * extended attribute change by an attribute change only; a missing file by a delete or a rename away; anything else
  * (new content on a new inode, a symlink or non-file in its place, a new file) by a rename
- * over it or a create. A mode change is never explained by an earlier open, nor an open by
+ * over it or a create, new content on the same inode with no open seen by a truncate by
+ * name (modify). A mode change is never explained by an earlier open, nor an open by
  * a chmod.
  */
 const NAME_OPS: Partial<Record<AlertReason, readonly NameOp[]>> = {
-  mode: ['attrib'], owner: ['attrib'], deleted: ['delete', 'rename-away'],
+  mode: ['attrib'], owner: ['attrib'], acl: ['attrib'], xattr: ['attrib'], deleted: ['delete', 'rename-away'],
 };
-const REPLACED_OPS: readonly NameOp[] = ['rename-in', 'create'];
+const REPLACED_OPS: readonly NameOp[] = ['rename-in', 'create', 'modify'];
 
 /** What one alert says (Guard.raise): named, since most fields are optional and alike in type. */
 interface Raise {
@@ -665,7 +668,7 @@ export class Guard {
       }
       let fullDisk: string | null = null;
       try {
-        replaceFileAt(w.fd, name, approved, { mode: entry.mode, uid: entry.uid, gid: entry.gid, stillHere: () => this.stillAt(w.fd, dirOf(f.path)) });
+        replaceFileAt(w.fd, name, approved, { mode: entry.mode, uid: entry.uid, gid: entry.gid, prepare: exactXattrs(entry.xattrs), stillHere: () => this.stillAt(w.fd, dirOf(f.path)) });
       } catch (err) {
         // SPEC §5: never move a file aside and then leave its path missing.
         if (movedAside && this.quarantine.putBack(id, w.fd, name)) quarantine = null;
@@ -675,7 +678,7 @@ export class Guard {
         if (code === DIR_MOVED) throw err;
         if ((code !== 'ENOSPC' && code !== 'EDQUOT') || movedAside || obs.type !== 'file' || obs.bytes === null) throw err;
         if (linked) { this.quarantine.discard(id, name); linked = false; }
-        if (!rewriteInPlaceAt(w.fd, name, approved, obs.ino, { mode: entry.mode, uid: entry.uid, gid: entry.gid })) throw err;
+        if (!rewriteInPlaceAt(w.fd, name, approved, obs.ino, { mode: entry.mode, uid: entry.uid, gid: entry.gid, prepare: exactXattrs(entry.xattrs) })) throw err;
         fullDisk = code;
       }
       this.tally.reverts++;
@@ -782,7 +785,9 @@ export class Guard {
       if (blind) return { unknown: `the witness sees opens for writing, and ${what} is not one (${blind})` };
       return { unknown: `the witness saw no ${byName ? 'attribute change, delete or rename' : 'rename or create'} of this name by another process` };
     }
-    return { unknown: 'the witness saw no open for writing of this file' };
+    return { unknown: src.namesUnavailable && !src.namesUnavailable()
+      ? 'the witness saw no open for writing of this file, and no truncate, rename or create of it (a write through a shared mapping mapped earlier is none of these)'
+      : 'the witness saw no open for writing of this file' };
   }
 
   /** Durable first (SPEC §6), then the journal line and the callback. */

@@ -41,6 +41,8 @@ const REASON: Record<string, string> = {
   'watch-degraded': 'file watching degraded to polling',
   'approval-refused': 'a wrong owner code was given three times',
   refused: 'an open for writing was refused (enforce = true): nothing was written',
+  acl: 'its access ACL was changed (another user or group given access)',
+  xattr: 'its extended attributes were changed',
 };
 
 const HOWTO = 'To change a protected file, use `warden edit <path>` (validated, approved, recorded); to keep a change that was reverted, `warden accept <alert id>`; details: `warden why <path>`.';

@@ -18,7 +18,8 @@ export function isWriter(by: Alert['by'] | null): by is Writer {
 
 /** "by …" for a known writer, "who: not known (why)" otherwise, null when the alert has no `by`. */
 /** What a writer seen by name did (the opens say nothing more). */
-const DID = { attrib: 'changed its mode or owner', delete: 'deleted it', 'rename-away': 'renamed it away', 'rename-in': 'renamed another file over it', create: 'created it' } as const;
+const DID = { attrib: 'changed its mode, owner, ACL or extended attributes', delete: 'deleted it', 'rename-away': 'renamed it away', 'rename-in': 'renamed another file over it', create: 'created it',
+  modify: 'changed its content without opening it for writing (truncate(2) by path, or through a descriptor opened before the witness marked it)' } as const;
 
 export function describeBy(by: Writer | WriterUnknown | undefined | null): string | null {
   if (!by || typeof by !== 'object') return null;

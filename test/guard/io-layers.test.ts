@@ -910,7 +910,7 @@ kind = "text"
       L.g.onPathEvent('orgs/bookclub.toml', false);
       const got = L.alerts.splice(0).map((a) => [a.path, a.reason]);
       assert.deepEqual(got, [['config/guests.toml', 'deleted'], ['orgs/bookclub.toml', 'content']]);
-      assert.deepEqual(asked.splice(0), ['config/guests.toml delete,rename-away', 'orgs/bookclub.toml rename-in,create']);
+      assert.deepEqual(asked.splice(0), ['config/guests.toml delete,rename-away', 'orgs/bookclub.toml rename-in,create,modify']);
     });
 
     it('a directory chmod: reverted (not a failed revert), with the same reason why the writer is not known', () => {

@@ -103,6 +103,24 @@ it('name events: directory key, entry name and pidfd per event; a truncated even
   assert.equal(parseNameEvents(buf, buf.length - 4).length, 1);
 });
 
+it('name events with the object\'s own handle (FAN_REPORT_FID): its key beside the directory\'s; an event without one has none', () => {
+  const h = Buffer.from('0102030405060708', 'hex');
+  const fh = Buffer.from('a1a2a3a4a5a6a7a8', 'hex');
+  const base = nameEvent(0x2, 300, 9, h, 'hl-trunc');
+  const fid = Buffer.alloc(4 + 8 + 8 + fh.length);
+  fid[0] = 1; fid.writeUInt16LE(fid.length, 2);
+  fid.writeBigUInt64LE(0x1122334455667788n, 4);
+  fid.writeUInt32LE(fh.length, 12); fid.writeInt32LE(1, 16);
+  fh.copy(fid, 20);
+  const ev = Buffer.concat([base, fid]);
+  ev.writeUInt32LE(ev.length, 0);
+  const [e] = parseNameEvents(ev, ev.length);
+  assert.equal(e!.fid, '8877665544332211:0800000001000000a1a2a3a4a5a6a7a8');
+  assert.equal(e!.name, 'hl-trunc');
+  assert.equal(e!.pidfd, 9);
+  assert.equal(parseNameEvents(base, base.length)[0]!.fid, undefined);
+});
+
 it('the name join: the newest record of that path and op within the window, each record used once; a gone actor says why', () => {
   const dir = mkdtempSync(join(tmpdir(), 'warden-names-'));
   try {
