@@ -98,7 +98,7 @@ describe('a foreign directory exchanged onto a protected path is never adopted',
     const before = picture(t.p('locked'));
     const x = a.sh(EXCHANGE(t.root, 'locked', 'orgs'));
     assert.equal(x.code, 0, x.out);
-    const alert = await waitFor(() => readAlertsOf(t).find((y) => y.path === 'orgs' && (y.reason as string) === 'dir-replaced'), BUDGET_MS,
+    const alert = await waitFor(() => readAlertsOf(t).find((y) => y.path === 'orgs' && y.reason === 'dir-replaced'), BUDGET_MS,
       'the alert on orgs', 10);
     await waitFor(() => { try { return readFileSync(t.p(ORG), 'utf8') === approved; } catch { return false; } }, BUDGET_MS, 'the approved org back');
     assert.ok(alert.quarantine, `the alert names where the foreign directory went: ${JSON.stringify(alert)}`);
