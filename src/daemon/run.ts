@@ -205,6 +205,9 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
         log(`<2>warden: the root path ${opts.root} named something else; put the approved tree back there and guard it`);
       } });
       guard = g;
+      // Swapped while warden was stopped: the directory opened above is not warden's; nothing
+      // below writes into it (docs/ARCHITECTURE.md, invariant 2a).
+      g.checkRootAtStart();
       const q = new HintQueue((rel, isDir) => { g.onPathEvent(rel, isDir); if (g.state.entry(rel)) watcher?.refreshFile(rel); }, {
         urgent: (rel, isDir) => g.isUrgent(rel, isDir), onOverflow: () => g.rescan(),
       });

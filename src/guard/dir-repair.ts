@@ -87,7 +87,10 @@ export function moveAsideWhole(q: Quarantine, id: string, dirFd: number, name: s
     const label = q.moveWhole(id, dirFd, name);
     return { label, seen: standingOf(q.lstatKept(id, name)) };
   } catch (err) {
-    if (errnoCode(err) !== 'EXDEV') throw err;
+    // EXDEV: the store is on another file system. EINVAL: the store is inside it (an embedded
+    // store in a root found foreign at start): beside the root, the store goes along.
+    const code = errnoCode(err);
+    if (code !== 'EXDEV' && code !== 'EINVAL') throw err;
   }
   const parent = openRoot(dirname(root));
   try {

@@ -34,6 +34,9 @@ import type { BlobStampsFile } from '../store/blob-stamps.js';
 import { sweepTemps } from './temps.js';
 import { FULL_SWEEP_EVERY, localFsHere } from './open-watch.js';
 
+/** The identity the guard gives a root it found foreign at start: no directory has it. */
+const FOREIGN: Ident = { dev: -1, ino: -1 };
+
 /** A directory ctime this recent (ms) is not trusted to show a later change (dirUnchanged). */
 const DIR_RACY_MS = 2_000;
 
@@ -211,16 +214,33 @@ export class Guard {
 
   /** Verify everything; what changed while warden was not running is reverted with that reason. */
   startupVerify(): number {
+    this.checkRootAtStart();
+    // Still not the recorded root (the repair failed; it is retried with backoff): nothing
+    // in it is touched (docs/ARCHITECTURE.md, invariant 2a).
+    if (!this.holdsOwnRoot()) return 0;
     this.sweepTemps();
-    const n = this.sweep('startup', true);
-    // The root swapped while warden was stopped: its files were just put right; say so once
-    // and record the directory now guarded (verify and status compare with the record).
+    return this.sweep('startup', true);
+  }
+
+  /**
+   * At start, before anything is written: is the directory the root path named when the
+   * daemon opened it the one the store recorded (device and inode)? If not (swapped while
+   * warden was stopped), it is not warden's: moved aside whole like any foreign directory,
+   * and the approved tree put back in a directory warden makes (docs/ARCHITECTURE.md,
+   * invariant 2a). Returns true when it was replaced.
+   */
+  checkRootAtStart(): boolean {
+    if (this.rootId.ino === FOREIGN.ino) return false; // already found and being repaired
     const replaced = this.safely('checking the root record', () => this.storeHandle.rootReplaced(this.rootFd));
-    if (replaced) {
-      this.raise({ id: newAlertId(), path: '', whileStopped: true, verdict: { reason: 'root-replaced', also: [], action: 'reverted' }, action: 'reverted', detail: replaced });
-      this.safely('recording the root', () => this.storeHandle.recordRoot(this.rootFd));
-    }
-    return n;
+    if (!replaced) return false;
+    this.rootId = FOREIGN;
+    this.putRootRight(true);
+    return true;
+  }
+
+  /** Is the directory the guard holds warden's own root (not one found foreign at start)? */
+  holdsOwnRoot(): boolean {
+    return this.rootId.ino !== FOREIGN.ino;
   }
 
   /** Remove our own temp files that a failed restore left behind. */
@@ -243,6 +263,7 @@ export class Guard {
   }
 
   private sweep(cause: 'startup' | 'rescan' | 'root', full: boolean): number {
+    if (!this.holdsOwnRoot()) return 0;
     let n = this.safely('repairing directories', () => this.fixDirs(cause === 'startup')) ?? 0;
     const dirs = new DirCache(this.rootFd);
     // Per directory, decided once per sweep (a directory's files can come in more than one group).
@@ -395,7 +416,7 @@ export class Guard {
 
   private onPathEventUnsafe(rel: string, isDirEvent: boolean): void {
     // The root itself (or its name in its parent): first, is the path still the directory we hold?
-    if (rel === '' && this.checkRootPath()) return;
+    if ((rel === '' || !this.holdsOwnRoot()) && this.checkRootPath()) return;
     if (rel === EMBEDDED_STORE || rel.startsWith(`${EMBEDDED_STORE}/`)) {
       // The embedded store's path, seen from the root: a store event (or a swap of the path).
       if (this.storeHandle.mode === 'embedded') this.store.onEvent(rel === EMBEDDED_STORE ? '' : rel.slice(EMBEDDED_STORE.length + 1));
@@ -493,13 +514,13 @@ export class Guard {
     return true;
   }
 
-  private putRootRight(): void {
+  private putRootRight(whileStopped = false): void {
     const id = newAlertId();
     const want = this.state.index.dirs[''];
     const verdict: Verdict = { reason: 'root-replaced', also: [], action: 'reverted' };
     let parentFd: number;
     try { parentFd = openRoot(dirname(this.root)); }
-    catch (err) { this.failed('', id, verdict, err, false); return; }
+    catch (err) { this.failed('', id, verdict, err, whileStopped); return; }
     try {
       const name = basename(this.root);
       const seen = standingOf(lstatAt(parentFd, name));
@@ -521,14 +542,16 @@ export class Guard {
       const after = 'the approved tree was put back at the path in a directory warden made (the directory warden guarded was renamed away; it is not followed)';
       const detail = kept?.seen ? foreignDetail(this.root, kept.seen, kept.label, after)
         : kept ? `something was put at ${this.root} and moved to ${kept.label}; ${after}` : `${this.root} named nothing; ${after}`;
-      this.raise({ id, path: '', whileStopped: false, verdict, action: 'reverted', quarantine: kept?.label ?? null, detail });
+      this.raise({ id, path: '', whileStopped, verdict, action: 'reverted', quarantine: kept?.label ?? null, detail });
+      // verify and status compare the directory at the path with this record.
+      this.safely('recording the root', () => this.storeHandle.recordRoot(fd));
       // The embedded store follows into the new root; then every protected path is put right.
       this.safely('verifying the store', () => this.store.verify(false));
       this.sweep('root', true);
       this.onRootReplaced(fd);
       this.onDirRepaired();
     } catch (err) {
-      this.failed('', id, verdict, err, false);
+      this.failed('', id, verdict, err, whileStopped);
     } finally {
       safeClose(parentFd);
     }

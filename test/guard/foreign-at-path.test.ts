@@ -13,7 +13,7 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSync, writeFileSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import fc from 'fast-check';
-import { cli, readAlertsOf, sha, testWorld, waitFor, type TestRoot } from '../helpers/root.js';
+import { cli, readAlertsFile, readAlertsOf, sha, testWorld, waitFor, type TestRoot } from '../helpers/root.js';
 import { giveToAgent, makeAgent, type Agent } from '../helpers/agent.js';
 import type { Alert } from '../../src/store/alert-types.js';
 
@@ -107,6 +107,33 @@ describe('a foreign directory exchanged onto a protected path is never adopted',
     assert.equal(lstatSync(t.p('orgs')).uid, a.uid);
     const v = cli(t, ['verify']);
     assert.equal(v.code, 0, v.stdout + v.stderr);
+  });
+
+  it('onto the root path while the guard is stopped (deployment store): kept whole at start, nothing written into it', async () => {
+    const t = world.root();
+    const a = makeAgent('wtfs');
+    agents.push(a);
+    giveToAgent(t, a);
+    const state = join(t.base, 'guard-state');
+    mkdirSync(state, { mode: 0o700 });
+    const env = { WARDEN_GUARD_STATE_DIR: state };
+    assert.equal(cli(t, ['init'], { env }).code, 0);
+    const approved = readFileSync(t.p(ORG), 'utf8');
+    // Root's directory, with a config/warden.toml of root's (warden starts only on a root that has one).
+    lockedDir(join(t.base, 'ssh'));
+    mkdirSync(join(t.base, 'ssh', 'config'), { mode: 0o755 });
+    writeFileSync(join(t.base, 'ssh', 'config', 'warden.toml'), readFileSync(t.p('config/warden.toml')), { mode: 0o644 });
+    const before = picture(join(t.base, 'ssh'));
+    const x = a.sh(EXCHANGE(t.base, 'ssh', 'root'));
+    assert.equal(x.code, 0, x.out);
+    await world.daemon(t, ['--guard'], env);
+    assert.equal(readFileSync(t.p(ORG), 'utf8'), approved, 'the approved tree is at the path before ready');
+    const stores = join(state, 'stores');
+    const alerts = readAlertsFile(join(stores, readdirSync(stores)[0] ?? '', 'alerts.jsonl'));
+    const rr = alerts.find((y) => y.path === '.' && y.reason === 'changed-while-stopped' && y.also?.includes('root-replaced'));
+    assert.ok(rr?.quarantine, JSON.stringify(alerts));
+    assert.deepEqual(picture(isAbsolute(rr.quarantine) ? rr.quarantine : join(stores, readdirSync(stores)[0] ?? '', rr.quarantine.replace(/^.*?quarantine\//, 'quarantine/'))), before, 'the foreign directory is unchanged');
+    assert.equal(cli(t, ['verify'], { env }).code, 0);
   });
 });
 
