@@ -11,16 +11,18 @@ import { after, afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { chmodSync, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSync, writeFileSync } from 'node:fs';
-import { isAbsolute, join } from 'node:path';
+import { dirname, isAbsolute, join } from 'node:path';
 import fc from 'fast-check';
 import { cli, readAlertsFile, readAlertsOf, sha, testWorld, waitFor, type TestRoot } from '../helpers/root.js';
 import { giveToAgent, makeAgent, type Agent } from '../helpers/agent.js';
+import { agentWorld, type AgentWorld } from '../helpers/agent-world.js';
 import type { Alert } from '../../src/store/alert-types.js';
 
 const ORG = 'orgs/bookclub.toml';
 const world = testWorld();
 const agents: Agent[] = [];
-afterEach(async () => { await world.cleanup(); });
+const worlds: AgentWorld[] = [];
+afterEach(async () => { await world.cleanup(); for (const w of worlds.splice(0)) await w.cleanup(); });
 after(() => { for (const a of agents) a.remove(); });
 
 const BUDGET_MS = 5_000; // 1 s in the spec; slack for a loaded 2-core test machine
@@ -134,6 +136,40 @@ describe('a foreign directory exchanged onto a protected path is never adopted',
     assert.ok(rr?.quarantine, JSON.stringify(alerts));
     assert.deepEqual(picture(isAbsolute(rr.quarantine) ? rr.quarantine : join(stores, readdirSync(stores)[0] ?? '', rr.quarantine.replace(/^.*?quarantine\//, 'quarantine/'))), before, 'the foreign directory is unchanged');
     assert.equal(cli(t, ['verify'], { env }).code, 0);
+  });
+});
+
+/** renameat2(argv[1], argv[2], RENAME_EXCHANGE), for AgentWorld.agent. */
+const EXCHANGE_PY = "import ctypes,sys; l=ctypes.CDLL(None, use_errno=True); sys.exit(0 if l.renameat2(-100, sys.argv[1].encode(), -100, sys.argv[2].encode(), 2) == 0 else ctypes.get_errno())";
+
+describe('the store on another file system (deployment A, the agent\'s home a partition of its own)', () => {
+  it('a foreign directory exchanged onto orgs/ and onto the root path is moved whole beside the root, untouched', async () => {
+    const w = agentWorld({ loop: true });
+    worlds.push(w);
+    assert.notEqual(lstatSync(w.t.root).dev, lstatSync(w.store).dev, 'root and store are on different file systems');
+    const approved = readFileSync(w.t.p(ORG), 'utf8');
+    await w.guard();
+    const alertsOf = (): Alert[] => readAlertsFile(join(w.store, 'alerts.jsonl'));
+    const home = dirname(w.t.root);
+    // onto orgs/
+    lockedDir(w.t.p('locked'));
+    const before = picture(w.t.p('locked'));
+    const x = w.agent(EXCHANGE_PY, [w.t.p('locked'), w.t.p('orgs')]);
+    assert.equal(x.code, 0, x.out);
+    const a = await waitFor(() => alertsOf().find((y) => y.path === 'orgs' && y.reason === 'dir-replaced'), BUDGET_MS, 'the alert on orgs');
+    assert.ok(a.quarantine && isAbsolute(a.quarantine) && dirname(a.quarantine) === home, `kept beside the root: ${JSON.stringify(a)}`);
+    assert.deepEqual(picture(a.quarantine), before, 'the foreign directory is unchanged');
+    await waitFor(() => { try { return readFileSync(w.t.p(ORG), 'utf8') === approved; } catch { return false; } }, BUDGET_MS, 'the approved org back');
+    // onto the root path
+    lockedDir(join(home, 'ssh'));
+    const before2 = picture(join(home, 'ssh'));
+    const y = w.agent(EXCHANGE_PY, [join(home, 'ssh'), w.t.root]);
+    assert.equal(y.code, 0, y.out);
+    const rr = await waitFor(() => alertsOf().find((z) => z.reason === 'root-replaced'), BUDGET_MS, 'the root-replaced alert');
+    assert.ok(rr.quarantine && isAbsolute(rr.quarantine) && dirname(rr.quarantine) === home, `kept beside the root: ${JSON.stringify(rr)}`);
+    assert.deepEqual(picture(rr.quarantine), before2, 'the foreign directory is unchanged');
+    await waitFor(() => { try { return readFileSync(w.t.p(ORG), 'utf8') === approved; } catch { return false; } }, BUDGET_MS, 'the approved tree back at the path');
+    await waitFor(() => w.cli(['verify']).code === 0, BUDGET_MS, 'verify clean', 200);
   });
 });
 
