@@ -296,11 +296,14 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
         }, sd.watchdogIntervalMs);
         cleanups.push(() => clearInterval(wd));
       }
-      process.on('SIGHUP', () => {
+      // Removed when this daemon stops: a later SIGHUP must not reload a stopped guard.
+      const onHup = (): void => {
         settingsFromBytes(g.state.bytesOf(store.fd, WARDEN_TOML)).then(
           (next) => reload(next).then(() => log('<5>warden: reloaded the approved config/warden.toml'), (err) => log(`<3>warden: SIGHUP reload failed: ${String((err as Error)?.message ?? err)}`)),
           (err) => log(`<3>warden: SIGHUP: config/warden.toml is invalid, keeping the old settings: ${err instanceof WardenError ? [err.message, ...err.details.map(formatLocated)].join('; ') : String(err)}`));
-      });
+      };
+      process.on('SIGHUP', onHup);
+      cleanups.push(() => { process.off('SIGHUP', onHup); });
     } catch (err) {
       for (const c of cleanups.reverse()) await c();
       throw err;
@@ -321,7 +324,9 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
       }, 1000, PRIVATE_STORE_DIRS);
       if (check) cleanups.push(() => check.stop());
       const { loadWardenConfigFrom } = await import('../store/approved-config.js');
-      process.on('SIGHUP', () => { try { n.reload(loadWardenConfigFrom(store.fd, opts.root)); } catch (err) { log(`<3>warden: SIGHUP: ${String((err as Error).message)}`); } });
+      const onHup = (): void => { try { n.reload(loadWardenConfigFrom(store.fd, opts.root)); } catch (err) { log(`<3>warden: SIGHUP: ${String((err as Error).message)}`); } };
+      process.on('SIGHUP', onHup);
+      cleanups.push(() => { process.off('SIGHUP', onHup); });
       if (sd.watchdogIntervalMs) {
         // Fed only while the delivery loop runs (sd-notify.ts): a stuck loop gets restarted.
         const every = sd.watchdogIntervalMs;

@@ -119,6 +119,8 @@ interface Raise {
   detail?: string | undefined;
   /** The rejected file as seen (device + inode): what the witness's record is joined on. */
   seen?: Observation | undefined;
+  /** Its rejected content was not kept (quarantine quota reached): a folded alert counts it. */
+  notKept?: boolean;
 }
 
 export class Guard {
@@ -655,7 +657,7 @@ export class Guard {
         // to change and is moved whole (docs/ARCHITECTURE.md, invariant 2a).
         if (keep) quarantine = obs.type === 'file' ? this.quarantine.move(id, w.fd, name, this.maxBytes, false) : moveAsideWhole(this.quarantine, id, w.fd, name, this.root, f.path).label;
         else unlinkAt(w.fd, name);
-        this.raise({ id, path: f.path, whileStopped, verdict, action: 'removed', quarantine, after: facts(obs), detail: keep ? undefined : this.quota.note, seen: obs });
+        this.raise({ id, path: f.path, whileStopped, verdict, action: 'removed', quarantine, after: facts(obs), detail: keep ? undefined : this.quota.note, seen: obs, notKept: !keep });
         return true;
       }
       const keep = this.quota.take();
@@ -738,6 +740,7 @@ export class Guard {
         id, path: f.path, whileStopped, verdict: v, action: 'reverted', quarantine,
         before: { sha256: entry.sha256, size: entry.size, mode: entry.mode }, after: facts(obs), credentialChanges: changes,
         detail: [fullNote, obs.type === 'file' && !keep ? this.quota.note : held].filter(Boolean).join('; ') || undefined, seen: obs,
+        notKept: obs.type === 'file' && !keep,
       });
       this.markClean(f.path);
     } catch (err) {
@@ -762,7 +765,7 @@ export class Guard {
   }
 
   private raise(r: Raise): Alert {
-    const { id, path, whileStopped, verdict, action, quarantine = null, before = null, after = null, credentialChanges, detail, seen } = r;
+    const { id, path, whileStopped, verdict, action, quarantine = null, before = null, after = null, credentialChanges, detail, seen, notKept = false } = r;
     const reason: AlertReason = whileStopped && verdict.reason !== 'revert-failed' ? 'changed-while-stopped' : verdict.reason;
     const also = whileStopped && verdict.reason !== 'revert-failed' ? [verdict.reason, ...verdict.also] : verdict.also;
     const entry = this.state.entry(path);
@@ -775,7 +778,7 @@ export class Guard {
       ...(action === 'revert-failed' ? {} : { by: this.writerOf(path, verdict.reason, whileStopped, seen) }),
       advice: adviceFor(path, reason === 'changed-while-stopped' ? (also[0] ?? reason) : reason, id, kind),
     };
-    this.alerts.record(alert, detail === this.quota.note);
+    this.alerts.record(alert, notKept);
     return alert;
   }
 
