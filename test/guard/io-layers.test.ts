@@ -34,6 +34,7 @@ import { openRoot, safeClose } from '../../src/fsx/beneath.js';
 import { loadInotify } from '../../src/fsx/inotify.js';
 import { WARDEN_TOML, settingsFromBytes } from '../../src/config/quick-config.js';
 import type { Alert, Writer } from '../../src/store/alert-types.js';
+import { watchSeams } from '../../src/guard/test-seams.js';
 
 const FAST = HOT_CYCLE_MS / TICK_MS;
 const SLOW = COLD_CYCLE_MS / TICK_MS;
@@ -55,7 +56,7 @@ interface Layered {
  * The guard on an initialised root, with the startup pass and the store's index check run
  * (as runDaemon does). `poll`: a stamp poll whose hints go straight to the guard, and whose
  * inode watches the rescan may trust (run.ts wires `vouched` and `beforeRescan` the same way);
- * `blind`: that file's inode watch drops every event (WARDEN_TEST_INODE_WATCH_BLIND, read when
+ * `blind`: that file's inode watch drops every event (test-seams.ts `inodeWatchBlind`, read when
  * the watch is made); `noInotify`: the poll runs as without an inotify binding.
  */
 async function guardOn(t: IoStore, opts: { poll?: boolean; blind?: string; noInotify?: boolean; writers?: WriterSource } = {}): Promise<Layered> {
@@ -71,8 +72,8 @@ async function guardOn(t: IoStore, opts: { poll?: boolean; blind?: string; noIno
   g.verifyStore(false, '-');
   let poll: StampPoll | null = null;
   if (opts.poll) {
-    const saved = process.env.WARDEN_TEST_INODE_WATCH_BLIND;
-    if (opts.blind) process.env.WARDEN_TEST_INODE_WATCH_BLIND = opts.blind; else delete process.env.WARDEN_TEST_INODE_WATCH_BLIND;
+    const saved = watchSeams.inodeWatchBlind;
+    watchSeams.inodeWatchBlind = opts.blind ?? null;
     let files: object | null = null;
     let paths: readonly string[] = [];
     try {
@@ -84,7 +85,7 @@ async function guardOn(t: IoStore, opts: { poll?: boolean; blind?: string; noIno
         hint: (rel) => { hints.push(rel); g.onPathEvent(rel, false); },
       }, opts.noInotify ? new OpenWatch(null) : undefined);
     } finally {
-      if (saved === undefined) delete process.env.WARDEN_TEST_INODE_WATCH_BLIND; else process.env.WARDEN_TEST_INODE_WATCH_BLIND = saved;
+      watchSeams.inodeWatchBlind = saved;
     }
     const p = poll;
     g.onCleanStamp = (rel) => p.cleanChanged(rel);
