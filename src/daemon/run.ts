@@ -234,6 +234,13 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
       const changeService = await attachChangeService(g, log);
       cleanups.push(() => changeService.stop());
       g.startupVerify();
+      if (!g.holdsOwnRoot()) {
+        // The root path names a directory warden did not make, and it could not be moved aside
+        // (the alert says why): fail closed rather than guard, or write into, someone else's.
+        sd.status(`the root path names a directory warden did not make; not guarding`);
+        g.stop();
+        throw new WardenError(`${opts.root} names a directory warden did not make (swapped while warden was stopped), and it could not be moved aside; see 'warden alerts'. warden changes nothing in it.`);
+      }
       if (g.unavailable.size > 0) {
         // Fail closed, as a start always has: a file that differs and whose approved content
         // is gone from the store cannot be put back (the alert above says which).

@@ -10,11 +10,11 @@
  *   the descriptor of the directory warden just made and checked (owned by warden, 0700,
  *   empty), never through a name the agent could have swapped meanwhile.
  */
-import { closeSync, constants, fchmodSync, fchownSync, fstatSync, fsyncSync, mkdirSync, openSync, readdirSync, type Stats } from 'node:fs';
+import { chmodSync, chownSync, closeSync, constants, fchmodSync, fchownSync, fstatSync, fsyncSync, mkdirSync, openSync, readdirSync, type Stats } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { errnoCode } from '../common/errors.js';
 import { baseOf, dirOf } from '../common/rel-path.js';
-import { at, lstatAt, moveAt, openRoot, safeClose, typeOf, withDir, type WriteOptions } from '../fsx/beneath.js';
+import { O_PATH, at, lstatAt, moveAt, openRoot, safeClose, typeOf, withDir, type WriteOptions } from '../fsx/beneath.js';
 import type { AlertReason } from '../store/alert-types.js';
 import type { BaselineState } from '../store/baseline-state.js';
 import type { Quarantine } from './quarantine.js';
@@ -122,6 +122,31 @@ export function makeOwnDirAt(dirFd: number, name: string, opts: WriteOptions): I
     if ((opts.mode & 0o7777) !== 0o700) fchmodSync(fd, opts.mode & 0o7777);
     if (opts.durable ?? true) { try { fsyncSync(dirFd); } catch { /* O_PATH or odd file system */ } }
     return { dev: st.dev, ino: st.ino };
+  } finally { closeSync(fd); }
+}
+
+/**
+ * Put back the mode and owner of warden's own directory `name` (identity `id`): through a
+ * descriptor of the directory, after checking it is that one, so a directory swapped in
+ * between the look and the fix is never changed (it is found foreign at the next look).
+ * A directory made unreadable (chmod 0100) is opened O_PATH and changed through its /proc
+ * magic link, which names the very inode opened.
+ */
+export function fixOwnDirAt(dirFd: number, name: string, id: Ident, opts: WriteOptions): void {
+  let fd: number;
+  try {
+    fd = openSync(at(dirFd, name), constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+  } catch (err) {
+    if (errnoCode(err) !== 'EACCES') throw err;
+    fd = openSync(at(dirFd, name), O_PATH | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+  }
+  try {
+    const st = fstatSync(fd);
+    if (st.dev !== id.dev || st.ino !== id.ino) throw Object.assign(new Error(`${name} was swapped for another directory`), { code: 'ESWAPPED' });
+    const self = `/proc/self/fd/${fd}`;
+    const uid = opts.uid ?? process.geteuid?.() ?? st.uid, gid = opts.gid ?? process.getegid?.() ?? st.gid;
+    if (st.uid !== uid || st.gid !== gid) chownSync(self, uid, gid);
+    if ((st.mode & 0o7777) !== (opts.mode & 0o7777)) chmodSync(self, opts.mode & 0o7777);
   } finally { closeSync(fd); }
 }
 

@@ -11,7 +11,7 @@ import { fstatSync, lstatSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { errnoCode } from '../common/errors.js';
 import type { WardenConfig } from '../config/warden-config.js';
-import { AT_FDCWD, DIR_MOVED, fixDirAt, fixRoot, lstatAt, openRoot, readHeldHead, replaceFileAt, rewriteInPlaceAt, safeClose, unlinkAt, withCwdAt, withDir } from '../fsx/beneath.js';
+import { AT_FDCWD, DIR_MOVED, fixRoot, lstatAt, openRoot, readHeldHead, replaceFileAt, rewriteInPlaceAt, safeClose, unlinkAt, withCwdAt, withDir } from '../fsx/beneath.js';
 import type { Alert, AlertReason, FileFacts, NameOp, Writer, WriterUnknown } from '../store/alert-types.js';
 import { newAlertId } from '../store/alerts.js';
 import type { BaselineState } from '../store/baseline-state.js';
@@ -21,7 +21,7 @@ import { adviceFor, type Observation, type Verdict } from './classify.js';
 import { diffCredentials } from '../credentials/rules.js';
 import { completeDirs } from './dirs-on-the-way.js';
 import { DirCache, baseOf, candidatePaths, dirOf, inspectFileAt, type Finding } from './inspect.js';
-import { lookDirs, makeOwnDirAt, moveAsideWhole, openOwnDirAt, standingOf, type DirFinding, type Kept } from './dir-repair.js';
+import { fixOwnDirAt, lookDirs, makeOwnDirAt, moveAsideWhole, openOwnDirAt, standingOf, type DirFinding, type Kept } from './dir-repair.js';
 import { foreignDetail, judgeRoot, type Ident } from './root-path.js';
 import { statStamp } from './observe.js';
 import { protectedSet, type ProtectedSet } from '../config/protected-set.js';
@@ -611,8 +611,9 @@ export class Guard {
       try {
         const name = baseOf(f.path);
         if (!f.foreign && f.seen) {
-          // warden's own directory (recorded by device and inode): its mode/owner put back.
-          fixDirAt(parent, name, opts);
+          // warden's own directory (recorded by device and inode): its mode/owner put back,
+          // through its descriptor once it is checked to be that very directory.
+          fixOwnDirAt(parent, name, f.seen, opts);
           this.raise({ id, path: f.path, whileStopped, verdict, action: 'reverted' });
           return;
         }
