@@ -88,6 +88,10 @@ export class Quarantine {
     try {
       moveAt(dirFd, name, q, name);
       fsyncQuiet(q);
+    } catch (err) {
+      // Nothing moved: no empty folder is left to name an alert that kept nothing here.
+      try { withDir(this.store.fd, QUARANTINE_DIR, (top) => rmdirSync(at(top, id)), () => undefined); } catch { /* not empty, or gone */ }
+      throw err;
     } finally { safeClose(q); }
     return this.rel(id, name);
   }
