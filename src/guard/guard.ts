@@ -26,7 +26,7 @@ import { foreignDetail, judgeRoot, type Ident } from './root-path.js';
 import { statStamp } from './observe.js';
 import { protectedSet, type ProtectedSet } from '../config/protected-set.js';
 import { AlertSink } from './alert-sink.js';
-import { Quarantine, QuarantineQuota, fsyncQuiet } from './quarantine.js';
+import { Quarantine, QuarantineQuota } from './quarantine.js';
 import { LateWrites } from './late-writes.js';
 import { RetryBook } from './retry.js';
 import { StoreCheck } from './store-check.js';
@@ -131,7 +131,7 @@ export class Guard {
   private rootId: Ident;
   /**
    * The protected directories below the root that warden made or verified itself, by path:
-   * their device and inode (docs/ARCHITECTURE.md, invariant 2a). Any other object at such
+   * their device and inode (docs/ARCHITECTURE.md, invariant 19). Any other object at such
    * a path is foreign: moved aside whole, never changed.
    */
   private readonly dirIds = new Map<string, Ident>();
@@ -218,7 +218,7 @@ export class Guard {
   startupVerify(): number {
     this.checkRootAtStart();
     // Still not the recorded root (the repair failed; it is retried with backoff): nothing
-    // in it is touched (docs/ARCHITECTURE.md, invariant 2a).
+    // in it is touched (docs/ARCHITECTURE.md, invariant 19).
     if (!this.holdsOwnRoot()) return 0;
     this.sweepTemps();
     return this.sweep('startup', true);
@@ -229,7 +229,7 @@ export class Guard {
    * daemon opened it the one the store recorded (device and inode)? If not (swapped while
    * warden was stopped), it is not warden's: moved aside whole like any foreign directory,
    * and the approved tree put back in a directory warden makes (docs/ARCHITECTURE.md,
-   * invariant 2a). Returns true when it was replaced.
+   * invariant 19). Returns true when it was replaced.
    */
   checkRootAtStart(): boolean {
     if (this.rootId.ino === FOREIGN.ino) return false; // already found and being repaired
@@ -504,7 +504,7 @@ export class Guard {
    * SPEC §4, "the promise is about paths": when the root path (or anything above it) was
    * renamed and something else now sits at the path, that thing is moved aside whole and
    * the approved tree is put back in a directory warden makes (docs/ARCHITECTURE.md,
-   * invariants 2 and 2a). Returns true when the path had changed (the sweep of the new root
+   * invariants 2 and 19). Returns true when the path had changed (the sweep of the new root
    * has run).
    */
   checkRootPath(): boolean {
@@ -580,7 +580,7 @@ export class Guard {
   /**
    * Repair protected directories (missing, replaced by another directory, a link or a file,
    * wrong mode/owner). Only warden's own directories are changed; anything else at the path
-   * is moved aside whole (docs/ARCHITECTURE.md, invariant 2a).
+   * is moved aside whole (docs/ARCHITECTURE.md, invariant 19).
    */
   fixDirs(whileStopped: boolean): number {
     let n = 0;
@@ -655,7 +655,7 @@ export class Guard {
         // No fsync here: a removal lost in a crash leaves the file where it was, and the
         // startup check removes it again (a storm of them must not cost two fsyncs each).
         // A regular file is moved and secured (quarantine.ts); anything else is not warden's
-        // to change and is moved whole (docs/ARCHITECTURE.md, invariant 2a).
+        // to change and is moved whole (docs/ARCHITECTURE.md, invariant 19).
         if (keep) quarantine = obs.type === 'file' ? this.quarantine.move(id, w.fd, name, this.maxBytes, false) : moveAsideWhole(this.quarantine, id, w.fd, name, this.root, f.path).label;
         else unlinkAt(w.fd, name);
         this.raise({ id, path: f.path, whileStopped, verdict, action: 'removed', quarantine, after: facts(obs), detail: keep ? undefined : this.quota.note, seen: obs, notKept: !keep });
