@@ -206,7 +206,7 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
       } });
       guard = g;
       // Swapped while warden was stopped: the directory opened above is not warden's; nothing
-      // below writes into it (docs/ARCHITECTURE.md, invariant 2a).
+      // below writes into it (docs/ARCHITECTURE.md, invariant 19).
       g.checkRootAtStart();
       const q = new HintQueue((rel, isDir) => { g.onPathEvent(rel, isDir); if (g.state.entry(rel)) watcher?.refreshFile(rel); }, {
         urgent: (rel, isDir) => g.isUrgent(rel, isDir), onOverflow: () => g.rescan(),

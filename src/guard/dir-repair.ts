@@ -1,6 +1,6 @@
 /**
  * The I/O of putting a protected directory's path right without acting on what is not
- * warden's (docs/ARCHITECTURE.md, invariant 2a); the decisions are root-path.ts's.
+ * warden's (docs/ARCHITECTURE.md, invariant 19); the decisions are root-path.ts's.
  *
  * - `lookDirs`: every approved directory, judged (type, mode, owner, and whether the
  *   directory at the path is the one warden made or verified: device and inode).

@@ -7,7 +7,7 @@
  *   lands in quarantine too. When linking is refused (another file system, protected
  *   hard links), the bytes we read are written there instead, as before.
  * - Links, directories, FIFOs and sockets are moved there whole (moveWhole) and left
- *   exactly as they were: they are not warden's (docs/ARCHITECTURE.md, invariant 2a).
+ *   exactly as they were: they are not warden's (docs/ARCHITECTURE.md, invariant 19).
  * - Unexpected regular files are moved there.
  * - Then every entry `move` kept is secured: 0600 (directories 0700), owned by warden, and a file
  *   keeps the rejected inode only when no other name of it remains ("cannot reach": no
@@ -79,7 +79,7 @@ export class Quarantine {
 
   /**
    * Move `name` into the alert's quarantine directory as it is (docs/ARCHITECTURE.md,
-   * invariant 2a): renamed whole and nothing else, never chowned, chmodded, copied, written
+   * invariant 19): renamed whole and nothing else, never chowned, chmodded, copied, written
    * into or emptied; for an object that is not warden's (a foreign directory, a link, a FIFO,
    * a socket). Throws EXDEV when the store is on another file system (nothing moved).
    */

@@ -1,6 +1,6 @@
 /**
  * What stands at a protected directory's path (the root or one below it), and whether it is
- * warden's to change: docs/ARCHITECTURE.md, invariant 2a. Pure: no I/O, so every rule is
+ * warden's to change: docs/ARCHITECTURE.md, invariant 19. Pure: no I/O, so every rule is
  * table-tested (test/guard/pure-units.test.ts); the guard does the lstat and the repair
  * (dir-repair.ts).
  *

@@ -798,7 +798,7 @@ kind = "text"
       const root = L.alerts.filter((a) => a.path === '.');
       assert.equal(root.length, 1, JSON.stringify(L.alerts.map((a) => [a.path, a.reason])));
       assert.equal(root[0]!.reason, 'root-replaced');
-      // Not warden's (docs/ARCHITECTURE.md, invariant 2a): moved aside whole, a new directory made.
+      // Not warden's (docs/ARCHITECTURE.md, invariant 19): moved aside whole, a new directory made.
       assert.match(root[0]!.detail ?? '', /^a file \(owned by uid \d+, gid \d+, mode \d{4}\) was put at .*; warden changed nothing in it and moved it whole to /);
       assert.equal(readFileSync(t.p(root[0]!.quarantine!), 'utf8'), 'not a directory\n');
       assert.ok(statSync(t.root).isDirectory());

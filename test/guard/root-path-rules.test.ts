@@ -1,5 +1,5 @@
 /**
- * root-path.ts, the decisions alone (docs/ARCHITECTURE.md, invariant 2a): which object at a
+ * root-path.ts, the decisions alone (docs/ARCHITECTURE.md, invariant 19): which object at a
  * protected directory's path is warden's to change, and how the alert names the others.
  */
 import { describe, it } from 'node:test';

@@ -49,7 +49,7 @@ describe('the root path is what is guarded', () => {
     const ms = Date.now() - t0;
     const rr = await waitFor(() => readAlertsOf(t).find((x) => x.reason === 'root-replaced'), BUDGET_MS, 'the root-replaced alert');
     assert.equal(rr.path, '.');
-    // Not warden's directory (docs/ARCHITECTURE.md, invariant 2a): kept whole, nothing in it changed or swept.
+    // Not warden's directory (docs/ARCHITECTURE.md, invariant 19): kept whole, nothing in it changed or swept.
     assert.ok(rr.quarantine, JSON.stringify(rr));
     const kept = t.p(rr.quarantine);
     assert.equal(readFileSync(join(kept, ORG), 'utf8'), edited);

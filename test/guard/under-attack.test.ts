@@ -220,7 +220,7 @@ describe('nothing lost', () => {
     await waitFor(() => same(protectedPicture(t), approved) && readAlertsOf(t).some((a) => a.path === 'config/credentials.toml' && a.quarantine)
       && ['orgs/extra.toml', 'orgs/dir.toml'].every((p) => readAlertsOf(t).some((a) => a.path === p && a.quarantine)), 10_000, 'reverts');
     const heldIno = statSync(alias).ino;
-    // A directory is not warden's to change (docs/ARCHITECTURE.md, invariant 2a): moved whole,
+    // A directory is not warden's to change (docs/ARCHITECTURE.md, invariant 19): moved whole,
     // its mode and its file's as they were; the 0700 folder around it keeps everyone else out.
     const dirKept = readAlertsOf(t).find((a) => a.path === 'orgs/dir.toml' && a.quarantine)!.quarantine!;
     assert.equal(lstatSync(t.p(dirKept)).mode & 0o777, 0o755, 'the directory keeps its mode');
