@@ -38,6 +38,7 @@ const REASON: Record<string, string> = {
   'revert-failed': 'warden could not put the approved content back',
   'approval-expired': 'an approval request expired unanswered',
   'root-replaced': 'the root path was made to name another directory (or a link, a file, nothing); what is there now was put back to the approved tree',
+  'dir-replaced': 'another directory was put in its place; it was moved aside untouched and the approved directory made anew',
   'watch-degraded': 'file watching degraded to polling',
   'approval-refused': 'a wrong owner code was given three times',
   refused: 'an open for writing was refused (enforce = true): nothing was written',

@@ -9,6 +9,9 @@ export type AlertReason =
   | 'baseline-tampered' | 'revert-failed' | 'approval-expired'
   // SPEC §4 (issue 21): the root path named something other than the directory the guard holds.
   | 'root-replaced'
+  // Not in SPEC §6's list: a protected directory's path named a directory warden did not make
+  // or verify; it was moved aside whole, untouched (docs/ARCHITECTURE.md, invariant 19).
+  | 'dir-replaced'
   // Not in SPEC §6's list: the watcher fell back to polling (inotify limit), see ARCHITECTURE.md.
   | 'watch-degraded'
   // Not in SPEC §6's list: a wrong owner-code was given three times and the change was cancelled.
