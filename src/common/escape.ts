@@ -34,3 +34,13 @@ export function escapeTerminal(s: string): string {
 export function escapeLines(s: string): string {
   return s.split('\n').map(escapeTerminal).join('\n');
 }
+
+/**
+ * A string another process chose (a process name, an executable's path), shown in double
+ * quotes as that process's own claim: `"` and `\` inside are backslash-escaped first, then
+ * escapeText, so the quoted text can neither close its quotes early nor leave the line.
+ * A name `vim, user root` reads `"vim, user root"`, never as a fact warden vouches for.
+ */
+export function quoteText(s: string): string {
+  return `"${escapeText(s.replace(/["\\]/g, '\\$&'))}"`;
+}
