@@ -25,7 +25,8 @@ test('desktop: notify-send is called at critical urgency with path, reason and a
   const fx = fixture();
   const log = join(fx.dir, 'notify-send.log');
   const bin = fakeNotifySend(fx.dir, log);
-  const child = await startChild({ root: fx.root, stateDir: fx.stateDir, config: config(fx, null, { desktop: { enabled: true } }), timing: TIMING }, { ...process.env, PATH: bin });
+  // A session bus to find (the fake notify-send needs none): the start-up check passes.
+  const child = await startChild({ root: fx.root, stateDir: fx.stateDir, config: config(fx, null, { desktop: { enabled: true } }), timing: TIMING }, { ...process.env, PATH: bin, DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent' });
   try {
     const a = alert({ path: 'orgs/$(touch pwned)`x`.toml' });
     appendAlerts(fx.root, [a]);
@@ -62,6 +63,26 @@ for (const [what, make] of [
       // The child writes state before its log line reaches our pipe: wait for the line.
       const lines = await waitFor(() => { const l = child.stderr.filter((x) => x.includes('desktop')); return l.length ? l : null; }, 20_000, 'the desktop log line');
       assert.equal(lines.length, 1, lines.join('\n'));
+    } finally { child.proc.kill('SIGTERM'); await child.exited; fx.cleanup(); }
+  });
+}
+
+for (const [what, env] of [
+  ['no notify-send on PATH', (dir: string) => { mkdirSync(join(dir, 'empty'), { recursive: true }); return { PATH: join(dir, 'empty') }; }],
+  ['no desktop session (no D-Bus address, no bus socket, no display)', (dir: string) => ({ PATH: fakeNotifySend(dir, join(dir, 'x.log')), DBUS_SESSION_BUS_ADDRESS: '', DISPLAY: '', WAYLAND_DISPLAY: '', XDG_RUNTIME_DIR: join(dir, 'no-runtime') })],
+] as const) {
+  test(`desktop: ${what} is said when the notifier starts, before any alert`, async () => {
+    const fx = fixture();
+    const child = await startChild({ root: fx.root, stateDir: fx.stateDir, config: config(fx, null, { desktop: { enabled: true } }), timing: TIMING }, { ...process.env, ...env(fx.dir) });
+    try {
+      const line = await waitFor(() => child.stderr.find((x) => x.includes('desktop')), 20_000, 'the desktop-is-off line at start');
+      assert.match(line, /desktop: unavailable — .*(not installed|no desktop session)/);
+      const st = await waitFor(() => { const s = readDeliveryState(fx.root, fx.stateDir); return s.channels.desktop?.status === 'unavailable' ? s : null; }, 20_000, 'state says unavailable');
+      assert.equal(Object.keys(st.alerts).length, 0, 'no alert was needed to find out');
+      // An alert then waits for the desktop (kept, not lost) and is not reported again.
+      appendAlerts(fx.root, [alert()]);
+      await waitFor(() => readDeliveryState(fx.root, fx.stateDir).outboxDepth === 1, 20_000, 'alert pending');
+      assert.equal(child.stderr.filter((x) => x.includes('desktop')).length, 1, child.stderr.join('\n'));
     } finally { child.proc.kill('SIGTERM'); await child.exited; fx.cleanup(); }
   });
 }
