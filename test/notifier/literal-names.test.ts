@@ -92,9 +92,9 @@ test('Discord: a markdown-laden file name and a writer named || or `vim, user ro
     assert.equal(msgs.length, alerts.length);
     for (const [i, m] of msgs.entries()) {
       const body = JSON.parse(m.body) as { allowed_mentions: unknown; flags?: number };
+      assert.deepEqual(foreignMarkup(m.content), [], `message ${i} has live markdown from a name:\n${m.content}`);
       assert.deepEqual(body.allowed_mentions, { parse: [] }, 'no mention can ping');
       assert.equal((body.flags ?? 0) & 4, 4, 'SUPPRESS_EMBEDS: no link preview');
-      assert.deepEqual(foreignMarkup(m.content), [], `message ${i} has live markdown from a name:\n${m.content}`);
       const { text } = readDiscord(m.content);
       assert.ok(text.includes(alerts[i]!.path), `message ${i} shows the name as it is:\n${text}`);
     }
