@@ -8,7 +8,7 @@ import { watch, type FSWatcher } from 'node:fs';
 import type { WardenConfig } from '../config/warden-config.js';
 import { DeliveryError, statusFor, type Channel } from './channel.js';
 import {
-  emptyChannelState,
+  appendDelivered, emptyChannelState,
   type ChannelName, type ChannelState, type ChannelStatus, type ErrorNote, type NotifierStateFile,
 } from './delivery-state.js';
 import { channelSpecs } from './channels.js';
@@ -318,6 +318,10 @@ class Notifier implements NotifierHandle {
     }
     const t = iso();
     for (const it of items) { cs.delivered[it.key] = t; delete cs.attempts[it.key]; }
+    // Each item's own delivery time, kept after the state forgets the item (warden alerts).
+    try { appendDelivered(this.opts.stateDir, this.opts.root, run.name, t, items.map((it) => it.key)); } catch (err) {
+      this.note('delivered-log', `notify: cannot record delivery times in ${this.opts.stateDir}: ${(err as Error).message} (alerts then show when the delivery state last moved)`);
+    }
     cs.last_success = t;
     if (what === 'alerts') cs.last_alert_message = t;
     if (what === 'liveness') this.state.last_liveness = t;
