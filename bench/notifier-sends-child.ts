@@ -2,7 +2,7 @@
  * Child of bench/notifier-sends.ts (run with --expose-gc): one notifier, in this process,
  * delivering BENCH_NOTIFIER_SENDS Discord messages one after another to the emulator. Prints
  * one JSON line: heap and RSS after a warm-up and after all the sends (each after a full
- * GC), and the most abort listeners any one signal held at the end.
+ * GC), and the most abort listeners any one signal held at once.
  */
 import { startNotifier } from '../src/notifier/index.js';
 import { DiscordEmulator } from '../test/helpers/discord-emulator.js';
@@ -12,12 +12,14 @@ import { TOKEN, alert, appendAlerts, config, fixture } from '../test/notifier/he
 const N = Number(process.env.BENCH_NOTIFIER_SENDS ?? 3000);
 const WARM = 200;
 
-// Live abort listeners per signal (added minus removed): the leak this row watches for.
-const live = new Map<EventTarget, number>();
+// Live abort listeners per signal (added minus removed), the most any one signal held: the
+// leak this row watches for. A WeakMap, so counting keeps no signal alive.
+const live = new WeakMap<EventTarget, number>();
+let maxLive = 0;
 const add = EventTarget.prototype.addEventListener;
 const remove = EventTarget.prototype.removeEventListener;
 EventTarget.prototype.addEventListener = function (this: EventTarget, type: string, ...rest: unknown[]) {
-  if (type === 'abort' && this instanceof AbortSignal) live.set(this, (live.get(this) ?? 0) + 1);
+  if (type === 'abort' && this instanceof AbortSignal) { const c = (live.get(this) ?? 0) + 1; live.set(this, c); maxLive = Math.max(maxLive, c); }
   return (add as (...a: unknown[]) => void).call(this, type, ...rest);
 } as typeof add;
 EventTarget.prototype.removeEventListener = function (this: EventTarget, type: string, ...rest: unknown[]) {
@@ -53,7 +55,7 @@ async function main(): Promise<void> {
     const after = mem();
     process.stdout.write(JSON.stringify({
       sends: N, seconds, before, after, heapGrowthMB: after.heapMB - before.heapMB, rssGrowthMB: after.rssMB - before.rssMB,
-      maxAbortListeners: Math.max(0, ...live.values()), listenerWarnings: warnings,
+      maxAbortListeners: maxLive, listenerWarnings: warnings,
     }) + '\n');
   } finally { await n.stop(); await emu.stop(); fx.cleanup(); }
 }
