@@ -4,10 +4,10 @@
  * module has no network imports, so `warden alerts` / `warden status` and the guard
  * process may load it.
  */
-import { constants, existsSync, fsyncSync, mkdirSync, openSync } from 'node:fs';
+import { constants, existsSync, fstatSync, fsyncSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { errnoCode } from '../common/errors.js';
-import { appendFileAt, at, atText, ensureDirBeneath, lstatAt, openRoot, readSmallAt, replaceFileAt, safeClose, unlinkAt, withDir } from '../fsx/beneath.js';
+import { appendFileAt, at, at as atPath, atText, ensureDirBeneath, lstatAt, openRoot, readSmallAt, replaceFileAt, safeClose, unlinkAt, withDir } from '../fsx/beneath.js';
 import { NotInitialised, Store } from '../store/store.js';
 import { stateBase } from '../store/location.js';
 import { JsonlTail } from './jsonl.js';
@@ -247,11 +247,21 @@ export async function saveStateFile(stateDir: string, state: NotifierStateFile, 
 /** One line of delivered.jsonl: these items reached this channel at this time. */
 interface DeliveredLine { ch: ChannelName; at: string; keys: string[] }
 
-/** Record when items reached a channel (one line per message sent; O_APPEND, 0600). */
+/**
+ * Record when items reached a channel (one line per message sent): O_APPEND|O_NOFOLLOW,
+ * 0600, a regular file only. Not fsynced: a time lost in a crash only makes the report fall
+ * back to the watermark's time; the delivery itself is in the state log.
+ */
 export function appendDelivered(stateDir: string, root: string | undefined, ch: ChannelName, at: string, keys: readonly string[]): void {
   if (keys.length === 0) return;
   const line = Buffer.from(JSON.stringify({ ch, at, keys: [...keys] } satisfies DeliveredLine) + '\n');
-  withStateDirForWrite(stateDir, root, (fd) => appendFileAt(fd, DELIVERED_LOG, line));
+  withStateDirForWrite(stateDir, root, (dirFd) => {
+    const fd = openSync(atPath(dirFd, DELIVERED_LOG), constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY, 0o600);
+    try {
+      if (!fstatSync(fd).isFile()) throw Object.assign(new Error(`${DELIVERED_LOG} is not a regular file`), { code: 'EINVAL' });
+      writeSync(fd, line);
+    } finally { safeClose(fd); }
+  });
 }
 
 /** Per item key, per channel, when it was delivered (from delivered.jsonl; a torn or damaged line is skipped). */
