@@ -28,7 +28,8 @@ test('desktop: notify-send is called at critical urgency with path, reason and a
   // A session bus to find (the fake notify-send needs none): the start-up check passes.
   const child = await startChild({ root: fx.root, stateDir: fx.stateDir, config: config(fx, null, { desktop: { enabled: true } }), timing: TIMING }, { ...process.env, PATH: bin, DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent' });
   try {
-    const a = alert({ path: 'orgs/$(touch pwned)`x`.toml' });
+    const name = 'orgs/$(touch pwned)`x`<a href="x">&.toml';
+    const a = alert({ path: name, detail: `written through ${name}` });
     appendAlerts(fx.root, [a]);
     await waitFor(() => existsSync(log) && readFileSync(log, 'utf8').trim(), 20_000, 'notify-send called');
     const calls = readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as string[]);
@@ -36,7 +37,10 @@ test('desktop: notify-send is called at critical urgency with path, reason and a
     const argv = calls[0]!;
     assert.ok(argv.includes('--urgency') || argv.some((x) => x.startsWith('--urgency')), argv.join(' '));
     assert.ok(argv.join(' ').includes('critical'));
-    assert.ok(argv[0]!.includes('orgs/$(touch pwned)`x`.toml'), 'title names the path, verbatim (no shell expansion)');
+    assert.ok(argv[0]!.includes('orgs/$(touch pwned)`x`<a href="x">&.toml'), 'title names the path, verbatim (no shell expansion; a title is never markup)');
+    // The body is markup to the notification server: the name in it is entities, never a tag.
+    assert.ok(argv[1]!.includes('orgs/$(touch pwned)`x`&lt;a href="x"&gt;&amp;.toml'), argv[1]);
+    assert.ok(!/<a /.test(argv[1]!), argv[1]);
     assert.match(argv[1]!, /reason: content/);
     assert.match(argv[1]!, /warden edit/);
     assert.ok(!existsSync(join(fx.root, 'pwned')) && !existsSync('pwned'));
