@@ -27,9 +27,6 @@ export function isWriter(by: Alert['by'] | null): by is Writer {
   return typeof by === 'object' && by !== null && typeof (by as Writer).pid === 'number';
 }
 
-/** What a writer seen by name did (the opens say nothing more). */
-const DID = { attrib: 'changed its mode or owner', delete: 'deleted it', 'rename-away': 'renamed it away', 'rename-in': 'renamed another file over it', create: 'created it' } as const;
-
 /** "user alice (uid 1000)", or "uid 1234" when the uid has no name. */
 function userWords(name: unknown, uid: unknown): string {
   const n = name !== null && name !== undefined && String(name) !== '' ? clip(name) : null;
@@ -37,6 +34,9 @@ function userWords(name: unknown, uid: unknown): string {
 }
 
 /** "by …" for a known writer, "who: not known (why)" otherwise, null when the alert has no `by`. */
+/** What a writer seen by name did (the opens say nothing more). */
+const DID = { attrib: 'changed its mode or owner', delete: 'deleted it', 'rename-away': 'renamed it away', 'rename-in': 'renamed another file over it', create: 'created it' } as const;
+
 export function describeBy(by: Writer | WriterUnknown | undefined | null): string | null {
   if (!by || typeof by !== 'object') return null;
   if (!isWriter(by)) return `who: not known (${clip((by as WriterUnknown).unknown, 200)})`;
