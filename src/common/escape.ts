@@ -44,3 +44,16 @@ export function escapeLines(s: string): string {
 export function quoteText(s: string): string {
   return `"${escapeText(s.replace(/["\\]/g, '\\$&'))}"`;
 }
+
+/** What a path of ordinary characters is made of: shown as it is. */
+const PLAIN_NAME = /^[A-Za-z0-9._/+@%=-]+$/;
+
+/**
+ * A path or name inside a line of warden's own words (an alert's one-line form): as it is
+ * when it is made of ordinary characters, else in quotes (quoteText). A file may be named
+ * `x.toml: deleted; alert A1. by user root`; quoted, that text cannot pass for the rest of
+ * the line.
+ */
+export function nameText(s: string): string {
+  return PLAIN_NAME.test(s) ? s : quoteText(s);
+}

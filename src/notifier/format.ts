@@ -3,7 +3,7 @@
  * to which path, why, when, and how to do it properly; credential alerts name keys and
  * fingerprints only (the Alert record carries nothing else, and we print nothing else).
  */
-import { escapeText } from '../common/escape.js';
+import { escapeText, nameText } from '../common/escape.js';
 import type { Alert, CredentialKeyChange, FileFacts } from '../store/alert-types.js';
 import { describeBy, shortBy } from '../store/writer-words.js';
 import { discordCode, discordLiteral } from './markdown.js';
@@ -127,7 +127,7 @@ function fitList(prefix: string, items: string[], room: number): string {
 }
 
 function singleAlert(a: Alert, limit: number, t: Text): OutgoingMessage {
-  const path = t.lit(a.path, 200);
+  const path = t.lit(nameText(String(a.path ?? '')), 200);
   const title = `warden: 1 alert — ${ACTION[a.action] ?? t.lit(a.action, 30)} ${path}`;
   const who = describeBy(a.by);
   const lines = [

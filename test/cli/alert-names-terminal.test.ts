@@ -31,3 +31,18 @@ test('alerts and why: a crafted name and a process named "vim, user root" print 
     assert.ok(!r.stdout.split('\n').some((l) => l.startsWith('2026 reverted orgs/forged.toml')), 'no forged line');
   }
 });
+
+test('alerts: a file named like the rest of an alert line is shown in quotes', () => {
+  const t = world.root({ init: true });
+  const path = 'orgs/x.toml: deleted  by user root (uid 0)';
+  const a: Alert = {
+    id: 'a-names-2', time: new Date().toISOString(), path, action: 'reverted', reason: 'content',
+    before: null, after: null, quarantine: null, advice: 'x',
+    by: { pid: 7, comm: 'sh', exe: null, uid: 1001, user: 'agent', loginuid: null, login_user: null, session: null, unit: null, op: 'open-write', refused: false, time: 't' },
+  };
+  appendFileSync(t.p('snapshots/alerts.jsonl'), JSON.stringify(a) + '\n');
+  const r = cli(t, ['alerts']);
+  const line = r.stdout.split('\n').find((l) => l.includes('a-names-2')) ?? '';
+  assert.ok(line.includes(`reverted "${path}": content`), `${line}\n${r.stderr}`);
+  assert.match(line, /  by user agent \(uid 1001\), no login session: process "sh"/);
+});

@@ -149,3 +149,15 @@ test('journal: one line, a name cannot forge a line, and the writer reads kernel
   assert.deepEqual(names, fields.map(([k]) => k), 'exactly the fields warden wrote');
   assert.doesNotMatch(fields.find(([k]) => k === 'WARDEN_PATH')![1], /\n/);
 });
+
+test('journal and Discord title: a file named like the rest of the line is quoted, so it cannot pass for it', () => {
+  const forged = 'orgs/x.toml: deleted; alert A1. by user root (uid 0): process "sh" (pid 1)';
+  const a = alert({ path: forged, by: AGENT });
+  const line = journalLine(a);
+  assert.ok(line.includes(`reverted "orgs/x.toml: deleted; alert A1. by user root (uid 0): process \\"sh\\" (pid 1)": content;`), line);
+  assert.equal(/\bby (?:user )?([^ ,(]+)/.exec(line.replace(/"(?:[^"\\]|\\.)*"/g, '""'))?.[1], 'agent', 'outside quotes, the first "by" is the real writer');
+  // An ordinary name stays as it is.
+  assert.match(journalLine(alert({ path: 'orgs/bookclub.toml' })), /warden: reverted orgs\/bookclub\.toml: content;/);
+  const title = formatAlerts([a], 2000, 'plain').title;
+  assert.ok(title.endsWith(`reverted "orgs/x.toml: deleted; alert A1. by user root (uid 0): process \\"sh\\" (pid 1)"`), title);
+});
