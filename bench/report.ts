@@ -68,7 +68,7 @@ export function table(): string {
   const ns = results.notifierSends as Json | undefined;
   if (ns && !ns.error) {
     const b = ns.before as Json, a = ns.after as Json;
-    rows.push([`notifier heap over ${String(ns.sends)} Discord sends (MB after GC; ${f1(ns.seconds, 0)} s)`, `${f1(b.heapMB)} → ${f1(a.heapMB)}`, `RSS ${f1(b.rssMB)} → ${f1(a.rssMB)}; abort listeners max ${String(ns.maxAbortListeners)}`, `+${f1(ns.heapGrowthMB)} MB`, '≤ +5 MB, no listener kept', ok(ns.met)]);
+    rows.push([`notifier heap over ${String(ns.sends)} Discord sends (MB after GC; ${f1(ns.seconds, 0)} s)`, `${f1(b.heapMB)} → ${f1(a.heapMB)}`, `RSS ${f1(b.rssMB)} → ${f1(a.rssMB)}; abort listeners max ${String(ns.maxAbortListeners)}`, `${(ns.heapGrowthMB as number) >= 0 ? '+' : ''}${f1(ns.heapGrowthMB)} MB`, '≤ +5 MB, no listener kept', ok(ns.met)]);
   } else rows.push(['notifier sends', 'error', String(ns?.error ?? 'not run'), '', '', '']);
   rows.push(...policyRows(results.policy as Json | undefined));
   rows.push(...crashRows(results.crash as Json | undefined));
