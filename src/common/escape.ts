@@ -5,7 +5,6 @@
  * name can neither start a forged "<6>warden: …" journal line nor send ESC]52 to the
  * owner's terminal. Idempotent: the output holds no character it would escape again.
  */
-// eslint-disable-next-line no-control-regex
 const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 const NAMED: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t', '\u001b': '\\e' };
 

@@ -7,7 +7,7 @@
 import { constants, existsSync, fstatSync, fsyncSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { errnoCode } from '../common/errors.js';
-import { appendFileAt, at, at as atPath, atText, ensureDirBeneath, lstatAt, openRoot, readSmallAt, replaceFileAt, safeClose, unlinkAt, withDir } from '../fsx/beneath.js';
+import { appendFileAt, at as atPath, atText, ensureDirBeneath, lstatAt, openRoot, readSmallAt, replaceFileAt, safeClose, unlinkAt, withDir } from '../fsx/beneath.js';
 import { NotInitialised, Store } from '../store/store.js';
 import { stateBase } from '../store/location.js';
 import { JsonlTail } from './jsonl.js';

@@ -44,5 +44,5 @@ test('alerts: a file named like the rest of an alert line is shown in quotes', (
   const r = cli(t, ['alerts']);
   const line = r.stdout.split('\n').find((l) => l.includes('a-names-2')) ?? '';
   assert.ok(line.includes(`reverted "${path}": content`), `${line}\n${r.stderr}`);
-  assert.match(line, /  by user agent \(uid 1001\), no login session: process "sh"/);
+  assert.match(line, / {2}by user agent \(uid 1001\), no login session: process "sh"/);
 });

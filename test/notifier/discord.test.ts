@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, writeFileSync, mkdirSync } from 'node:fs';
+import { chmodSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { startNotifier, readDeliveryState, type NotifierHandle } from '../../src/notifier/index.js';
