@@ -26,6 +26,16 @@ function isSocket(path: string): boolean {
 }
 
 /**
+ * A notification's body is markup to the notification server (the Desktop Notifications
+ * spec's body-markup: `<b>`, `<i>`, `<u>`, `<a href>`, `<img>`, entities), its title is
+ * not. warden's body is plain text that quotes names the agent chose, so `&`, `<` and `>`
+ * become entities: a file named `<a href="…">` is shown, never a link (docs/NOTIFY.md).
+ */
+export function bodyText(s: string): string {
+  return s.replace(/[&<>]/g, (c) => (c === '&' ? '&amp;' : c === '<' ? '&lt;' : '&gt;'));
+}
+
+/**
  * Why desktop notifications cannot work in this process, known before any send (shown at
  * the notifier's start, docs/NOTIFY.md), or null when they may: notify-send must be on
  * PATH and a session bus reachable the way libnotify finds one.
@@ -52,7 +62,7 @@ export class DesktopChannel implements Channel {
       const timer = setTimeout(() => finish(new DeliveryError('notify-send did not finish within 15 s', 'unavailable')), TIMEOUT_MS);
       try {
         this.notifier.notify(
-          { title: msg.title, message: msg.body.slice(0, this.limit), urgency: 'critical', 'app-name': 'warden' } as Parameters<typeof this.notifier.notify>[0],
+          { title: msg.title, message: bodyText(msg.body.slice(0, this.limit)), urgency: 'critical', 'app-name': 'warden' } as Parameters<typeof this.notifier.notify>[0],
           (err: Error | null) => {
             if (err instanceof Error) {
               // exec's message is "Command failed: <command line>\n<stderr>": keep the stderr part.
