@@ -65,6 +65,11 @@ export function table(): string {
     rows.push(['storm: alerts recorded / reverts done', `${st.alertsRecorded} / ${st.journalReverts}`, '', '', 'equal', ok(met.everyRevertRecorded)]);
     rows.push(['storm: Discord messages (min gap s)', `${st.messages} (${f1(st.minGapSeconds, 1)})`, `alerts per msg ${(st.messageAlertCounts as number[]).join('+')}`, '', '≤ 1 per 10 s', ok(met.perInterval)]);
   } else rows.push(['storm', 'error', String(st?.error ?? 'not run'), '', '', '']);
+  const ns = results.notifierSends as Json | undefined;
+  if (ns && !ns.error) {
+    const b = ns.before as Json, a = ns.after as Json;
+    rows.push([`notifier heap over ${String(ns.sends)} Discord sends (MB after GC; ${f1(ns.seconds, 0)} s)`, `${f1(b.heapMB)} → ${f1(a.heapMB)}`, `RSS ${f1(b.rssMB)} → ${f1(a.rssMB)}; abort listeners max ${String(ns.maxAbortListeners)}`, `${(ns.heapGrowthMB as number) >= 0 ? '+' : ''}${f1(ns.heapGrowthMB)} MB`, '≤ +5 MB, no listener kept', ok(ns.met)]);
+  } else rows.push(['notifier sends', 'error', String(ns?.error ?? 'not run'), '', '', '']);
   rows.push(...policyRows(results.policy as Json | undefined));
   rows.push(...crashRows(results.crash as Json | undefined));
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));

@@ -22,6 +22,7 @@ import { storm } from './storm.js';
 import { lastCompleteCrashRun } from './crash-main.js';
 import { table, updateDocs } from './report.js';
 import { policyScale } from './policy-scale.js';
+import { notifierSends } from './notifier-sends.js';
 
 // ---------------------------------------------------------------- main
 
@@ -63,6 +64,7 @@ async function main(): Promise<void> {
     results.crash = lastCompleteCrashRun();
     await phase('storm', () => storm(emu));
     await phase('policy', policyScale);
+    await phase('notifierSends', notifierSends);
   } finally {
     await emu.stop();
     cleanupTemps();

@@ -157,7 +157,7 @@ export const HELP: Record<string, HelpText> = {
   },
   'notify test': {
     examples: ['warden notify test', 'warden notify test --json'],
-    notes: ['Exit codes: 0 every channel delivered, 1 a channel failed.'],
+    notes: ['A channel that cannot run here (the desktop, with no desktop session or no notify-send) is reported off, not as a failure.', 'Exit codes: 0 every channel that can run here delivered (one at least), 1 a channel failed or none could run.'],
   },
   rehome: {
     options: [

@@ -67,10 +67,10 @@ it('events: parsed by their own length; a torn tail is left', () => {
 const W: Writer = { pid: 4242, comm: 'vim', exe: '/usr/bin/vim.basic', uid: 1000, user: 'alice', loginuid: 1000, login_user: 'alice', session: 3, unit: 'session-3.scope', op: 'open-write', refused: false, time: '2026-12-01T00:00:00Z' };
 
 it('by in plain words: a login session, sudo, a service, refused, unknown; escaped', () => {
-  assert.equal(describeBy(W), "by vim, user alice, in alice's login session 3 (pid 4242, /usr/bin/vim.basic)");
-  assert.equal(describeBy({ ...W, comm: 'vi', uid: 0, user: 'root' }), "by vi, user root, in alice's login session 3 (as root, through sudo or su) (pid 4242, /usr/bin/vim.basic)");
-  assert.equal(describeBy({ ...W, comm: 'node', user: 'agent', loginuid: null, login_user: null, session: null, unit: 'agent-runtime.service', exe: null }), 'by node, user agent, agent-runtime.service (pid 4242)');
-  assert.match(describeBy({ ...W, refused: true })!, /^tried by vim.*: refused \(EPERM\), nothing written$/);
+  assert.equal(describeBy(W), `by user alice (uid 1000), in alice's login session 3: process "vim" (pid 4242, "/usr/bin/vim.basic")`);
+  assert.equal(describeBy({ ...W, comm: 'vi', uid: 0, user: 'root' }), `by user root (uid 0), in alice's login session 3 (as root, through sudo or su): process "vi" (pid 4242, "/usr/bin/vim.basic")`);
+  assert.equal(describeBy({ ...W, comm: 'node', user: 'agent', loginuid: null, login_user: null, session: null, unit: 'agent-runtime.service', exe: null }), 'by user agent (uid 1000), unit agent-runtime.service: process "node" (pid 4242)');
+  assert.match(describeBy({ ...W, refused: true })!, /^tried by user alice.*: refused \(EPERM\), nothing written$/);
   assert.equal(describeBy({ unknown: 'no witness running' }), 'who: not known (no witness running)');
   assert.doesNotMatch(describeBy({ ...W, comm: 'x\u001b[31m\nforged' })!, /[\u001b\n]/);
   assert.equal(describeBy(undefined), null);
