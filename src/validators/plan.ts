@@ -124,8 +124,9 @@ export interface WrapOptions {
 
 /**
  * The run wrapped so it has no network and cannot change the real files:
- * - bwrap: a new network namespace (loopback only, down), the host's filesystem read-only,
- *   /tmp and the homes replaced by empty tmpfs, only scratch writable, killed with its parent;
+ * - bwrap: a new network namespace (loopback only, down) and pid namespace, the host's
+ *   filesystem read-only, /tmp and the homes replaced by empty tmpfs, only scratch
+ *   writable, killed with its parent;
  * - unshare: a new network namespace only (as root; `-r` maps the caller to root in a user
  *   namespace otherwise); the scratch home and cwd are all that keeps it off the real files;
  * - none: refused by the harness (never run on the network).
@@ -134,7 +135,10 @@ export function wrap(plan: RunPlan, scratch: string, o: WrapOptions): { file: st
   if (o.isolation === 'bwrap') {
     // fd 3 carries bwrap's JSON status ("child-pid" once the check has started): a wrapper
     // failure (exit 1, like an invalid file) is told apart from the check's own exit 1
-    const args = ['--json-status-fd', '3', '--unshare-net', '--unshare-ipc', '--die-with-parent', '--new-session', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp'];
+    // --unshare-pid: when bwrap is killed (the time limit), the namespace's first process
+    // dies with it and the kernel kills everything else in the namespace, even what left
+    // the process group; its environment is this plan's, nothing of warden's
+    const args = ['--json-status-fd', '3', '--unshare-net', '--unshare-ipc', '--unshare-pid', '--die-with-parent', '--new-session', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp'];
     for (const h of o.hide) args.push('--tmpfs', h);
     for (const e of o.expose) args.push('--ro-bind', e, e);
     args.push('--bind', scratch, scratch, '--chdir', plan.cwd, '--', plan.file, ...plan.args);
