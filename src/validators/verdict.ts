@@ -22,7 +22,6 @@ export const MAX_LINES = 12;
 export const MAX_LINE = 240;
 
 // CSI (colours, cursor), OSC (titles, clipboard, links) and lone two-byte escapes.
-// eslint-disable-next-line no-control-regex
 const ANSI = /\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)|\u001b[@-Z\\-_]/g;
 
 export function stripAnsi(s: string): string {
