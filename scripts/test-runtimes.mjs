@@ -5,7 +5,7 @@
 // installed is skipped with a one-line reason; nothing is added to warden's dependencies
 // and nothing of the cache is in the repository.
 //   node scripts/test-runtimes.mjs              install (or reuse) and test
-//   node scripts/test-runtimes.mjs --measure 5  also time each runtime's check (median of 5)
+//   node scripts/test-runtimes.mjs --measure 5  instead of testing, time each runtime's check (median of 5)
 //   node scripts/test-runtimes.mjs --latest     the registry's current version of each pinned package
 // Expects a build (npm run test:runtimes builds first).
 import { spawnSync, spawn } from 'node:child_process';
@@ -91,6 +91,7 @@ if (args.includes('--measure')) {
   const n = Number(args[args.indexOf('--measure') + 1] ?? 5) || 5;
   const { measure } = await import(join(REPO, 'dist', 'test', 'runtimes', 'measure.js'));
   await measure(manifest, n, log);
+  process.exit(0);
 }
 
 const child = spawn(process.execPath, [join(REPO, 'scripts', 'run-tests.mjs'), 'test/runtimes/'], {
