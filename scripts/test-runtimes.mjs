@@ -11,7 +11,7 @@
 import { spawnSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 
 const REPO = resolve(import.meta.dirname, '..');
 const pins = JSON.parse(readFileSync(join(REPO, 'test', 'runtimes', 'pins.json'), 'utf8')).runtimes;
@@ -42,8 +42,21 @@ function registryDown() {
 
 const sizeOf = (dir) => { const r = spawnSync('du', ['-sm', dir], { encoding: 'utf8' }); return r.status === 0 ? `${r.stdout.split('\t')[0]} MB` : '?'; };
 
-/** Install pkg@version into the cache (once); its node_modules directory, or { skip }. */
-function ensure(pkg, version) {
+/** Run a package's own postinstall script once, offline (a network namespace when one can be made), with a bare environment. */
+function postinstall(pkgDir, script, node) {
+  const home = join(pkgDir, '..', '..', '.postinstall-home');
+  mkdirSync(home, { recursive: true });
+  const env = { PATH: `${dirname(node)}:/usr/bin:/bin`, HOME: home };
+  const root = process.getuid?.() === 0;
+  const offline = spawnSync('unshare', [...(root ? [] : ['-r']), '-n', 'true']).status === 0;
+  const [file, argv] = offline ? ['unshare', [...(root ? [] : ['-r']), '-n', '--', node, script]] : [node, [script]];
+  const r = spawnSync(file, argv, { cwd: pkgDir, env, encoding: 'utf8', timeout: 120_000, killSignal: 'SIGKILL' });
+  rmSync(home, { recursive: true, force: true });
+  return r.status === 0 ? null : `its postinstall script failed (${firstLine(r.stderr) || r.error?.code || `exit ${r.status}`})`;
+}
+
+/** Install pkg@version into the cache (once); its node_modules directory, or { skip }. `finish` runs before it is marked complete. */
+function ensure(pkg, version, finish) {
   const dir = join(CACHE, `${pkg.replace('/', '+')}@${version}`);
   const done = join(dir, '.warden-complete');
   if (existsSync(done)) return { dir: join(dir, 'node_modules'), how: 'cached' };
@@ -57,6 +70,8 @@ function ensure(pkg, version) {
     rmSync(dir, { recursive: true, force: true });
     return { skip: `npm install ${pkg}@${version} failed (${r.error?.code === 'ETIMEDOUT' ? `over ${INSTALL_TIMEOUT_MS / 60_000} min` : firstLine(r.stderr) || `exit ${r.status}`})` };
   }
+  const failed = finish?.(join(dir, 'node_modules', pkg));
+  if (failed) { rmSync(dir, { recursive: true, force: true }); return { skip: `${pkg}@${version}: ${failed}` }; }
   writeFileSync(done, `${new Date().toISOString()}\n`);
   return { dir: join(dir, 'node_modules'), how: `installed in ${((Date.now() - t0) / 1000).toFixed(1)} s, ${sizeOf(dir)}` };
 }
@@ -67,17 +82,15 @@ const t0 = Date.now();
 for (const p of pins) {
   if (p.node && p.node.arch !== process.arch) { manifest[p.runtime] = { skip: `needs Node ${p.node.version.split('.')[0]} from the registry, packaged here for ${p.node.arch} only (this is ${process.arch})` }; }
   else {
-    const got = ensure(p.package, p.version);
+    // the runtime's own Node first (its postinstall needs it)
+    const n = p.node ? ensure(p.node.package, p.node.version) : { dir: '', how: '' };
+    const node = p.node && !n.skip ? join(n.dir, p.node.bin) : process.execPath;
+    const got = n.skip ? { skip: `needs Node ${p.node.version.split('.')[0]}: ${n.skip}` } : ensure(p.package, p.version, p.postinstall ? (d) => postinstall(d, p.postinstall, node) : undefined);
     if (got.skip) manifest[p.runtime] = { skip: got.skip };
     else {
-      const entry = { dir: got.dir, version: p.version, nodes: [process.execPath] };
+      const entry = { dir: got.dir, version: p.version, nodes: p.node ? [process.execPath, node] : [process.execPath] };
       let how = got.how;
-      if (p.node) {
-        const n = ensure(p.node.package, p.node.version);
-        if (n.skip) { manifest[p.runtime] = { skip: `needs Node ${p.node.version.split('.')[0]}: ${n.skip}` }; log(`${p.runtime}: SKIPPED, ${manifest[p.runtime].skip}`); continue; }
-        entry.nodes.push(join(n.dir, p.node.bin));
-        how += `; Node ${p.node.version} ${n.how}`;
-      }
+      if (p.node) how += `; Node ${p.node.version} ${n.how}`;
       manifest[p.runtime] = entry;
       log(`${p.runtime}: ${p.package}@${p.version} ${how}`);
       continue;

@@ -46,7 +46,8 @@ export const BUILTIN: readonly ValidatorSpec[] = [
   {
     runtime: 'openclaw', name: 'config validate', command: 'openclaw', packageBin: 'openclaw/openclaw.mjs',
     args: ['config', 'validate', '--json'], env: { OPENCLAW_CONFIG_PATH: '{candidate}', OPENCLAW_STATE_DIR: '{scratch}/.openclaw' }, candidate: '{scratch}/.openclaw/openclaw.json',
-    validExitCodes: [0], invalidExitCodes: [1], output: 'openclaw-json', dropLines: ['^\\[postinstall\\] '],
+    // installed with --ignore-scripts and never started writable, it refuses to run (exit 1)
+    validExitCodes: [0], invalidExitCodes: [1], brokenOutput: 'package lifecycle is incomplete', output: 'openclaw-json', dropLines: ['^\\[postinstall\\] '],
     timeoutMs: 60_000, strength: 'schema', nodeMajor: 24, mayRunCode: false,
   },
 ];
@@ -98,6 +99,7 @@ export function fromProfileValidator(runtime: string, v: ProfileValidator): Vali
   const invalidOutput = v.invalid_output ?? known?.invalidOutput;
   if (invalidOutput !== undefined) spec.invalidOutput = invalidOutput;
   if (known?.output !== undefined) spec.output = known.output;
+  if (known?.brokenOutput !== undefined) spec.brokenOutput = known.brokenOutput;
   const drops = v.drop_lines ?? known?.dropLines;
   if (drops !== undefined) spec.dropLines = [...drops];
   return spec;

@@ -4,4 +4,4 @@ export { buildPlan, wrap, childEnv, candidatePath, substitute, safeName, exposed
 export { judge, statusOf, cleanMessage, stripAnsi, openclawLines, showVerdict, unavailable, MAX_LINES, MAX_LINE, type Outcome } from './verdict.js';
 export { BUILTIN, builtinFor, fromProfileValidator, type ProfileValidator } from './builtin.js';
 export { locateProgram, pickNode, nodeMajor, probeIsolation, packageRootOf } from './locate.js';
-export { validate, spawnBounded, HIDDEN, type ValidateOptions } from './run.js';
+export { validate, spawnBounded, HIDDEN, HIDDEN_FILES, type ValidateOptions } from './run.js';

@@ -120,6 +120,8 @@ export interface WrapOptions {
   hide: readonly string[];
   /** Directories inside a hidden one the program needs, shown again read-only (its package, Node). */
   expose: readonly string[];
+  /** Files shown as empty (/etc/shadow). */
+  blank?: readonly string[];
 }
 
 /**
@@ -140,6 +142,7 @@ export function wrap(plan: RunPlan, scratch: string, o: WrapOptions): { file: st
     // the process group; its environment is this plan's, nothing of warden's
     const args = ['--json-status-fd', '3', '--unshare-net', '--unshare-ipc', '--unshare-pid', '--die-with-parent', '--new-session', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp'];
     for (const h of o.hide) args.push('--tmpfs', h);
+    for (const f of o.blank ?? []) args.push('--ro-bind', '/dev/null', f);
     for (const e of o.expose) args.push('--ro-bind', e, e);
     args.push('--bind', scratch, scratch, '--chdir', plan.cwd, '--', plan.file, ...plan.args);
     return { file: o.bwrap ?? 'bwrap', args };

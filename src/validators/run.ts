@@ -29,8 +29,10 @@ export interface ValidateOptions {
   isolation?: Isolation;
 }
 
-/** Hidden behind an empty tmpfs inside bubblewrap, when present: the homes and runtime dirs of every user. */
-export const HIDDEN = ['/home', '/root', '/run/user', '/var/lib/warden'];
+/** Hidden behind an empty tmpfs inside bubblewrap, when present: every user's home and runtime directory, warden's state (docs/DEPLOY.md). */
+export const HIDDEN = ['/home', '/root', '/run/user', '/var/lib/warden-guard', '/var/lib/warden-notify', '/run/warden-guard'];
+/** Files shown as empty inside bubblewrap, when present. */
+export const HIDDEN_FILES = ['/etc/shadow', '/etc/gshadow'];
 
 const CAP = 256 * 1024;
 
@@ -56,7 +58,7 @@ export async function validate(spec: ValidatorSpec, candidate: string | Uint8Arr
     writeFileSync(plan.candidate, candidate, { flag: 'wx', mode: 0o600 });
     const hide = [...HIDDEN, ...(o.hide ?? [])].filter((h) => existsSync(h));
     const expose = exposedWithin([where.packageRoot, dirname(node)], ['/tmp', ...hide]);
-    const run = wrap(plan, scratch, { isolation: iso.isolation, root: process.getuid?.() === 0, hide, expose });
+    const run = wrap(plan, scratch, { isolation: iso.isolation, root: process.getuid?.() === 0, hide, expose, blank: HIDDEN_FILES.filter((f) => existsSync(f)) });
     const outcome = await spawnBounded(run.file, run.args, { cwd: plan.cwd, env: plan.env, timeoutMs: spec.timeoutMs, statusFd: iso.isolation === 'bwrap' });
     if (iso.isolation === 'unshare' && outcome.exitCode === 1 && /^unshare: /.test(outcome.stderr)) outcome.started = false;
     return judge(spec, outcome, { candidate: plan.candidate, scratch, shownAs, isolation: iso.isolation });

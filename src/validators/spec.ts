@@ -31,6 +31,8 @@ export interface ValidatorSpec {
   validOutput?: string;
   /** A regular expression (source, flag m) whose match means "invalid" whatever the exit code. */
   invalidOutput?: string;
+  /** A regular expression (source, flag m) whose match means the runtime itself is broken (an install not finished): an error, never "invalid". */
+  brokenOutput?: string;
   /** How to read the output: plain text, or OpenClaw's `--json` answer (its `issues` listed as "key: message"). */
   output?: 'text' | 'openclaw-json';
   /** Lines of output that are noise, not part of the message (regular expression sources). */

@@ -32,6 +32,7 @@ export function statusOf(spec: ValidatorSpec, o: Outcome): VerdictStatus {
   if (o.timedOut) return 'timeout';
   if (o.started === false) return 'error';
   const text = stripAnsi(`${o.stdout}\n${o.stderr}`);
+  if (spec.brokenOutput !== undefined && new RegExp(spec.brokenOutput, 'm').test(text)) return 'error';
   if (spec.invalidOutput !== undefined && new RegExp(spec.invalidOutput, 'm').test(text)) return 'invalid';
   if (o.exitCode === null) return 'error';
   if (spec.invalidExitCodes.includes(o.exitCode)) return 'invalid';

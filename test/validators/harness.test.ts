@@ -86,6 +86,7 @@ test('the check works on a copy: what it writes (a $schema key, files in its hom
 fs.writeFileSync(process.env.HOME + '/created', 'x');
 try { fs.writeFileSync(${JSON.stringify(real)}, 'OWNED'); console.log('wrote a file of that name'); } catch (e) { console.log('real file: ' + e.code); }
 try { fs.writeFileSync(${JSON.stringify(other)}, 'OWNED'); console.log('wrote the other file'); } catch (e) { console.log('other file: ' + e.code); }
+try { console.log('shadow: ' + fs.readFileSync('/etc/shadow').length + ' bytes'); } catch (e) { console.log('shadow: ' + e.code); }
 console.log('candidate now ' + fs.readFileSync(candidate, 'utf8')); process.exit(1);`);
   try {
     const v = await validate(spec, readFileSync(real), real, { packageDir: pkg, tmpDir: scratchParent });
@@ -95,6 +96,7 @@ console.log('candidate now ' + fs.readFileSync(candidate, 'utf8')); process.exit
     assert.deepEqual(readdirSync(scratchParent), []);
     if (iso.isolation === 'bwrap') {
       assert.match(v.message, /other file: EROFS/);
+      assert.match(v.message, /shadow: (0 bytes|EACCES)/, 'the password hashes are readable inside');
       assert.equal(readFileSync(other, 'utf8'), 'REAL');
     }
   } finally { rmSync(outside, { recursive: true, force: true }); }

@@ -59,7 +59,7 @@ test('placeholders in args are filled; a script launcher is run by the chosen No
 
 test('bubblewrap: no network, the host read-only, homes and /tmp empty, only scratch writable, the program shown again', () => {
   const plan = buildPlan(base, { scratch: SCRATCH, program: '/root/.cache/rt/node_modules/fake/bin/fake', pathDirs: [], name: 'c' });
-  const w = wrap(plan, SCRATCH, { isolation: 'bwrap', root: true, hide: ['/home', '/root'], expose: ['/root/.cache/rt/node_modules'] });
+  const w = wrap(plan, SCRATCH, { isolation: 'bwrap', root: true, hide: ['/home', '/root'], expose: ['/root/.cache/rt/node_modules'], blank: ['/etc/shadow'] });
   assert.equal(w.file, 'bwrap');
   const a = w.args;
   assert.ok(a.includes('--unshare-net'));
@@ -71,6 +71,7 @@ test('bubblewrap: no network, the host read-only, homes and /tmp empty, only scr
   assert.ok(at('--ro-bind', '/', '/') < at('--tmpfs', '/root'));
   assert.deepEqual(a.slice(a.indexOf('--') + 1), [plan.file, ...plan.args]);
   assert.equal(a.filter((x) => x === '--bind').length, 1);
+  assert.ok(at('--ro-bind', '/dev/null', '/etc/shadow') > at('--ro-bind', '/', '/'));
 });
 
 test('unshare: a network namespace, with a user namespace when not root; no isolation is refused', () => {

@@ -87,3 +87,10 @@ test('a profile\'s [[validator]] table maps onto a spec; the candidate\'s place 
   assert.equal(mine.candidate, '{scratch}/candidate/{name}');
   assert.equal(mine.mayRunCode, true, 'a user\'s own check is assumed to run code');
 });
+
+test('a runtime that says its own install is broken is an error, not a rejection of the file (OpenClaw installed without its lifecycle)', () => {
+  const openclaw = builtinFor('openclaw')[0] as ValidatorSpec;
+  const v = judge(openclaw, run({ exitCode: 1, stderr: 'openclaw: package lifecycle is incomplete. Reinstall with package scripts enabled, then retry. read-only filesystem (EROFS)\n' }), P);
+  assert.equal(v.status, 'error');
+  assert.match(showVerdict(v, 'f'), /openclaw config validate failed/);
+});
