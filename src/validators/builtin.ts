@@ -59,9 +59,14 @@ export function builtinFor(runtime: string): ValidatorSpec[] {
 
 /**
  * A profile's `[[validator]]` table (src/profiles/schema.ts, docs/PROFILES.md) as this
- * harness reads it. Its fields map one to one, except where the candidate goes: a profile
- * that names no `candidate` gets the built-in check's place when one has the same runtime
- * and name, else "{scratch}/candidate/{name}" with `{candidate}` passed in args or env.
+ * harness reads it (docs/RUNTIMES.md, "A profile's [[validator]] table"). Where the
+ * candidate goes and how the runtime finds it must agree, so they are taken as a unit:
+ * - a table that names its `candidate` place is taken as written;
+ * - else, when a built-in check has the same runtime and name, that check's program,
+ *   arguments, environment and place are used (the table's time limit and exit codes kept);
+ * - else the candidate is "{scratch}/candidate/{name}", and the table must pass
+ *   `{candidate}` in its args or env: a check that would never see the candidate would
+ *   always pass, so such a table is refused.
  */
 export interface ProfileValidator {
   name: string;
@@ -82,25 +87,33 @@ export interface ProfileValidator {
 }
 
 export function fromProfileValidator(runtime: string, v: ProfileValidator): ValidatorSpec {
-  const known = BUILTIN.find((s) => s.runtime === runtime && s.name === v.name);
+  const known = v.candidate === undefined ? BUILTIN.find((s) => s.runtime === runtime && s.name === v.name) : undefined;
+  if (known) {
+    return {
+      ...known, args: [...known.args], env: { ...known.env },
+      validExitCodes: known.validOutput !== undefined ? [...known.validExitCodes] : [...v.valid_exit_codes],
+      invalidExitCodes: known.validOutput !== undefined ? [...known.invalidExitCodes] : [...(v.invalid_exit_codes ?? known.invalidExitCodes)],
+      timeoutMs: v.timeout_ms ?? known.timeoutMs,
+      ...(v.node_major !== undefined ? { nodeMajor: v.node_major } : {}),
+    };
+  }
+  const args = [...(v.args ?? [])];
+  const env = { ...(v.env ?? {}) };
+  if (v.candidate === undefined && ![...args, ...Object.values(env)].some((x) => x.includes('{candidate}'))) {
+    throw new Error(`validator "${v.name}" of ${runtime}: neither a candidate place nor {candidate} in its args or env, so it would never see the file it checks`);
+  }
   const spec: ValidatorSpec = {
-    runtime, name: v.name, command: v.command, args: [...(v.args ?? [])], env: { ...(v.env ?? {}) },
-    candidate: v.candidate ?? known?.candidate ?? '{scratch}/candidate/{name}',
+    runtime, name: v.name, command: v.command, args, env,
+    candidate: v.candidate ?? '{scratch}/candidate/{name}',
     validExitCodes: [...v.valid_exit_codes], invalidExitCodes: [...(v.invalid_exit_codes ?? [])],
     timeoutMs: v.timeout_ms ?? 15_000, strength: v.strength,
     // a user's profile may name any program: unless it says otherwise, assume it runs code
-    mayRunCode: v.may_run_code ?? known?.mayRunCode ?? true,
+    mayRunCode: v.may_run_code ?? true,
   };
-  const pkg = v.package_bin ?? known?.packageBin;
-  if (pkg !== undefined) spec.packageBin = pkg;
+  if (v.package_bin !== undefined) spec.packageBin = v.package_bin;
   if (v.node_major !== undefined) spec.nodeMajor = v.node_major;
-  const validOutput = v.valid_output ?? known?.validOutput;
-  if (validOutput !== undefined) spec.validOutput = validOutput;
-  const invalidOutput = v.invalid_output ?? known?.invalidOutput;
-  if (invalidOutput !== undefined) spec.invalidOutput = invalidOutput;
-  if (known?.output !== undefined) spec.output = known.output;
-  if (known?.brokenOutput !== undefined) spec.brokenOutput = known.brokenOutput;
-  const drops = v.drop_lines ?? known?.dropLines;
-  if (drops !== undefined) spec.dropLines = [...drops];
+  if (v.valid_output !== undefined) spec.validOutput = v.valid_output;
+  if (v.invalid_output !== undefined) spec.invalidOutput = v.invalid_output;
+  if (v.drop_lines !== undefined) spec.dropLines = [...v.drop_lines];
   return spec;
 }

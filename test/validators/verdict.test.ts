@@ -78,14 +78,27 @@ test('the verdict reads as visudo shows a syntax error: the file, the check, the
   assert.match(showVerdict(t, 'f'), /^>>> f: fake check did not answer \(SIGKILL, 12 ms\) <<<\n {4}no answer within 1000 ms/);
 });
 
-test('a profile\'s [[validator]] table maps onto a spec; the candidate\'s place comes from the built-in check of the same name', () => {
-  const s = fromProfileValidator('codex', { name: 'features list', command: 'codex', args: ['features', 'list'], env: { CODEX_HOME: '{scratch}' }, valid_exit_codes: [0], invalid_exit_codes: [1], timeout_ms: 15000, strength: 'schema' });
+test('a profile\'s [[validator]] table without a candidate place takes the built-in check of the same name as a unit (place and environment agree)', () => {
+  // as the codex profile writes it: CODEX_HOME={scratch} would not find {scratch}/.codex/config.toml
+  const s = fromProfileValidator('codex', { name: 'features list', command: 'codex', args: ['features', 'list'], env: { CODEX_HOME: '{scratch}' }, valid_exit_codes: [0], invalid_exit_codes: [1], timeout_ms: 20000, strength: 'schema' });
   assert.equal(s.candidate, '{scratch}/.codex/config.toml');
+  assert.equal(s.env.CODEX_HOME, '{scratch}/.codex');
   assert.equal(s.packageBin, '@openai/codex/bin/codex.js');
+  assert.equal(s.timeoutMs, 20000);
   assert.equal(s.mayRunCode, false);
-  const mine = fromProfileValidator('my-agent', { name: 'lint', command: 'my-agent', valid_exit_codes: [0], strength: 'weak' });
+  // Claude Code's pass needs its output sign: the table's exit codes do not replace it
+  const c = fromProfileValidator('claude-code', { name: 'settings load', command: 'claude', valid_exit_codes: [0], strength: 'weak' });
+  assert.deepEqual(c.validExitCodes, [1]);
+  assert.equal(c.validOutput, '^Not logged in');
+});
+
+test('a profile\'s own check is taken as written, assumed to run code, and refused when it would never see the candidate', () => {
+  const mine = fromProfileValidator('my-agent', { name: 'lint', command: 'my-agent', args: ['lint', '{candidate}'], valid_exit_codes: [0], strength: 'weak' });
   assert.equal(mine.candidate, '{scratch}/candidate/{name}');
-  assert.equal(mine.mayRunCode, true, 'a user\'s own check is assumed to run code');
+  assert.equal(mine.mayRunCode, true);
+  const placed = fromProfileValidator('gemini-cli', { name: 'settings parse', command: 'gemini', args: ['--version'], candidate: '{scratch}/.gemini/settings.json', valid_exit_codes: [0], invalid_exit_codes: [52], strength: 'weak' });
+  assert.equal(placed.candidate, '{scratch}/.gemini/settings.json');
+  assert.throws(() => fromProfileValidator('gemini-cli', { name: 'settings parse', command: 'gemini', args: ['--version'], env: { GEMINI_CLI_HOME: '{scratch}' }, valid_exit_codes: [0], strength: 'weak' }), /would never see the file it checks/);
 });
 
 test('a runtime that says its own install is broken is an error, not a rejection of the file (OpenClaw installed without its lifecycle)', () => {
