@@ -71,7 +71,7 @@ let probed: { isolation: Isolation; reason: string } | undefined;
 export function probeIsolation(): { isolation: Isolation; reason: string } {
   if (probed) return probed;
   const root = process.getuid?.() === 0;
-  const bw = spawnSync('bwrap', ['--unshare-net', '--die-with-parent', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--', 'true'], { encoding: 'utf8', timeout: 5000, env: { PATH: '/usr/bin:/bin' } });
+  const bw = spawnSync('bwrap', ['--cap-drop', 'ALL', '--unshare-net', '--unshare-pid', '--unshare-uts', '--die-with-parent', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--ro-bind', '/proc/sys', '/proc/sys', '--tmpfs', '/tmp', '--', 'true'], { encoding: 'utf8', timeout: 5000, env: { PATH: '/usr/bin:/bin' } });
   if (bw.status === 0) return (probed = { isolation: 'bwrap', reason: 'bubblewrap' });
   const bwWhy = bw.error ? `bwrap: ${(bw.error as NodeJS.ErrnoException).code}` : `bwrap: ${(bw.stderr || `exit ${bw.status}`).trim()}`;
   const un = spawnSync('unshare', [...(root ? [] : ['-r']), '-n', '--', 'true'], { encoding: 'utf8', timeout: 5000, env: { PATH: '/usr/bin:/bin' } });

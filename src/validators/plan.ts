@@ -126,9 +126,9 @@ export interface WrapOptions {
 
 /**
  * The run wrapped so it has no network and cannot change the real files:
- * - bwrap: a new network namespace (loopback only, down) and pid namespace, the host's
- *   filesystem read-only, /tmp and the homes replaced by empty tmpfs, only scratch
- *   writable, killed with its parent;
+ * - bwrap: no capabilities, new network (loopback only, down), pid, IPC and UTS
+ *   namespaces, the host's filesystem and /proc/sys read-only, /tmp and the homes replaced
+ *   by empty tmpfs, only scratch writable, killed with its parent;
  * - unshare: a new network namespace only (as root; `-r` maps the caller to root in a user
  *   namespace otherwise); the scratch home and cwd are all that keeps it off the real files;
  * - none: refused by the harness (never run on the network).
@@ -140,7 +140,10 @@ export function wrap(plan: RunPlan, scratch: string, o: WrapOptions): { file: st
     // --unshare-pid: when bwrap is killed (the time limit), the namespace's first process
     // dies with it and the kernel kills everything else in the namespace, even what left
     // the process group; its environment is this plan's, nothing of warden's
-    const args = ['--json-status-fd', '3', '--unshare-net', '--unshare-ipc', '--unshare-pid', '--die-with-parent', '--new-session', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp'];
+    // run by root, bwrap keeps the capabilities and a fresh /proc leaves /proc/sys writable
+    // by uid 0: both would let a check (a candidate's hook) change the host's kernel settings
+    const args = ['--json-status-fd', '3', '--cap-drop', 'ALL', '--unshare-net', '--unshare-ipc', '--unshare-pid', '--unshare-uts', '--die-with-parent', '--new-session',
+      '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--ro-bind', '/proc/sys', '/proc/sys', '--tmpfs', '/tmp'];
     for (const h of o.hide) args.push('--tmpfs', h);
     for (const f of o.blank ?? []) args.push('--ro-bind', '/dev/null', f);
     for (const e of o.expose) args.push('--ro-bind', e, e);

@@ -32,7 +32,7 @@ export interface ValidateOptions {
 /** Hidden behind an empty tmpfs inside bubblewrap, when present: every user's home and runtime directory, warden's state (docs/DEPLOY.md). */
 export const HIDDEN = ['/home', '/root', '/run/user', '/var/lib/warden-guard', '/var/lib/warden-notify', '/run/warden-guard'];
 /** Files shown as empty inside bubblewrap, when present. */
-export const HIDDEN_FILES = ['/etc/shadow', '/etc/gshadow'];
+export const HIDDEN_FILES = ['/etc/shadow', '/etc/gshadow', '/proc/sysrq-trigger'];
 
 const CAP = 256 * 1024;
 

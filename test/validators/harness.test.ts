@@ -102,6 +102,17 @@ console.log('candidate now ' + fs.readFileSync(candidate, 'utf8')); process.exit
   } finally { rmSync(outside, { recursive: true, force: true }); }
 });
 
+test('the check cannot change the host\'s kernel settings or hostname, even when warden runs as root (no capabilities, /proc/sys read-only)', { skip: skip || (iso.isolation !== 'bwrap' ? 'bubblewrap is not usable here' : false) }, async () => {
+  // writes the host's current hostname back: no harm done even if the write went through
+  const spec = fake('sysctl', `const now = fs.readFileSync('/proc/sys/kernel/hostname', 'utf8');
+try { fs.writeFileSync('/proc/sys/kernel/hostname', now); console.log('sysctl written'); } catch (e) { console.log('sysctl: ' + e.code); }
+console.log('caps ' + /CapEff:\\s*(\\w+)/.exec(fs.readFileSync('/proc/self/status', 'utf8'))[1]); process.exit(1);`);
+  const v = await validate(spec, '{}', '/home/u/x.json', { packageDir: pkg, tmpDir: scratchParent });
+  assert.equal(v.status, 'invalid', v.message);
+  assert.match(v.message, /sysctl: EROFS/);
+  assert.match(v.message, /caps 0000000000000000/);
+});
+
 test('at its time limit the check is stopped with everything it started, and the verdict says so', { skip }, async () => {
   const spec = fake('hang', `const c = require('node:child_process').spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
 console.log('grandchild ' + c.pid); setInterval(() => {}, 1000);`, { timeoutMs: 800 });

@@ -65,6 +65,9 @@ test('bubblewrap: no network, the host read-only, homes and /tmp empty, only scr
   assert.ok(a.includes('--unshare-net'));
   const at = (...seq: string[]): number => a.findIndex((_, i) => seq.every((s, j) => a[i + j] === s));
   assert.ok(at('--ro-bind', '/', '/') >= 0);
+  assert.ok(at('--cap-drop', 'ALL') >= 0, 'no capabilities, even when warden is root');
+  assert.ok(at('--proc', '/proc') < at('--ro-bind', '/proc/sys', '/proc/sys'), '/proc/sys read-only over the fresh /proc');
+
   // order matters: the tmpfs over /tmp and the homes first, then what is shown again, then scratch
   assert.ok(at('--tmpfs', '/tmp') < at('--bind', SCRATCH, SCRATCH));
   assert.ok(at('--tmpfs', '/root') < at('--ro-bind', '/root/.cache/rt/node_modules', '/root/.cache/rt/node_modules'));
