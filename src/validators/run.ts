@@ -35,6 +35,8 @@ export const HIDDEN = ['/home', '/root', '/run/user', '/var/lib/warden-guard', '
 export const HIDDEN_FILES = ['/etc/shadow', '/etc/gshadow', '/proc/sysrq-trigger'];
 
 const CAP = 256 * 1024;
+/** How long the output pipes may stay open after the check exited. */
+const CLOSE_GRACE_MS = 1000;
 
 function collect(stream: NodeJS.ReadableStream | null, into: { text: string }): void {
   stream?.setEncoding('utf8');
@@ -87,7 +89,10 @@ export function spawnBounded(file: string, args: readonly string[], o: { cwd: st
     collect(child.stdout, out);
     collect(child.stderr, err);
     if (o.statusFd === true) collect(child.stdio[3] as NodeJS.ReadableStream | null, status);
+    let done = false;
     const finish = (): void => {
+      if (done) return;
+      done = true;
       clearTimeout(timer);
       const e = exited ?? { code: null, signal: null, ms: performance.now() - started };
       const outcome: Outcome = { exitCode: e.code, signal: e.signal, timedOut, stdout: out.text, stderr: err.text, durationMs: e.ms };
@@ -97,8 +102,11 @@ export function spawnBounded(file: string, args: readonly string[], o: { cwd: st
     child.on('error', (e) => { err.text += `${e.message}\n`; exited ??= { code: null, signal: null, ms: performance.now() - started }; finish(); });
     child.on('exit', (code, signal) => {
       exited = { code, signal, ms: performance.now() - started };
-      // whatever it left behind in its group goes with it (its pipes then close)
+      // whatever it left behind in its group goes with it (its pipes then close); a process
+      // of another session that still holds them (out of the group's reach under unshare)
+      // is not waited for: the output read so far is the answer
       killGroup();
+      setTimeout(() => { child.stdout?.destroy(); child.stderr?.destroy(); child.stdio[3]?.destroy(); finish(); }, CLOSE_GRACE_MS).unref();
     });
     child.on('close', finish);
   });

@@ -130,6 +130,19 @@ console.log('grandchild ' + c.pid); setInterval(() => {}, 1000);`, { timeoutMs: 
   assert.deepEqual(readdirSync(scratchParent), []);
 });
 
+test('a check that leaves a process of another session holding its output still gets a verdict soon after it exits', { skip: spawnSync('unshare', [...(process.getuid?.() === 0 ? [] : ['-r']), '-n', 'true']).status === 0 ? false : 'unshare cannot make a network namespace here' }, async () => {
+  // under unshare (no pid namespace) a setsid() child is out of the process group's reach
+  const spec = fake('daemon', `const c = require('node:child_process').spawn(process.execPath, ['-e', 'setTimeout(() => {}, 30000)'], { detached: true, stdio: ['ignore', 'inherit', 'inherit'] });
+console.log('daemon ' + c.pid); process.exit(1);`);
+  const t0 = Date.now();
+  const v = await validate(spec, '{}', '/home/u/x.json', { packageDir: pkg, tmpDir: scratchParent, isolation: 'unshare' });
+  const pid = Number(/daemon (\d+)/.exec(v.message)?.[1]);
+  try { if (pid > 0) process.kill(pid, 'SIGKILL'); } catch { /* gone */ }
+  assert.ok(Date.now() - t0 < 5000, `took ${Date.now() - t0} ms`);
+  assert.equal(v.status, 'invalid');
+  assert.ok(pid > 0, v.message);
+});
+
 test('a check that may run code the candidate names is not run without bubblewrap', async () => {
   const spec = fake('code', 'process.exit(0);', { mayRunCode: true });
   const v = await validate(spec, '{}', '/home/u/x.json', { packageDir: pkg, tmpDir: scratchParent, isolation: 'unshare' });
