@@ -20,7 +20,7 @@ export const FLOORS: string[][] = [
   ['changes', 'notifier', 'runtime'],
   ['guard', 'witness'],
   ['store', 'policy', 'grants'],
-  ['credentials', 'fsx', 'profiles'],
+  ['credentials', 'fsx', 'profiles', 'validators'],
   ['config', 'formats'],
   ['toml'],
   ['common'],
