@@ -57,6 +57,10 @@ export async function handleProposal(ctx: CommandContext, r: Reply, code?: strin
     if (!ctx.json && r.summary) ctx.out.line(String(r.summary));
     return reportApplied(ctx, r);
   }
+  const replaced = r.superseded_requests ?? [];
+  if (replaced.length && !ctx.json) ctx.out.err(`warden: this proposal supersedes request${replaced.length > 1 ? 's' : ''} ${replaced.join(', ')} for the same file${replaced.length > 1 ? 's' : ''}: withdrawn, nothing of ${replaced.length > 1 ? 'them' : 'it'} was applied`);
+  const notice = (r.pending as PendingView | undefined)?.notice;
+  if (notice && !ctx.json) ctx.out.err(`warden: ${notice}; this request is confirmed on a terminal instead (approval "tty")`);
   const older = r.also_pending ?? [];
   if (older.length && !ctx.json) ctx.out.err(`warden: request${older.length > 1 ? 's' : ''} ${older.join(', ')} ${older.length > 1 ? 'are' : 'is'} also pending for the same file: approving one makes the other stale (it is then shown again against the new state, never applied as it was); drop ${older.length > 1 ? 'them' : 'it'} with 'warden deny ${older[0]}' or 'warden deny --all'`);
   return approveLoop(ctx, r.pending as PendingView, code);
