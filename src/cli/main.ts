@@ -7,6 +7,8 @@ import { commands } from './commands/index.js';
 import { chooseRoot, hasWardenToml, rootRelative, WARDEN_TOML_REL } from './root.js';
 import { GLOBAL_HELP, GROUPS, HELP } from './help.js';
 import { isInitialised } from '../store/initialised.js';
+import { deployedGuardFor, heldRootMessage } from '../store/deployed.js';
+import { userInfo } from 'node:os';
 import { NotInitialised, Store } from '../store/store.js';
 import type { CommandSpec } from './types.js';
 import type { CommandEntry } from './commands/index.js';
@@ -20,6 +22,8 @@ const GLOBAL_OPTIONS = {
 /** Commands whose first positional is a PATH in the root (relative to the cwd, or absolute inside the root). */
 const PATH_FIRST = new Set(['why', 'history', 'edit', 'apply', 'rm']);
 /** Commands that read files only and need no baseline. */
+/** Commands that work on a root a deployed guard holds, whoever runs them (they need no store). */
+const ANY_CALLER = new Set(['check', 'explain', 'install-units', 'completion', 'desktop', 'notify test', 'profiles']);
 const NO_BASELINE = new Set(['init', 'check', 'explain', 'install-units', 'rehome', 'completion', 'desktop', 'profiles']);
 export { version };
 
@@ -101,6 +105,25 @@ export function argumentError(err: unknown, spec: CommandSpec): string {
   }
 }
 
+/** The arguments as given, without --root (the advice adds the real root). */
+function withoutRoot(argv: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--root') { i++; continue; }
+    if (a.startsWith('--root=')) continue;
+    out.push(a);
+  }
+  return out;
+}
+
+function callerName(): string {
+  if (process.geteuid?.() === 0) return 'root must not write to (what root makes there belongs to root, and the guard could not use it)';
+  let who = `uid ${process.geteuid?.() ?? '?'}`;
+  try { who = userInfo().username; } catch { /* no passwd entry */ }
+  return `you (${who}) cannot read`;
+}
+
 /** `warden --root DIR status` as well as `warden status --root DIR`. */
 function hoistGlobals(argv: string[]): string[] {
   const lead: string[] = [];
@@ -175,6 +198,12 @@ export async function main(rawArgv: string[]): Promise<number> {
       throw new WardenError(spec.name === 'init'
         ? `nothing to protect in ${root}: it has no ${WARDEN_TOML_REL} (warden's settings, which also name what to protect). Create one (the example root's config/warden.toml is a start), then run 'warden init' again.`
         : `${root} is not a warden root: it has no ${WARDEN_TOML_REL}`);
+    }
+    // A root a deployed guard holds, asked by another account: say so and what works,
+    // never "not initialised" (and never a second store): docs/DEPLOY.md, "Who runs which command".
+    if (!ANY_CALLER.has(spec.name)) {
+      const held = deployedGuardFor(root);
+      if (held) throw new WardenError(heldRootMessage(held, withoutRoot(rawArgv), callerName(), spec.name), EXIT.usage);
     }
     // `run` says it itself: a guard exits 78 (the unit's RestartPreventExitStatus) rather than 2.
     const needsBaseline = !NO_BASELINE.has(spec.name) && spec.name !== 'run';

@@ -95,5 +95,7 @@ describe('owner-code and an agent running as the owner', { skip: !isRoot ? 'need
     // owner-code was refused up front: the request waits for a y/N on a terminal, and says why.
     assert.equal(still?.approval, 'tty', list.stdout);
     assert.match(still?.notice ?? '', /owner-code.*refused.*login account.*docs\/DEPLOY\.md/s);
+    const st = asOwner(['status']);
+    assert.match(st.stdout + st.stderr, /approval = "owner-code" is refused here: the store belongs to uid \d+, a login account/);
   });
 });

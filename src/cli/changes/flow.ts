@@ -81,7 +81,7 @@ export async function approveLoop(ctx: CommandContext, first: PendingView, code?
     if (p.approval === 'tty') {
       const a = await askTty(`${ctx.json ? `${p.summary}\n` : ''}Apply request ${p.id}? [y/N] `);
       if (a === null) {
-        if (answering) throw new WardenError(`no terminal to confirm request ${p.id} on: approval = "tty" is a y/N asked of a person at a terminal, and this process has none (a script or an agent's shell cannot answer it). Run 'warden approve ${p.id}' in a terminal, or 'warden deny ${p.id}'. For approvals from anywhere, set approval = "owner-code" in config/warden.toml: a one-time code goes to the owner's Discord and 'warden approve ${p.id} --code CODE' works without a terminal.`, EXIT.usage);
+        if (answering) throw new WardenError(`no terminal to confirm request ${p.id} on: approval = "tty" is a y/N asked of a person at a terminal, and this process has none (a script or an agent's shell cannot answer it). Run 'warden approve ${p.id}' in a terminal, or 'warden deny ${p.id}'. For approvals from anywhere, set approval = "owner-code" in config/warden.toml: a one-time code goes to the owner's Discord and 'warden approve ${p.id} --code CODE' works without a terminal (where the guard runs under an account of its own: docs/DEPLOY.md, "The agent runs as you").`, EXIT.usage);
         return leavePending(ctx, p, `confirm it on a terminal: 'warden approve ${p.id}' (or 'warden deny ${p.id}')`);
       }
       if (!/^y(es)?$/i.test(a.trim())) {
