@@ -1,0 +1,91 @@
+/**
+ * A root held by a deployed guard, asked by another account (docs/DEPLOY.md, "Who runs
+ * which command"): root and the agent are told the truth and the command that works,
+ * never "not initialised", and `init` never makes a second store. The deployment's
+ * directories are stood in for by $WARDEN_GUARD_STATE_DIR / $WARDEN_GUARD_RUNTIME_DIR
+ * (the packaging override), owned by a system uid playing the `warden` account.
+ */
+import { describe, it, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, chownSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { FIXTURE, TEST_WARDEN_TOML, CLI } from '../helpers/root.js';
+import { readableRepo } from '../helpers/readable-copy.js';
+
+const WARDEN_UID = 900 + (process.pid % 90); // a system uid (below UID_MIN)
+const AGENT_UID = 55_000 + (process.pid % 1000);
+const isRoot = process.geteuid?.() === 0;
+const hasSetpriv = spawnSync('setpriv', ['--version']).status === 0;
+
+const base = mkdtempSync(join(tmpdir(), 'warden-deployed-'));
+after(() => rmSync(base, { recursive: true, force: true }));
+const root = join(base, 'root');
+const state = join(base, 'var-lib-warden-guard');
+const runtime = join(base, 'run-warden-guard');
+const env = { PATH: process.env.PATH, HOME: base, NO_COLOR: '1', WARDEN_GUARD_STATE_DIR: state, WARDEN_GUARD_RUNTIME_DIR: runtime };
+
+function chownR(p: string, uid: number): void {
+  chownSync(p, uid, uid);
+  for (const e of readdirSync(p, { withFileTypes: true })) {
+    const q = join(p, e.name);
+    if (e.isDirectory()) chownR(q, uid); else { chownSync(q, uid, uid); chmodSync(q, 0o644); }
+  }
+}
+
+function warden(args: string[], as: number | null, cwd = base): { code: number; out: string } {
+  const cmd = as === null ? [process.execPath, CLI, ...args] : ['setpriv', `--reuid=${as}`, `--regid=${as}`, '--clear-groups', process.execPath, join(readableRepo(), 'dist', 'src', 'cli', 'main.js'), ...args];
+  const r = spawnSync(cmd[0]!, cmd.slice(1), { env, cwd, encoding: 'utf8', timeout: 60_000 });
+  return { code: r.status ?? -1, out: r.stdout + r.stderr };
+}
+
+describe('a root held by a deployed guard', { skip: !isRoot ? 'needs root to play three accounts' : !hasSetpriv ? 'needs setpriv' : false }, () => {
+  it('root and the agent are told who holds it and what to run; init makes no second store', () => {
+    chmodSync(base, 0o755);
+    mkdirSync(root);
+    for (const d of ['config', 'orgs', 'blocks']) cpSync(join(FIXTURE, d), join(root, d), { recursive: true });
+    writeFileSync(join(root, 'config', 'warden.toml'), TEST_WARDEN_TOML);
+    chownR(root, WARDEN_UID);
+    chmodSync(root, 0o1777); // the agent may add files (and could make snapshots/)
+    for (const d of [state, runtime]) { mkdirSync(d, { mode: 0o700 }); chownSync(d, WARDEN_UID, WARDEN_UID); }
+    chmodSync(runtime, 0o755);
+    const init = warden(['init', '--root', root], WARDEN_UID);
+    assert.equal(init.code, 0, init.out);
+    const own = warden(['status', '--root', root], WARDEN_UID);
+    assert.match(own.out, /files: 6 protected, 6 ok/, `the guard's own account sees its store: ${own.out}`);
+
+    const asRoot = warden(['status', '--root', root], null);
+    assert.equal(asRoot.code, 2, asRoot.out);
+    assert.doesNotMatch(asRoot.out, /not initialised/);
+    assert.match(asRoot.out, new RegExp(`guarded by the deployed warden guard \\(account #${WARDEN_UID}\\)`));
+    assert.match(asRoot.out, new RegExp(`Run it as the guard's account: sudo -u '#${WARDEN_UID}' warden status --root ${root}`));
+
+    const asAgent = warden(['status'], AGENT_UID, root);
+    assert.equal(asAgent.code, 2, asAgent.out);
+    assert.doesNotMatch(asAgent.out, /not initialised/);
+    assert.match(asAgent.out, /you \(uid \d+\) cannot read/);
+    assert.match(asAgent.out, /sudo -u '#\d+' warden status --root /);
+
+    const edit = warden(['edit', 'orgs/bookclub.toml'], AGENT_UID, root);
+    assert.match(edit.out, /sudo -u '#\d+' warden edit orgs\/bookclub\.toml --root /);
+
+    for (const who of [AGENT_UID, null]) {
+      const i = warden(['init', '--root', root], who);
+      assert.equal(i.code, 2, i.out);
+      assert.match(i.out, /already guarded by the deployed warden guard.*makes none/s);
+      assert.ok(!existsSync(join(root, 'snapshots')), 'no second store inside the root');
+    }
+    assert.ok(!existsSync(join(base, '.local', 'state', 'warden')), 'no second store in the caller\'s state directory');
+  });
+});
+
+describe('advice in alerts from a deployed guard', () => {
+  it('names the command that works there: as the guard\'s account, with the root', async () => {
+    const { deployedAdvice } = await import('../../src/guard/classify.js');
+    const plain = "Change it with 'warden edit orgs/bookclub.toml' (or 'warden apply orgs/bookclub.toml --from FILE').";
+    assert.equal(deployedAdvice(plain, null), plain);
+    assert.equal(deployedAdvice(plain, { account: 'warden', root: '/home/agent/agent root' }),
+      "Change it with 'sudo -u warden warden edit orgs/bookclub.toml --root \"/home/agent/agent root\"' (or 'sudo -u warden warden apply orgs/bookclub.toml --from FILE --root \"/home/agent/agent root\"').");
+  });
+});
