@@ -8,6 +8,7 @@ import { chooseRoot, hasWardenToml, rootRelative, WARDEN_TOML_REL } from './root
 import { GLOBAL_HELP, GROUPS, HELP } from './help.js';
 import { isInitialised } from '../store/initialised.js';
 import { deployedGuardFor, heldRootMessage } from '../store/deployed.js';
+import { closest, didYouMean } from '../common/suggest.js';
 import { userInfo } from 'node:os';
 import { NotInitialised, Store } from '../store/store.js';
 import type { CommandSpec } from './types.js';
@@ -92,8 +93,11 @@ export function argumentError(err: unknown, spec: CommandSpec): string {
     .map(([n, o]) => `${'short' in o && o.short ? `-${o.short}/` : ''}--${n}${o.type === 'string' ? ' X' : ''}`).join(', ');
   const help = `see 'warden ${spec.name} --help'`;
   switch (e.code) {
-    case 'ERR_PARSE_ARGS_UNKNOWN_OPTION':
-      return `unknown option ${token} (warden ${spec.name} takes ${takes}; ${help})`;
+    case 'ERR_PARSE_ARGS_UNKNOWN_OPTION': {
+      const names = Object.keys({ ...GLOBAL_OPTIONS, ...(spec.options ?? {}) }).map((n) => `--${n}`);
+      const near = token.startsWith('--') ? closest(token.split('=')[0]!, names) : null;
+      return `unknown option ${token}${near ? ` (did you mean ${near}?)` : ''} (warden ${spec.name} takes ${takes}; ${help})`;
+    }
     case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE':
       return /does not take an argument/.test(e.message ?? '')
         ? `option ${token.split(', ').pop()} takes no value (${help})`
@@ -170,14 +174,14 @@ export async function main(rawArgv: string[]): Promise<number> {
       return asked ? EXIT.ok : EXIT.usage;
     }
     if (!entry || !group.subcommands.some(([s]) => s.split(' ')[0] === sub)) {
-      const msg = `unknown subcommand "${name} ${sub}"`;
+      const msg = `unknown subcommand "${name} ${sub}"${didYouMean(sub, group.subcommands.map(([x]) => x.split(' ')[0]!), (x) => `"${name} ${x}"`)}`;
       if (wantsJson) out.json({ error: msg, subcommands: group.subcommands.map(([s]) => `${name} ${s.split(' ')[0]}`) });
       else process.stderr.write(`warden: ${msg}\n\n${groupHelp(name)}\n`);
       return EXIT.usage;
     }
   }
   if (!entry) {
-    const msg = name.startsWith('-') ? `unknown option "${name}" (a command comes first)` : `unknown command "${name}"`;
+    const msg = name.startsWith('-') ? `unknown option "${name}" (a command comes first)` : `unknown command "${name}"${didYouMean(name, [...new Set(commands.map((c) => c.name.split(' ')[0]!))])}`;
     if (wantsJson) out.json({ error: msg, commands: commands.map((c) => c.name) });
     else process.stderr.write(`warden: ${msg}\n\n${topHelp()}\n`);
     return EXIT.usage;
