@@ -49,3 +49,27 @@ describe('did you mean', () => {
     assert.match(cli(t, ['check', '--from', bad, 'config/warden.toml']).stdout, /unknown key "apii"; did you mean "api"\?/);
   });
 });
+
+describe('binary content is summarised, never printed', () => {
+  it('diff of a rejected binary, and the proposal accept shows: sizes, hashes, "binary", as git does', async () => {
+    const { makeRoot, startDaemon, readAlertsOf, waitFor, TEST_WARDEN_TOML } = await import('../helpers/root.js');
+    const t = makeRoot({ wardenToml: `${TEST_WARDEN_TOML}\n[[protect]]\npath = "config/tool.bin"\nkind = "text"\n` });
+    roots.push(t);
+    writeFileSync(t.p('config/tool.bin'), 'approved text\n');
+    assert.equal(cli(t, ['init']).code, 0);
+    const d = await startDaemon(t);
+    try {
+      const elf = Buffer.concat([Buffer.from([0x7f, 0x45, 0x4c, 0x46, 2, 1, 1, 0]), Buffer.alloc(20_000, 0x90), Buffer.from('\n\x1b[31mred\n')]);
+      writeFileSync(t.p('config/tool.bin'), elf);
+      await waitFor(() => readAlertsOf(t).some((a) => a.path === 'config/tool.bin' && a.quarantine), 10_000, 'the revert of the binary');
+      const r = cli(t, ['diff']);
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stdout, /binary content differs \(not shown\): approved 14 bytes, sha256 [0-9a-f]{12} → rejected 20,018 bytes, sha256 [0-9a-f]{12}, binary/);
+      assert.ok(r.stdout.length < 2000, `a short summary, not the bytes (${r.stdout.length} chars)`);
+      assert.doesNotMatch(r.stdout, /\\x7fELF|\\x90/);
+    } finally { await d.stop(); }
+    const id = readAlertsOf(t).find((a) => a.path === 'config/tool.bin')!.id;
+    const acc = cli(t, ['accept', id, '--json']);
+    assert.ok(!/\\x90\\x90/.test(acc.stdout + acc.stderr), 'accept shows no escaped bytes');
+  });
+});
