@@ -5,9 +5,9 @@
  */
 import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { cli, makeInitRoot, type TestRoot } from '../helpers/root.js';
+import { cli, makeInitRoot, makeRoot, type TestRoot } from '../helpers/root.js';
 
 const roots: TestRoot[] = [];
 after(() => { for (const t of roots) t.cleanup(); });
@@ -71,5 +71,18 @@ describe('binary content is summarised, never printed', () => {
     const id = readAlertsOf(t).find((a) => a.path === 'config/tool.bin')!.id;
     const acc = cli(t, ['accept', id, '--json']);
     assert.ok(!/\\x90\\x90/.test(acc.stdout + acc.stderr), 'accept shows no escaped bytes');
+  });
+});
+
+describe('the deployment\'s init step', () => {
+  it('prints no error-priority line when the guard\'s runtime directory does not exist yet (the guard publishes the manifest at its start)', { skip: existsSync('/run/warden-guard') ? '/run/warden-guard exists on this machine' : false }, () => {
+    const t = makeRoot();
+    roots.push(t);
+    const state = join(t.base, 'state-dir');
+    mkdirSync(state, { mode: 0o700 });
+    const r = cli(t, ['init', '--if-needed'], { env: { STATE_DIRECTORY: state } });
+    assert.equal(r.code, 0, r.stderr);
+    assert.doesNotMatch(r.stderr, /^<[0-3]>/m, r.stderr);
+    assert.doesNotMatch(r.stderr, /could not publish the runtime manifest/);
   });
 });
