@@ -86,3 +86,29 @@ describe('the deployment\'s init step', () => {
     assert.doesNotMatch(r.stderr, /could not publish the runtime manifest/);
   });
 });
+
+describe('every setting is documented', () => {
+  it('each key warden.toml takes is in the README\'s reference table', async () => {
+    const { wardenConfigSchema } = await import('../../src/config/warden-config.js');
+    const { REPO } = await import('../helpers/root.js');
+    const readme = readFileSync(join(REPO, 'README.md'), 'utf8');
+    const table = readme.slice(readme.indexOf('Every key, its default and what it does:'));
+    type D = { type?: string; innerType?: unknown; in?: unknown; shape?: Record<string, unknown>; element?: unknown; valueType?: unknown };
+    const def = (s: unknown): D => ((s as { _zod: { def: D } })._zod.def);
+    const unwrap = (s: unknown): unknown => { let x = s; for (;;) { const d = def(x); if (d.innerType) x = d.innerType; else if (d.type === 'pipe') x = d.in; else return x; } };
+    const keys: string[] = [];
+    const walk = (s: unknown, path: string[]): void => {
+      const d = def(unwrap(s));
+      if (d.type === 'object' && d.shape) for (const [k, v] of Object.entries(d.shape)) walk(v, [...path, k]);
+      else if (d.type === 'array' && def(unwrap(d.element)).type === 'object') walk(d.element, path);
+      else if (d.type === 'record') walk(d.valueType, [...path, 'NAME']);
+      else keys.push(path.join('.'));
+    };
+    walk(wardenConfigSchema, []);
+    assert.ok(keys.includes('notify.discord.api'), keys.join(' '));
+    for (const k of keys) {
+      const leaf = k.split('.').pop()!;
+      assert.match(table, new RegExp(`\`[^\`]*\\b${leaf}\\b[^\`]*\``), `README's table lacks ${k}`);
+    }
+  });
+});
