@@ -205,7 +205,8 @@ export async function main(rawArgv: string[]): Promise<number> {
     }
     // A root a deployed guard holds, asked by another account: say so and what works,
     // never "not initialised" (and never a second store): docs/DEPLOY.md, "Who runs which command".
-    if (!ANY_CALLER.has(spec.name)) {
+    // The witness runs as root beside the guard and keeps no store of its own here.
+    if (!ANY_CALLER.has(spec.name) && !(spec.name === 'run' && values.witness)) {
       const held = deployedGuardFor(root);
       if (held) throw new WardenError(heldRootMessage(held, withoutRoot(rawArgv), callerName(), spec.name), EXIT.usage);
     }
