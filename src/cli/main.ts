@@ -9,6 +9,8 @@ import { GLOBAL_HELP, GROUPS, HELP } from './help.js';
 import { isInitialised } from '../store/initialised.js';
 import { deployedGuardFor, heldRootMessage } from '../store/deployed.js';
 import { closest, didYouMean } from '../common/suggest.js';
+import { stateBase } from '../store/location.js';
+import { deployedAdvice, setAdviceCommandStyle } from '../guard/classify.js';
 import { userInfo } from 'node:os';
 import { NotInitialised, Store } from '../store/store.js';
 import type { CommandSpec } from './types.js';
@@ -121,6 +123,10 @@ function withoutRoot(argv: readonly string[]): string[] {
   return out;
 }
 
+function accountOfSelf(): string {
+  try { return userInfo().username; } catch { return `#${process.geteuid?.() ?? '?'}`; }
+}
+
 function callerName(): string {
   if (process.geteuid?.() === 0) return 'root must not write to (what root makes there belongs to root, and the guard could not use it)';
   let who = `uid ${process.geteuid?.() ?? '?'}`;
@@ -209,6 +215,14 @@ export async function main(rawArgv: string[]): Promise<number> {
     if (!ANY_CALLER.has(spec.name) && !(spec.name === 'run' && values.witness)) {
       const held = deployedGuardFor(root);
       if (held) throw new WardenError(heldRootMessage(held, withoutRoot(rawArgv), callerName(), spec.name), EXIT.usage);
+    }
+    // Run as the deployed guard's account: the commands its messages advise are the ones
+    // that work here, `sudo -u warden warden … --root ROOT` (docs/DEPLOY.md §2.6).
+    if (spec.name !== 'run' && process.geteuid?.() !== 0 && stateBase().deployment) {
+      const style = { account: accountOfSelf(), root };
+      setAdviceCommandStyle(style);
+      const plainErr = out.err.bind(out);
+      out.err = (text: string) => plainErr(deployedAdvice(text, style));
     }
     // `run` says it itself: a guard exits 78 (the unit's RestartPreventExitStatus) rather than 2.
     const needsBaseline = !NO_BASELINE.has(spec.name) && spec.name !== 'run';

@@ -66,6 +66,7 @@ export function classify(approved: Approved | undefined, obs: Observation): Verd
  */
 let commandStyle: { account: string; root: string } | null = null;
 export function setAdviceCommandStyle(style: { account: string; root: string } | null): void { commandStyle = style; }
+export const adviceCommandStyle = (): { account: string; root: string } | null => commandStyle;
 
 const word = (s: string): string => (/^[A-Za-z0-9_./=:@%+,-]+$/.test(s) ? s : `"${s.replace(/(["\\$`])/g, '\\$1')}"`);
 

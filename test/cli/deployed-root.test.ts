@@ -8,7 +8,7 @@
 import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FIXTURE, TEST_WARDEN_TOML, CLI } from '../helpers/root.js';
@@ -45,7 +45,7 @@ describe('a root held by a deployed guard', { skip: !isRoot ? 'needs root to pla
     chmodSync(base, 0o755);
     mkdirSync(root);
     for (const d of ['config', 'orgs', 'blocks']) cpSync(join(FIXTURE, d), join(root, d), { recursive: true });
-    writeFileSync(join(root, 'config', 'warden.toml'), TEST_WARDEN_TOML);
+    writeFileSync(join(root, 'config', 'warden.toml'), TEST_WARDEN_TOML.replace('approval = "none"', 'approval = "tty"'));
     chownR(root, WARDEN_UID);
     chmodSync(root, 0o1777); // the agent may add files (and could make snapshots/)
     for (const d of [state, runtime]) { mkdirSync(d, { mode: 0o700 }); chownSync(d, WARDEN_UID, WARDEN_UID); }
@@ -54,6 +54,14 @@ describe('a root held by a deployed guard', { skip: !isRoot ? 'needs root to pla
     assert.equal(init.code, 0, init.out);
     const own = warden(['status', '--root', root], WARDEN_UID);
     assert.match(own.out, /files: 6 protected, 6 ok/, `the guard's own account sees its store: ${own.out}`);
+
+    // As the guard's account, what a message advises is the command that works there.
+    const next = join(base, 'next.toml');
+    writeFileSync(next, readFileSync(join(root, 'orgs/bookclub.toml'), 'utf8').replace(/hourly_cap = \d+/, 'hourly_cap = 21'));
+    chmodSync(next, 0o644);
+    const ap = warden(['apply', 'orgs/bookclub.toml', '--from', next, '--root', root], WARDEN_UID);
+    assert.equal(ap.code, 0, ap.out);
+    assert.match(ap.out, new RegExp(`'sudo -u "#${WARDEN_UID}" warden approve [a-z0-9]+ --root ${root}'`), ap.out);
 
     const asRoot = warden(['status', '--root', root], null);
     assert.equal(asRoot.code, 2, asRoot.out);

@@ -14,6 +14,7 @@ import type { ChangeCommand, PendingView, Reply } from '../../changes/protocol.j
 import { enc } from '../../changes/approvals.js';
 import type { PendingChange } from '../../changes/pending.js';
 import { codeDelivery, codeWhere } from './code-delivery.js';
+import { adviceCommandStyle, deployedAdvice } from '../../guard/classify.js';
 
 const MAX_ROUNDS = 5;
 
@@ -122,7 +123,7 @@ export async function approveLoop(ctx: CommandContext, first: PendingView, code?
 
 function leavePending(ctx: CommandContext, p: PendingView, how: string): number {
   if (ctx.json) ctx.out.json({ ok: true, pending: { ...p, summary: undefined } });
-  else ctx.out.line(`pending: request ${p.id} awaits approval; ${how}. Nothing is changed until then.`);
+  else ctx.out.line(`pending: request ${p.id} awaits approval; ${deployedAdvice(how, adviceCommandStyle())}. Nothing is changed until then.`);
   return EXIT.ok;
 }
 
