@@ -170,14 +170,14 @@ export function sweepPending(env: ChangeEnv): number {
   return n;
 }
 
-/** Owner messages the notifier has delivered on every channel it tried (their codes can go). */
+/** Owner messages the notifier has delivered (their codes can go). */
 function deliveredMessages(env: ChangeEnv): Set<string> {
   const out = new Set<string>();
   let report: ReturnType<typeof readDeliveryState> | null = null;
   try { report = readDeliveryState(env.ctx.root, findNotifierStateDir(env.ctx.root)); } catch { return out; }
   for (const [id, per] of Object.entries(report.messages)) {
-    const states = Object.values(per).filter((d) => d !== undefined);
-    if (states.length && states.some((d) => d.state === 'delivered') && states.every((d) => d.state === 'delivered' || d.state === 'expired')) out.add(id);
+    // Once one channel has delivered it, the owner has the code: it need not stay.
+    if (Object.values(per).some((d) => d?.state === 'delivered')) out.add(id);
   }
   return out;
 }

@@ -34,7 +34,7 @@ export interface StoreOwnership { uid: number; mode: number }
 /** Why a code written into this store could be read by the agent, or null. Pure. */
 export function ownerCodeRefusal(store: StoreOwnership, uidMin: number): string | null {
   if (store.uid !== 0 && store.uid >= uidMin) {
-    return `approval = "owner-code" is refused here: the store belongs to uid ${store.uid}, a login account, and an agent running as that account could read the one-time code on its way to the owner. The code is kept from the agent only when warden's guard runs under an account of its own (${SAME_USER_DEPLOYMENT})`;
+    return `approval = "owner-code" is refused here: the store belongs to uid ${store.uid}, a login account, and an agent running as that account could read the one-time code on its way to the owner. The code is kept from the agent only when warden's guard runs under a system account of its own, made with useradd --system (${SAME_USER_DEPLOYMENT})`;
   }
   if ((store.mode & 0o077) !== 0) {
     return `approval = "owner-code" is refused here: the store is readable by other users (mode ${(store.mode & 0o777).toString(8).padStart(4, '0')}), so they could read the one-time code; it must be 0700 (${SAME_USER_DEPLOYMENT})`;

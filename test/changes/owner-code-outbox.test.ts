@@ -5,9 +5,12 @@
  */
 import { describe, it, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { cli, makeInitRoot, type TestRoot } from '../helpers/root.js';
+import { cli, makeInitRoot, makeRoot, startDaemon, waitFor, type Daemon, type TestRoot } from '../helpers/root.js';
+import { DiscordEmulator } from '../helpers/discord-emulator.js';
+import { TOKEN } from '../notifier/helpers.js';
 import { capProposal, outboxCodes, wardenToml } from './helpers.js';
 import { ownerCodeRefusal, uidMinOf } from '../../src/changes/owner-code.js';
 
@@ -46,6 +49,36 @@ describe('the one-time code is blanked once its request is settled', () => {
     assert.match(codeB, /^\d{8}$/);
     assert.equal(cli(t, ['deny', b]).code, 0);
     assert.ok(!outboxText().includes(codeB), 'the denied request\'s code is still in the outbox');
+  });
+});
+
+describe('the one-time code is blanked once delivered', () => {
+  it('after the DM went out the outbox no longer holds the code; the code from the DM still approves', async () => {
+    const emu = new DiscordEmulator(TOKEN);
+    await emu.start();
+    const tokenFile = join(tmpdir(), `warden-l43-token-${process.pid}`);
+    let d: Daemon | null = null;
+    try {
+      writeFileSync(tokenFile, TOKEN + '\n', { mode: 0o600 });
+      // ttl 8 s: the writer sweeps every 2 s.
+      t = makeRoot({ wardenToml: wardenToml({ approval: 'owner-code', ttl: 8, extra: `\n[notify]\nmin_interval_seconds = 0\n\n[notify.discord]\ntoken_file = "${tokenFile}"\napi = "${emu.api}"\n` }) });
+      assert.equal(cli(t, ['init']).code, 0);
+      d = await startDaemon(t, []); // guard + notifier in one process
+      await waitFor(() => existsSync(t.p('snapshots/notify/delivery-state.json')), 10_000, 'the notifier state');
+      const id = propose(46);
+      await waitFor(() => emu.messages.some((m) => m.content.includes(id)), 10_000, 'the code delivered');
+      const dm = emu.messages.find((m) => m.content.includes(id))!.content;
+      const code = /one-time code (\d{8})/.exec(dm)?.[1] ?? '';
+      assert.match(code, /^\d{8}$/, dm);
+      await waitFor(() => !outboxText().includes(code), 10_000, 'the delivered code blanked in the outbox');
+      const ok = cli(t, ['approve', id, '--code', code]);
+      assert.equal(ok.code, 0, ok.stderr);
+      assert.match(readFileSync(t.p(ORG), 'utf8'), /hourly_cap = 46/);
+    } finally {
+      if (d) await d.stop();
+      await emu.stop();
+      rmSync(tokenFile, { force: true });
+    }
   });
 });
 
