@@ -9,7 +9,8 @@
  * A root counts as held when the guard's state directory exists and belongs to another
  * account, and any of these names the root: its store `stores/<root-id>` (visible to
  * root), its control directory `/run/warden-guard/<root-id>` or the runtime manifest
- * `/run/warden-guard/manifest.json` (both readable by everyone).
+ * `/run/warden-guard/manifest.json` (both readable by everyone) or the guard's unit file
+ * `/etc/systemd/system/warden-guard.service`.
  */
 import { lstatSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -23,8 +24,8 @@ export interface DeployedGuard {
   uid: number;
   /** The guard account's name (from /etc/passwd), or "#uid" when it has none. */
   account: string;
-  /** What named the root: 'store', 'socket' or 'manifest'. */
-  seen: 'store' | 'socket' | 'manifest';
+  /** What named the root: its store, its socket directory, the runtime manifest or the guard's unit file. */
+  seen: 'store' | 'socket' | 'manifest' | 'unit';
 }
 
 const isDir = (p: string): boolean => { try { return lstatSync(p).isDirectory(); } catch { return false; } };
@@ -51,8 +52,24 @@ function manifestNames(runtimeDir: string, root: string): boolean {
   } catch { return false; }
 }
 
-/** The deployed guard that holds `root`, when the caller is not its account; else null. */
-export function deployedGuardFor(root: string, env: NodeJS.ProcessEnv = process.env): DeployedGuard | null {
+/** The root a guard unit's text guards (`ExecStart=… run --guard --root ROOT`), or null. Pure. */
+export function unitRoot(unitText: string): string | null {
+  const m = /^ExecStart=.*\srun\s+--guard\s+--root\s+(\/\S*)\s*$/m.exec(unitText);
+  return m ? m[1]! : null;
+}
+
+export const GUARD_UNIT_FILE = '/etc/systemd/system/warden-guard.service';
+
+function unitNames(unitFile: string, root: string): boolean {
+  try { return unitRoot(readFileSync(unitFile, 'utf8')) === root; } catch { return false; }
+}
+
+/**
+ * The deployed guard that holds `root`, when the caller is not its account; else null.
+ * The unit file (0644, kept across reboots) names the root even before the guard has
+ * started since boot, when /run/warden-guard is still empty.
+ */
+export function deployedGuardFor(root: string, env: NodeJS.ProcessEnv = process.env, unitFile = GUARD_UNIT_FILE): DeployedGuard | null {
   if (stateBase(env).deployment) return null; // the guard's own account: its store is right there
   const stateDir = systemStateDir(env);
   let st;
@@ -61,7 +78,7 @@ export function deployedGuardFor(root: string, env: NodeJS.ProcessEnv = process.
   const id = rootId(root);
   const runtimeDir = systemRuntimeDir(env);
   const storeDir = join(stateDir, STORES_DIR, id);
-  const seen = isDir(storeDir) ? 'store' : isDir(join(runtimeDir, id)) ? 'socket' : manifestNames(runtimeDir, root) ? 'manifest' : null;
+  const seen = isDir(storeDir) ? 'store' : isDir(join(runtimeDir, id)) ? 'socket' : manifestNames(runtimeDir, root) ? 'manifest' : unitNames(unitFile, root) ? 'unit' : null;
   if (!seen) return null;
   return { root, stateDir, runtimeDir, storeDir, uid: st.uid, account: nameOf(st.uid), seen };
 }

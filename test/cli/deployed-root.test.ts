@@ -97,3 +97,29 @@ describe('advice in alerts from a deployed guard', () => {
       "Change it with 'sudo -u warden warden edit orgs/bookclub.toml --root \"/home/agent/agent root\"' (or 'sudo -u warden warden apply orgs/bookclub.toml --from FILE --root \"/home/agent/agent root\"').");
   });
 });
+
+describe('the guard unit names the root it holds', () => {
+  it('ExecStart=… run --guard --root ROOT, as install-units renders it', async () => {
+    const { unitRoot } = await import('../../src/store/deployed.js');
+    assert.equal(unitRoot('[Service]\nExecStart=/usr/bin/node /usr/local/lib/node_modules/warden/dist/src/cli/main.js run --guard --root /home/agent/agent-root\n'), '/home/agent/agent-root');
+    assert.equal(unitRoot('ExecStart=/usr/bin/node main.js run --notifier --root /x\n'), null);
+    assert.equal(unitRoot('# ExecStart=node main.js run --guard --root /x\n'), null);
+  });
+});
+
+describe('a root named only by the guard unit (after a reboot, before the guard started)', { skip: !isRoot ? 'needs root to own the state directory as another uid' : false }, () => {
+  it('still counts as held', async () => {
+    const { deployedGuardFor } = await import('../../src/store/deployed.js');
+    const other = join(base, 'other-root');
+    const st2 = join(base, 'state-2');
+    mkdirSync(other, { recursive: true });
+    mkdirSync(st2, { recursive: true, mode: 0o700 });
+    chownSync(st2, WARDEN_UID, WARDEN_UID);
+    const e = { WARDEN_GUARD_STATE_DIR: st2, WARDEN_GUARD_RUNTIME_DIR: join(base, 'run-2') };
+    const unit = join(base, 'warden-guard.service');
+    writeFileSync(unit, `[Service]\nExecStart=/usr/bin/node /opt/warden/main.js run --guard --root ${join(base, 'elsewhere')}\n`);
+    assert.equal(deployedGuardFor(other, e, unit), null, 'a unit for another root');
+    writeFileSync(unit, `[Service]\nExecStart=/usr/bin/node /opt/warden/main.js run --guard --root ${other}\n`);
+    assert.equal(deployedGuardFor(other, e, unit)?.seen, 'unit');
+  });
+});
