@@ -15,7 +15,6 @@ import { applyChanges, checkChanges, currentBase, modeOf, StaleError, type Apply
 import { describeChanges } from './diff.js';
 import { appendOutboxMessage, redactOutboxMessage } from '../store/outbox-messages.js';
 import { ownerCodeRefusalAt } from './owner-code.js';
-import { findNotifierStateDir, readDeliveryState } from '../notifier/delivery-state.js';
 import type { Alert, AlertReason } from '../store/alert-types.js';
 import { newAlertId } from '../store/alerts.js';
 import { hmacEqual } from '../store/keys.js';
@@ -33,6 +32,11 @@ export interface ChangeEnv {
   key: Buffer;
   /** Record an alert durably (the guard's record() in the daemon, appendAlert otherwise). */
   raise(a: Alert): void;
+  /**
+   * Ids of the owner messages the notifier has delivered (its delivery state): their
+   * one-time codes are blanked in the outbox at the next sweep.
+   */
+  deliveredMessages?(): ReadonlySet<string>;
   /** The daemon reloads warden.toml live after a sanctioned change of it. */
   reload?(c: WardenConfig): Promise<void>;
   now?(): number;
@@ -151,7 +155,7 @@ function expire(env: ChangeEnv, rec: PendingRecord): void {
 export function sweepPending(env: ChangeEnv): number {
   const now = env.now?.() ?? Date.now();
   let n = 0;
-  let delivered: Set<string> | null = null;
+  let delivered: ReadonlySet<string> | null = null;
   for (const id of listPendingIds(env.ctx.store.fd)) {
     const r = readPending(env.ctx.store.fd, env.key, id);
     if (!r.ok) {
@@ -162,7 +166,7 @@ export function sweepPending(env: ChangeEnv): number {
       continue;
     }
     if (now > r.rec.expires_at) { expire(env, r.rec); n++; continue; }
-    if (r.rec.approval === 'owner-code' && !delivered) delivered = deliveredMessages(env);
+    if (r.rec.approval === 'owner-code' && !delivered) { try { delivered = env.deliveredMessages?.() ?? new Set(); } catch { delivered = new Set(); } }
     if (r.rec.approval === 'owner-code' && delivered?.has(messageId(id))) {
       try { redactOutboxMessage(env.ctx.store.fd, messageId(id)); } catch { /* next sweep */ }
     }
@@ -170,17 +174,6 @@ export function sweepPending(env: ChangeEnv): number {
   return n;
 }
 
-/** Owner messages the notifier has delivered (their codes can go). */
-function deliveredMessages(env: ChangeEnv): Set<string> {
-  const out = new Set<string>();
-  let report: ReturnType<typeof readDeliveryState> | null = null;
-  try { report = readDeliveryState(env.ctx.root, findNotifierStateDir(env.ctx.root)); } catch { return out; }
-  for (const [id, per] of Object.entries(report.messages)) {
-    // Once one channel has delivered it, the owner has the code: it need not stay.
-    if (Object.values(per).some((d) => d?.state === 'delivered')) out.add(id);
-  }
-  return out;
-}
 
 /** Before a writer starts work: finish or undo an interrupted transaction, report expired approvals. */
 export function prepareWriter(env: ChangeEnv): void {
