@@ -16,7 +16,7 @@ import {
 } from '../policy/index.js';
 import { O_PATH } from '../fsx/beneath.js';
 import { systemOptions } from './sandbox-system.js';
-import { closeOnExecAll } from './sandbox-fds.js';
+import { closeOnExecAll } from '../fsx/close-on-exec.js';
 
 const { O_NOFOLLOW, O_DIRECTORY } = constants;
 
