@@ -143,8 +143,10 @@ export function sandboxPlan(policy: PolicySet, user: string, ctx: SessionContext
   }
   // No /proc at all: its sys, sysrq-trigger… are host-wide knobs, /proc/1 is bwrap (its
   // environment and argv) and every process's mountinfo names the host path behind each
-  // bind. cat, ls, find, grep and git log need none of it. A private /dev, a bounded /tmp.
-  setup.push('--dev', '/dev', '--size', String(limits.tmpBytes), '--tmpfs', '/tmp');
+  // bind. cat, ls, find, grep and git log need none of it. A private /dev, read-only (bwrap
+  // makes it a tmpfs the command's uid owns, of no bounded size: `find -fprintf /dev/x` could
+  // fill the host's memory past /tmp's bound; its devices stay writable), a bounded /tmp.
+  setup.push('--dev', '/dev', '--remount-ro', '/dev', '--size', String(limits.tmpBytes), '--tmpfs', '/tmp');
   const sections: SandboxSection[] = [];
   for (const section of ['memories', 'workspace'] as const) {
     if (!access.folders.some((f) => splitTarget(f)?.section === section)) continue;

@@ -1,0 +1,34 @@
+/**
+ * The sandbox attacked by a malicious org member (docs/RUNTIME.md, "Running a permitted
+ * command"): with only the permitted lines (find, cat, ls, git log) and with write access to
+ * the org's own folder. Each test is a way the sandbox once gave more than the promise,
+ * run through bwrap by a runtime as root and by a runtime as uid 65534. Skipped, with the
+ * reason, where bwrap cannot run.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { RUNTIMES, bwrapMissing, runMember, world } from './sandbox-world.js';
+
+const skip = bwrapMissing() ?? false;
+const BOOKCLUB = ['/workspace/bookclub/', '/memories/bookclub/'];
+const MEMBER = ['find', 'cat', 'ls', 'git log'];
+
+for (const { who, label } of RUNTIMES) {
+  // /dev was bwrap's own tmpfs, owned by the command's uid and of no bounded size: one `find`
+  // line (-fprintf FILE %67108864p, 250 files at once) could fill the host's memory, past /tmp's bound.
+  test(`${label}: /dev is not writable (only /tmp, bounded, is): a permitted find cannot fill memory through it`, { skip }, async () => {
+    const w = world(BOOKCLUB, '', MEMBER);
+    try {
+      w.put('workspace/bookclub/a.md', 'bookclub notes\n');
+      const f = await runMember(w, who, ['find', '/dev', '/dev/shm', '-maxdepth', '0', '-writable']);
+      assert.equal(f.stdout, '', `writable inside: ${f.stdout}`);
+      const wr = await runMember(w, who, ['find', '/workspace/bookclub/a.md', '-fprintf', '/dev/shm/big', '%1000000p', '-fprintf', '/dev/big', '%1000000p']);
+      assert.notEqual(wr.code, 0, 'a file was written in /dev');
+      assert.match(wr.stderr, /Read-only file system|Permission denied/, wr.stderr);
+      // The devices a program writes to still work.
+      const n = await runMember(w, who, ['find', '/workspace/bookclub/a.md', '-fprint', '/dev/null', '-print']);
+      assert.equal(n.code, 0, n.stderr);
+      assert.equal(n.stdout, '/workspace/bookclub/a.md\n');
+    } finally { w.done(); }
+  });
+}
