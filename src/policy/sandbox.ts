@@ -43,6 +43,15 @@ export const DEFAULT_LIMITS: Readonly<SandboxLimits> = Object.freeze({
 
 /** More entries than this to bind (each is a descriptor handed to bwrap) and the run is refused. */
 export const MAX_SANDBOX_ENTRIES = 512;
+/**
+ * More entries of any kind (binds, made directories, made symlinks: each is an option to
+ * bwrap, which takes at most 9000 arguments), or more names in one directory the walk
+ * rebuilds, and the run is refused: a member who can write in a folder the sandbox
+ * rebuilds entry by entry must not make the runtime hold a descriptor per entry, or walk for
+ * minutes, before the refusal.
+ */
+export const MAX_LAYOUT_ENTRIES = 2048;
+export const MAX_WALK_NAMES = 65536;
 
 export interface SandboxOptions {
   /** Host directory behind /memories/ and /workspace/. */
@@ -168,8 +177,12 @@ export interface HostEntry<H> { name: string; kind: HostKind; handle: H; target?
 export interface HostWalker<H> {
   /** The section's host directory (reached without following any symlink), or null when absent. */
   root(section: SandboxSection): HostEntry<H> | null;
-  /** The entries of a directory the walker returned. */
-  children(dir: H): HostEntry<H>[];
+  /**
+   * The entries of a directory the walker returned: only the names `want` accepts are opened
+   * (a walker may ignore it; the layout decides anyway). Null when the directory holds more
+   * than `limits.names` names, or more than `limits.open` wanted ones: the layout is refused.
+   */
+  children(dir: H, want?: (name: string) => boolean, limits?: { names: number; open: number }): HostEntry<H>[] | null;
 }
 
 export type SandboxEntry<H> =
@@ -191,7 +204,15 @@ export function sandboxLayout<H>(plan: Extract<SandboxPlan, { ok: true }>, walke
   const v = plan.view;
   const entries: SandboxEntry<H>[] = [];
   let binds = 0;
+  const tooMany = { ok: false as const, reason: `the command would see more than ${max} separately mounted entries (or ${MAX_LAYOUT_ENTRIES} entries of any kind, or a folder it sees entry by entry holds more than ${MAX_WALK_NAMES} names): list fewer, larger folders` };
+  class TooMany extends Error {}
+  // Only a name that can be placed is opened: readable itself, or a directory to rebuild or bind.
+  const wanted = (path: string) => (name: string): boolean => {
+    const p = `${path}/${name}`;
+    return v.readable(p) || v.mixed(p) || v.readable(`${p}/x`);
+  };
   const place = (path: string, e: HostEntry<H>): void => {
+    if (binds > max || entries.length > MAX_LAYOUT_ENTRIES) throw new TooMany();
     if (e.kind === 'file') {
       if (v.readable(path)) { entries.push({ op: 'bind', path, kind: 'file', handle: e.handle, write: plan.write }); binds++; }
     } else if (e.kind === 'symlink') {
@@ -200,7 +221,9 @@ export function sandboxLayout<H>(plan: Extract<SandboxPlan, { ok: true }>, walke
       if (v.mixed(path)) {
         const at = entries.length;
         entries.push({ op: 'dir', path });
-        for (const c of walker.children(e.handle)) {
+        const listed = walker.children(e.handle, wanted(path), { names: MAX_WALK_NAMES, open: MAX_LAYOUT_ENTRIES - entries.length + 1 });
+        if (listed === null) throw new TooMany();
+        for (const c of listed) {
           if (c.name === '' || c.name === '.' || c.name === '..' || c.name.includes('/') || c.name.includes('\0')) continue;
           place(`${path}/${c.name}`, c);
         }
@@ -214,12 +237,16 @@ export function sandboxLayout<H>(plan: Extract<SandboxPlan, { ok: true }>, walke
       }
     }
   };
-  for (const s of plan.sections) {
-    const root = walker.root(s);
-    if (root) place(s.path, root);
-    if (binds > max) return { ok: false, reason: `the command would see more than ${max} separately mounted entries: list fewer, larger folders` };
+  try {
+    for (const s of plan.sections) {
+      const root = walker.root(s);
+      if (root) place(s.path, root);
+    }
+  } catch (err) {
+    if (err instanceof TooMany) return tooMany;
+    throw err;
   }
-  if (binds > max) return { ok: false, reason: `the command would see more than ${max} separately mounted entries: list fewer, larger folders` };
+  if (binds > max || entries.length > MAX_LAYOUT_ENTRIES) return tooMany;
   const dirs = new Set(entries.flatMap((e) => (e.op === 'dir' || (e.op === 'bind' && e.kind === 'dir') ? [e.path] : [])));
   const cwd = v.folders.map((f) => (f.length > 1 && f.endsWith('/') ? f.slice(0, -1) : f)).find((f) => dirs.has(f)) ?? '/tmp';
   return { ok: true, entries, cwd };

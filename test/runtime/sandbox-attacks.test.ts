@@ -7,11 +7,14 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { symlinkSync } from 'node:fs';
+import { join } from 'node:path';
 import { RUNTIMES, bwrapMissing, runMember, world } from './sandbox-world.js';
 
 const skip = bwrapMissing() ?? false;
 const BOOKCLUB = ['/workspace/bookclub/', '/memories/bookclub/'];
 const MEMBER = ['find', 'cat', 'ls', 'git log'];
+const DM_ONLY = (key: string) => `[workspace."${key}"]\nwhen = "discord:dm"\naction = "allow"\n\n`;
 
 for (const { who, label } of RUNTIMES) {
   // /dev was bwrap's own tmpfs, owned by the command's uid and of no bounded size: one `find`
@@ -29,6 +32,19 @@ for (const { who, label } of RUNTIMES) {
       const n = await runMember(w, who, ['find', '/workspace/bookclub/a.md', '-fprint', '/dev/null', '-print']);
       assert.equal(n.code, 0, n.stderr);
       assert.equal(n.stdout, '/workspace/bookclub/a.md\n');
+    } finally { w.done(); }
+  });
+
+  // Symlinks (and made directories) did not count toward the 512-entry refusal: a member who
+  // can write in a folder the sandbox rebuilds entry by entry (a rule lies beneath it) made
+  // every command of the org fail in bwrap ("Exceeded maximum number of arguments"), after
+  // the runtime had held one descriptor per entry (20000 entries: every descriptor it had).
+  test(`${label}: a folder flooded with symlinks is refused with the reason before bwrap runs`, { skip }, async () => {
+    const w = world(BOOKCLUB, DM_ONLY('/bookclub/private/'), MEMBER);
+    try {
+      w.put('workspace/bookclub/a.md', 'bookclub notes\n');
+      for (let i = 0; i < 3000; i++) symlinkSync('a.md', join(w.ws, 'bookclub', `l${i}`));
+      await assert.rejects(runMember(w, who, ['ls', '/workspace/bookclub']), /more than 512 separately mounted entries \(or 2048 entries of any kind/);
     } finally { w.done(); }
   });
 }
