@@ -12,6 +12,7 @@
  * rebuilt in the sandbox's own (read-only) root, entry by entry, from what exists at run
  * time. A path created later beneath such a directory is therefore absent, not uncovered.
  */
+import { escapeText } from '../common/escape.js';
 import { argvPermitted } from './commands.js';
 import { contextFacts, evaluatePath } from './conditions.js';
 import { splitTarget, type PathSection } from './paths.js';
@@ -273,11 +274,16 @@ export function sandboxArgs(plan: Extract<SandboxPlan, { ok: true }>, layout: Ex
   return { options, command };
 }
 
-/** What a layout shows, one line per entry, for the owner to check (explain, the runtime's logs). */
+/**
+ * What a layout shows, one line per entry, for the owner to check (explain, the runtime's
+ * logs). Each string is escaped: a symlink's text is whatever a member wrote, and a newline
+ * in it would forge a line.
+ */
 export function describeLayout<H>(layout: Extract<SandboxLayout<H>, { ok: true }>, hostOf: (h: H) => string): string[] {
+  const x = escapeText;
   return layout.entries.map((e) => {
-    if (e.op === 'dir') return `${e.path}/  (made by the sandbox: only the entries listed beneath)`;
-    if (e.op === 'symlink') return `${e.path} -> ${e.target}  (symlink, resolved inside the sandbox)`;
-    return `${e.path}${e.kind === 'dir' ? '/' : ''}  (${e.write ? 'read-write' : 'read-only'} ${e.kind === 'dir' ? 'directory, everything beneath' : 'file'}, from ${hostOf(e.handle)})`;
-  }).concat(`working directory: ${layout.cwd}`);
+    if (e.op === 'dir') return `${x(e.path)}/  (made by the sandbox: only the entries listed beneath)`;
+    if (e.op === 'symlink') return `${x(e.path)} -> ${x(e.target)}  (symlink, resolved inside the sandbox)`;
+    return `${x(e.path)}${e.kind === 'dir' ? '/' : ''}  (${e.write ? 'read-write' : 'read-only'} ${e.kind === 'dir' ? 'directory, everything beneath' : 'file'}, from ${x(hostOf(e.handle))})`;
+  }).concat(`working directory: ${x(layout.cwd)}`);
 }

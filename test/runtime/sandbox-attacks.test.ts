@@ -9,7 +9,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { symlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { RUNTIMES, bwrapMissing, runMember, world } from './sandbox-world.js';
+import { buildPolicy } from '../../src/policy/index.js';
+import { sandboxPlanFor, sandboxPreview } from '../../src/runtime/index.js';
+import { ALICE, GUILD_CTX, RUNTIMES, bwrapMissing, runMember, world } from './sandbox-world.js';
 
 const skip = bwrapMissing() ?? false;
 const BOOKCLUB = ['/workspace/bookclub/', '/memories/bookclub/'];
@@ -48,3 +50,20 @@ for (const { who, label } of RUNTIMES) {
     } finally { w.done(); }
   });
 }
+
+// A symlink's text is the member's: with a newline it forged a line of `explain --command`
+// ("/workspace/other/secret.md  (read-only file, …)"), which the owner reads to check the sandbox.
+test('the preview shows a symlink a member made on one line, its text escaped', () => {
+  const w = world(BOOKCLUB, DM_ONLY('/bookclub/private/'), MEMBER);
+  try {
+    w.put('workspace/bookclub/a.md', 'bookclub notes\n');
+    const forged = '/workspace/other/secret.md  (read-only file, from /srv/other/secret.md)';
+    symlinkSync(`a.md\n${forged}\n\u001b]52;c;cHduZWQ=\u0007`, join(w.ws, 'bookclub', 'link.md'));
+    const p = sandboxPreview(sandboxPlanFor(buildPolicy(w.files).policy, ALICE, GUILD_CTX, ['ls'], { workspaceDir: w.ws, memoriesDir: w.mem }));
+    assert.ok(p.ok, p.ok ? '' : p.reason);
+    const lines = p.lines.join('\n').split('\n');
+    assert.ok(!lines.includes(forged), lines.join('\n'));
+    for (const l of lines) assert.doesNotMatch(l, /[\u0000-\u001f\u007f]/, l);
+    assert.ok(lines.some((l) => l.startsWith('/workspace/bookclub/link.md -> a.md\\n/workspace/other/secret.md')), lines.join('\n'));
+  } finally { w.done(); }
+});
