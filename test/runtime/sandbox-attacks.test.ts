@@ -7,7 +7,8 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { symlinkSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { chmodSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildPolicy } from '../../src/policy/index.js';
 import { sandboxPlanFor, sandboxPreview } from '../../src/runtime/index.js';
@@ -47,6 +48,31 @@ for (const { who, label } of RUNTIMES) {
       w.put('workspace/bookclub/a.md', 'bookclub notes\n');
       for (let i = 0; i < 3000; i++) symlinkSync('a.md', join(w.ws, 'bookclub', `l${i}`));
       await assert.rejects(runMember(w, who, ['ls', '/workspace/bookclub']), /more than 512 separately mounted entries \(or 2048 entries of any kind/);
+    } finally { w.done(); }
+  });
+}
+
+// A folder bound whole is live, FIFOs and sockets included, and a read-only mount refuses
+// writes to files, not to a FIFO (nor a connect() to a socket): a permitted `find -fprintf`
+// writes into a host FIFO that lies in a granted folder, and a host process reading it gets
+// the bytes (seen for real, as root and as uid 65534). Not fixed: it needs a seccomp filter
+// (socket(AF_UNIX) refused) or rebuilding every folder that holds one; docs/RUNTIME.md,
+// "What it does not promise", says so. Kept as a todo so the hole stays visible.
+for (const { who, label } of RUNTIMES) {
+  test(`${label}: a FIFO on the host, in a granted folder, takes no write from the command`, { skip, todo: 'a FIFO or socket in a folder bound whole is reachable (docs/RUNTIME.md, "What it does not promise")' }, async () => {
+    const w = world(BOOKCLUB, '', MEMBER);
+    const fifo = join(w.ws, 'bookclub', 'pipe');
+    try {
+      w.put('workspace/bookclub/a.md', 'bookclub notes\n');
+      assert.equal(spawnSync('mkfifo', [fifo]).status, 0);
+      chmodSync(fifo, 0o666);
+      const reader = spawn('timeout', ['8', 'cat', fifo], { stdio: ['ignore', 'pipe', 'ignore'] });
+      let got = '';
+      reader.stdout.on('data', (b: Buffer) => { got += b.toString('utf8'); });
+      const closed = new Promise((res) => reader.on('close', res));
+      await runMember(w, who, ['find', '/workspace/bookclub/a.md', '-fprintf', '/workspace/bookclub/pipe', 'from the sandbox\n'], { timeoutMs: 5_000 });
+      await closed;
+      assert.equal(got, '', 'the host read what the sandbox wrote');
     } finally { w.done(); }
   });
 }
