@@ -176,6 +176,10 @@ export function runSandboxed(plan: SandboxPlan, opts: RunSandboxedOptions = {}):
 export function startSandbox(plan: SandboxPlan, prepared: PreparedSandbox, opts: RunSandboxedOptions = {}): Promise<SandboxResult> {
   try {
     return start(plan, prepared.layout, opts);
+  } catch (e) {
+    // spawn throws (E2BIG: a member's word longer than execve takes…): refused by the
+    // promise, never thrown at a runtime that only listens to it.
+    return Promise.reject(e instanceof Error ? e : new Error(String(e)));
   } finally { prepared.close(); } // the child holds its own copies from here
 }
 

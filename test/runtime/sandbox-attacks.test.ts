@@ -11,7 +11,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildPolicy } from '../../src/policy/index.js';
-import { sandboxPlanFor, sandboxPreview } from '../../src/runtime/index.js';
+import { accessFor, commandArgv, resolveTier, runSandboxed, sandboxPlanFor, sandboxPreview } from '../../src/runtime/index.js';
 import { ALICE, GUILD_CTX, RUNTIMES, bwrapMissing, runMember, world } from './sandbox-world.js';
 
 const skip = bwrapMissing() ?? false;
@@ -76,6 +76,23 @@ for (const { who, label } of RUNTIMES) {
     } finally { w.done(); }
   });
 }
+
+// A member's line with a word longer than execve takes (128 KiB) passed commandArgv and the
+// plan; spawn then threw E2BIG synchronously out of runSandboxed, so a runtime written as
+// docs/RUNTIME.md shows it (`runSandboxed(…).then(…)` in an event handler) crashed.
+test('a line too long for execve is refused by the promise, never thrown at the runtime', { skip }, async () => {
+  const w = world(BOOKCLUB, '', MEMBER);
+  try {
+    w.put('workspace/bookclub/a.md', 'bookclub notes\n');
+    const policy = buildPolicy(w.files).policy;
+    const d = commandArgv(accessFor(policy, resolveTier(policy, ALICE, GUILD_CTX)), `cat ${'a'.repeat(200_000)}`);
+    assert.ok(d.permitted && d.argv);
+    const plan = sandboxPlanFor(policy, ALICE, GUILD_CTX, d.argv, { workspaceDir: w.ws, memoriesDir: w.mem });
+    let run: Promise<unknown> | undefined;
+    assert.doesNotThrow(() => { run = runSandboxed(plan, { timeoutMs: 10_000 }); });
+    await assert.rejects(run as Promise<unknown>, /E2BIG/);
+  } finally { w.done(); }
+});
 
 // A symlink's text is the member's: with a newline it forged a line of `explain --command`
 // ("/workspace/other/secret.md  (read-only file, …)"), which the owner reads to check the sandbox.
