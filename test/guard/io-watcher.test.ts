@@ -1,13 +1,13 @@
 /**
  * The guard's watcher (src/guard/watcher.ts) in this process, on a real directory tree, its
- * hints collected: the per-file inode watch sees a write through a hard link made outside
- * the root (which no directory watch sees); below a `**` glob base, a directory there at
- * start and one made later are watched; while polling (inotify exhausted), an edit, a name
+ * hints collected: a directory made again at its path is watched again (and what was put in
+ * it before its watch is a hint); below a `**` glob base, a directory there at start, one
+ * made later and a twelve-level `mkdir -p` filled at once are watched; while polling (inotify exhausted), an edit, a name
  * that is not UTF-8 and the handle's state after close. Part of the guard's fast mutation tier.
  */
 import { after, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { linkSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startWatcher, type WatchHandle } from '../../src/guard/watcher.js';
@@ -31,18 +31,33 @@ function tree(extra = '') {
   return { root, pset: protectedSet(parsed.config), hints, events: { onEvent: (rel: string) => { hints.push(rel); }, onError: (e: Error) => { hints.push(`error ${e.message}`); } } };
 }
 
-it('inotify: a write through a hard link made outside the root is seen by the file\'s own watch', async () => {
+it('inotify: a directory made again at its path (its inode number often reused) is watched again, and what was moved in before is a hint', async () => {
   const t = tree();
   const h = await startWatcher(t.root, t.pset, t.events, false);
   handles.push(h);
-  const outside = join(base, `hl${n}`);
-  linkSync(join(t.root, 'orgs/bookclub.toml'), outside);
-  h.syncFiles(['orgs/bookclub.toml']);
-  t.hints.length = 0;
-  writeFileSync(outside, 'name = "evil"\n');
-  await waitFor(() => t.hints.includes('orgs/bookclub.toml'), 5_000, 'the hint from the inode watch');
+  for (let round = 0; round < 3; round++) {
+    rmSync(join(t.root, 'orgs'), { recursive: true });
+    mkdirSync(join(t.root, 'orgs'));
+    writeFileSync(join(t.root, 'orgs', `early${round}.toml`), 'x\n');
+    await waitFor(() => t.hints.includes(`orgs/early${round}.toml`), 5_000, `round ${round}: a hint for the name made right after the directory`);
+    t.hints.length = 0;
+    writeFileSync(join(t.root, 'orgs', `late${round}.toml`), 'x\n');
+    await waitFor(() => t.hints.includes(`orgs/late${round}.toml`), 5_000, `round ${round}: a hint from the new directory's own watch`);
+  }
   await h.close();
   assert.equal(h.alive(), false);
+});
+
+it('inotify: mkdir -p twelve levels below a ** glob base and a file written at once: a hint for the file', async () => {
+  const t = tree('\n[[protect]]\npath = "data/**/*.txt"\n');
+  const h = await startWatcher(t.root, t.pset, t.events, false);
+  handles.push(h);
+  const d = `data/${Array.from({ length: 12 }, (_, i) => `n${i}`).join('/')}`;
+  mkdirSync(join(t.root, d), { recursive: true });
+  writeFileSync(join(t.root, d, 'x.txt'), 'x\n');
+  await waitFor(() => t.hints.includes(`${d}/x.txt`), 5_000, 'the hint for the file twelve levels down');
+  writeFileSync(join(t.root, d, 'y.txt'), 'y\n');
+  await waitFor(() => t.hints.includes(`${d}/y.txt`), 5_000, 'a hint from the deepest directory\'s own watch');
 });
 
 it('inotify: below a ** glob base, a directory there at start and one made later are watched', async () => {
