@@ -3,7 +3,7 @@
  * (which changes nothing) and by the guard before it acts.
  */
 import { nameFromBytes } from '../common/names.js';
-import { fstatSync, opendirSync, type Dir } from 'node:fs';
+import { fstatSync, opendirSync, type Dir, type Dirent } from 'node:fs';
 import { at, lstatAt, tryOpenDir, safeClose, typeOf, withDir } from '../fsx/beneath.js';
 import { classify, type Observation, type Verdict } from './classify.js';
 import { observe } from './observe.js';
@@ -124,6 +124,37 @@ export function withinDepth(rel: string): boolean {
 }
 
 /**
+ * Every name in the directory at `path` (a path, or `at(fd, '.')`), streamed (opendir): a
+ * directory holding a million names costs one pass, never an array. Listed as UTF-8 first
+ * (one string per name: a flood of names costs no Buffer each); only when some name did not
+ * decode (it holds U+FFFD) is the directory listed again as bytes, and the names that did not
+ * decode are handed over then, carried losslessly (common/names.ts). So every name is handed
+ * over once, as its own bytes. Throws what opendir throws (the caller decides).
+ */
+export function eachName(path: string | Buffer, fn: (name: string, isDir: boolean) => void): void {
+  let undecoded = false;
+  stream(path, 'utf8', (ent) => {
+    const name = ent.name as string;
+    if (name.includes('\uFFFD')) undecoded = true;
+    else fn(name, ent.isDirectory());
+  });
+  if (!undecoded) return;
+  stream(path, 'buffer', (ent) => {
+    const raw = ent.name as unknown as Buffer;
+    if (raw.toString('utf8').includes('\uFFFD')) fn(nameFromBytes(raw), ent.isDirectory());
+  });
+}
+
+function stream(path: string | Buffer, encoding: 'utf8' | 'buffer', fn: (ent: Dirent) => void): void {
+  const d: Dir = opendirSync(path, { bufferSize: 256, encoding: encoding as BufferEncoding });
+  try {
+    for (let ent = d.readSync(); ent !== null; ent = d.readSync()) fn(ent);
+  } finally {
+    try { d.closeSync(); } catch { /* closed */ }
+  }
+}
+
+/**
  * Hand every entry below `dir` to `each`, `depth` levels down, streaming (opendir): a
  * directory holding a million names that match nothing costs one pass, never an array of
  * a million entries. Iterative, one directory open at a time (no descriptor held per level,
@@ -136,18 +167,14 @@ function listDir(rootFd: number, dir: string, depth: number, each: (rel: string)
     const { rel: at0, depth: left } = todo.pop() as { rel: string; depth: number };
     if (++listed > MAX_LISTED_DIRS) return;
     withDir(rootFd, at0, (fd) => {
-      let d: Dir | null = null;
       try {
-        // Names are bytes (SPEC §4): listed undecoded, carried losslessly (common/names.ts).
-        d = opendirSync(at(fd, '.'), { bufferSize: 256, encoding: 'buffer' as BufferEncoding });
-        for (let ent = d.readSync(); ent !== null; ent = d.readSync()) {
-          const name = nameFromBytes(ent.name as unknown as Buffer);
+        // Names are bytes (SPEC §4): carried losslessly (eachName, common/names.ts).
+        eachName(at(fd, '.'), (name, isDir) => {
           const rel = at0 === '' ? name : `${at0}/${name}`;
           each(rel);
-          if (left > 1 && ent.isDirectory() && withinDepth(rel) && todo.length < MAX_LISTED_DIRS) todo.push({ rel, depth: left - 1 });
-        }
+          if (left > 1 && isDir && withinDepth(rel) && todo.length < MAX_LISTED_DIRS) todo.push({ rel, depth: left - 1 });
+        });
       } catch { /* vanished while listing: the next event or rescan looks again */ }
-      finally { try { d?.closeSync(); } catch { /* closed */ } }
     }, () => undefined);
   }
 }

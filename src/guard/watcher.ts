@@ -31,7 +31,7 @@ import { lstatSync, opendirSync, watch as fsWatch, type Dir, type FSWatcher as N
 import { basename, dirname, join, relative, sep } from 'node:path';
 import { errnoCode } from '../common/errors.js';
 import type { ProtectedSet } from '../config/protected-set.js';
-import { MAX_DEPTH, MAX_REL_BYTES, withinDepth } from './inspect.js';
+import { MAX_DEPTH, MAX_REL_BYTES, eachName, withinDepth } from './inspect.js';
 
 export interface WatchEvents {
   onEvent(rel: string, isDirEvent: boolean): void;
@@ -204,18 +204,15 @@ async function startInotify(root: string, pset: ProtectedSet, events: WatchEvent
    * subdirectory that wants a watch handed to `sub`, within the depth bounds.
    */
   const list = (rel: string, hint: boolean, sub: (child: string) => void): void => {
-    let d: Dir | null = null;
     try {
-      d = opendirSync(abs(rel), { bufferSize: 256, encoding: 'buffer' as BufferEncoding });
-      for (let ent = d.readSync(); ent !== null; ent = d.readSync()) {
-        const child = rel === '' ? nameFromBytes(ent.name as unknown as Buffer) : `${rel}/${nameFromBytes(ent.name as unknown as Buffer)}`;
+      eachName(abs(rel), (name, isDir) => {
+        const child = rel === '' ? name : `${rel}/${name}`;
         if (hint && relevantPath(child, pset)) events.onEvent(child, false);
-        if (!ent.isDirectory() || !wantsWatch(child, pset)) continue;
+        if (!isDir || !wantsWatch(child, pset)) return;
         if (withinDepth(child)) sub(child);
         else limit(child, `a directory deeper than ${MAX_DEPTH} levels or a path longer than ${MAX_REL_BYTES} bytes below the root: ${rel} is watched and checked, what is below it is not`);
-      }
+      });
     } catch { /* gone or unreadable: the guard's check of the directory repairs it, then re-arms */ }
-    finally { try { d?.closeSync(); } catch { /* closed */ } }
   };
 
   const onDirEvent = (watched: string, type: string, name: string | null) => {

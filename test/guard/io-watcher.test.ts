@@ -13,7 +13,8 @@ import { join } from 'node:path';
 import { startWatcher, type WatchHandle } from '../../src/guard/watcher.js';
 import { parseWardenConfig } from '../../src/config/warden-config.js';
 import { protectedSet } from '../../src/config/protected-set.js';
-import { nameFromBytes } from '../../src/common/names.js';
+import { nameFromBytes, nameToBytes } from '../../src/common/names.js';
+import { MAX_DEPTH, MAX_REL_BYTES, eachName, withinDepth } from '../../src/guard/inspect.js';
 import { TEST_WARDEN_TOML, waitFor } from '../helpers/root.js';
 
 const base = realpathSync(mkdtempSync(join(tmpdir(), 'warden-io-watch-')));
@@ -71,6 +72,54 @@ it('inotify: below a ** glob base, a directory there at start and one made later
   writeFileSync(join(t.root, 'data/new/y.txt'), 'y\n');
   await waitFor(() => t.hints.includes('data/new/y.txt'), 5_000, 'a hint from inside the new directory');
   assert.ok(!t.hints.some((x) => x.startsWith('/') || x.startsWith('error')), t.hints.join(', '));
+});
+
+it('inotify: a tree deeper than the bound below a ** glob base: said once (onLimit), and what is within the bound is still watched', async () => {
+  const t = tree('\n[[protect]]\npath = "data/**/*.txt"\n');
+  const levels = Array.from({ length: MAX_DEPTH + 3 }, () => 'n');
+  mkdirSync(join(t.root, 'data', ...levels), { recursive: true });
+  const limits: string[] = [];
+  const h = await startWatcher(t.root, t.pset, { ...t.events, onLimit: (p: string, detail: string) => { limits.push(`${p}: ${detail}`); } }, false);
+  handles.push(h);
+  assert.equal(limits.length, 1, limits.join('\n'));
+  assert.match(limits[0]!, new RegExp(`deeper than ${MAX_DEPTH} levels`));
+  const within = `data/${levels.slice(0, MAX_DEPTH - 2).join('/')}`;
+  assert.ok(withinDepth(within) && !withinDepth(`data/${levels.join('/')}`));
+  writeFileSync(join(t.root, within, 'x.txt'), 'x\n');
+  await waitFor(() => t.hints.includes(`${within}/x.txt`), 5_000, 'a hint from the deepest directory within the bound');
+  h.rearmChanged();
+  assert.equal(limits.length, 1, 'once per watcher, not once per rescan');
+});
+
+it('eachName: every name once, as its own bytes (UTF-8 names as strings, a name that is not UTF-8 losslessly, a literal U+FFFD as itself)', () => {
+  const dir = join(base, `names${++n}`);
+  mkdirSync(dir);
+  const raw = Buffer.concat([Buffer.from('r'), Buffer.from([0xff]), Buffer.from('.toml')]);
+  const literal = Buffer.from('l\uFFFD.toml');
+  for (const b of [Buffer.from('a.toml'), Buffer.from('é.toml'), raw, literal]) writeFileSync(Buffer.concat([Buffer.from(dir + '/'), b]), 'x');
+  mkdirSync(join(dir, 'sub'));
+  const seen: string[] = [];
+  eachName(dir, (name, isDir) => { seen.push(`${name}${isDir ? '/' : ''}`); });
+  assert.deepEqual(seen.sort(), ['a.toml', 'é.toml', nameFromBytes(raw), 'l\uFFFD.toml', 'sub/'].sort());
+  assert.ok(nameToBytes(nameFromBytes(raw)).equals(raw));
+  // Only UTF-8 names: one pass, the same names.
+  const plain = join(base, `names${++n}`);
+  mkdirSync(plain);
+  writeFileSync(join(plain, 'x'), 'x');
+  const once: string[] = [];
+  eachName(plain, (name) => { once.push(name); });
+  assert.deepEqual(once, ['x']);
+});
+
+it('withinDepth: levels and bytes below the root', () => {
+  assert.equal(withinDepth('a'), true);
+  assert.equal(withinDepth(Array.from({ length: MAX_DEPTH }, () => 'a').join('/')), true);
+  assert.equal(withinDepth(Array.from({ length: MAX_DEPTH + 1 }, () => 'a').join('/')), false);
+  assert.equal(withinDepth('x'.repeat(MAX_REL_BYTES)), true);
+  assert.equal(withinDepth('x'.repeat(MAX_REL_BYTES + 1)), false);
+  // Bytes, not UTF-16 units: 2,048 two-byte letters are 4,096 bytes, 2,049 are more.
+  assert.equal(withinDepth('é'.repeat(MAX_REL_BYTES / 2)), true);
+  assert.equal(withinDepth('é'.repeat(MAX_REL_BYTES / 2 + 1)), false);
 });
 
 it('polling: an edit, and a new name that is not UTF-8, each a hint; closed, the handle is not alive', async () => {
