@@ -68,6 +68,16 @@ describe('below a ** glob base, at any depth', () => {
     assert.match(v.stdout, new RegExp(`${d}/evil\\.txt: unexpected-file`));
   });
 
+  it('a file twelve levels below the base at init is approved: left alone, and an edit of it reverted in real time', async () => {
+    const d = twelve('i');
+    const { t, a } = agentRoot(DEEP_TOML, (t) => { mkdirSync(t.p(d), { recursive: true }); writeFileSync(t.p(`${d}/kept.txt`), 'kept\n'); });
+    assert.ok(approvedPaths(t).includes(`${d}/kept.txt`), 'init approved the file twelve levels down');
+    await world.daemon(t);
+    asAgent(a, `echo changed > '${t.p(`${d}/kept.txt`)}'`);
+    await msUntil(() => readFileSync(t.p(`${d}/kept.txt`), 'utf8') === 'kept\n', 3_000, 'the edit twelve levels down reverted');
+    assert.equal(cli(t, ['verify']).code, 0);
+  });
+
   it('a file written into a tree made there at once (mkdir -p, twelve levels) is removed in real time', async () => {
     const { t, a } = agentRoot(DEEP_TOML, (t) => { mkdirSync(t.p('deep')); writeFileSync(t.p('deep/top.txt'), 'top\n'); });
     await world.daemon(t);
