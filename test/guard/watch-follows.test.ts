@@ -129,7 +129,8 @@ describe('a protected directory made again: its watch follows', () => {
     const { t, a } = agentRoot();
     await world.daemon(t);
     for (let round = 0; round < 3; round++) {
-      asAgent(a, `cd '${t.root}' && rm -rf ../new${round} && mkdir ../new${round} && cp orgs/*.toml ../new${round}/ && ${EXCHANGE} ../new${round} orgs`);
+      // The same mode, owner and content as the approved orgs/: only the directory itself is another.
+      asAgent(a, `cd '${t.root}' && rm -rf ../new${round} && mkdir ../new${round} && chmod --reference=orgs ../new${round} && cp -p orgs/*.toml ../new${round}/ && ${EXCHANGE} ../new${round} orgs`);
       // Whatever warden makes of the new directory, orgs/ is a directory with the approved files.
       await waitFor(() => { try { return lstatSync(t.p('orgs')).isDirectory() && cli(t, ['verify']).code === 0; } catch { return false; } }, 15_000, 'orgs/ approved again');
       const f = join(t.base, `grant${round}.toml`);
