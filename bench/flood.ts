@@ -1,8 +1,9 @@
 /**
  * `npm run bench`, section: flood. BENCH_FLOOD_FILES (default 200,000) empty files that no
  * glob matches (orgs/junkI.txt) are created while the guard runs (guard only, no notifier;
- * a rescan every BENCH_FLOOD_RESCAN_S, default 30 as shipped). Meanwhile an approved file (orgs/bookclub.toml) is edited every 100 ms and the
- * time until its approved bytes are back is taken. Reports the guard's RSS before, its peak
+ * a rescan every BENCH_FLOOD_RESCAN_S, default 30 as shipped). Meanwhile an approved file
+ * (orgs/bookclub.toml) is edited every 100 ms and the time until its approved bytes are back
+ * is taken. Reports the guard's RSS before, its peak
  * (sampled every 200 ms) and after the first rescan past the flood, and the revert latency.
  * Alone: `node dist/bench/flood.js` (BENCH_FLOOD_FILES=2000 for a quick look).
  */
@@ -28,8 +29,8 @@ async function oneRevert(path: string, approved: string, i: number): Promise<num
   }
 }
 
-export async function flood(files = FLOOD_FILES): Promise<Json> {
-  const r = makeRoot('flood', () => wardenToml({ rescanSeconds: RESCAN_S }));
+export async function flood(files = FLOOD_FILES, rescanS = RESCAN_S): Promise<Json> {
+  const r = makeRoot('flood', () => wardenToml({ rescanSeconds: rescanS }));
   const init = wardenSync(r, ['init']);
   if (init.code !== 0) throw new Error(`warden init failed: ${init.stderr}`);
   const d = await startReady(node, warden(['run', '--guard', '--root', r.root]), r.env);
@@ -50,14 +51,14 @@ export async function flood(files = FLOOD_FILES): Promise<Json> {
     }
     const w = JSON.parse((await writer).stdout.trim().split('\n').pop() ?? '{}') as { files: number; ms: number };
     // One rescan past the flood: what the guard holds once it has looked at all of it.
-    await sleep(RESCAN_S * 1000 + 2000);
+    await sleep(rescanS * 1000 + 2000);
     clearInterval(sampler);
     const after = memMB(d.pid);
     peak = Math.max(peak, after.rss);
     const s = summary(lat);
     log(`flood: created in ${(w.ms / 1000).toFixed(1)} s; RSS ${before.rss.toFixed(1)} → peak ${peak.toFixed(1)} → after ${after.rss.toFixed(1)} MB; revert p50 ${s.p50.toFixed(1)} max ${s.max.toFixed(1)} ms (${s.n} edits)`);
     return {
-      files, createSeconds: w.ms / 1000, rescanSeconds: RESCAN_S,
+      files, createSeconds: w.ms / 1000, rescanSeconds: rescanS,
       rssBeforeMB: before.rss, rssPeakMB: peak, rssAfterMB: after.rss, vmHwmMB: after.hwm,
       growthPeakMB: peak - before.rss, growthAfterMB: after.rss - before.rss,
       revertP50Ms: s.p50, revertMaxMs: s.max, reverts: s.n,
