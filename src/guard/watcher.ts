@@ -117,6 +117,7 @@ async function startInotify(root: string, pset: ProtectedSet, events: WatchEvent
     limited = true;
     events.onLimit?.(rel === '' ? '.' : rel, detail);
   };
+  const tooDeep = (rel: string) => `a directory deeper than ${MAX_DEPTH} levels or a path longer than ${MAX_REL_BYTES} bytes below the root: ${rel} is watched and checked, what is below it is not`;
   const abs = (rel: string) => nameToBytes(rel === '' ? root : join(root, rel));
   const dirWatches = new Map<string, DirWatch>();
   const unwatchDir = (rel: string) => {
@@ -210,7 +211,7 @@ async function startInotify(root: string, pset: ProtectedSet, events: WatchEvent
         if (hint && relevantPath(child, pset)) events.onEvent(child, false);
         if (!isDir || !wantsWatch(child, pset)) return;
         if (withinDepth(child)) sub(child);
-        else limit(child, `a directory deeper than ${MAX_DEPTH} levels or a path longer than ${MAX_REL_BYTES} bytes below the root: ${rel} is watched and checked, what is below it is not`);
+        else limit(child, tooDeep(rel));
       });
     } catch { /* gone or unreadable: the guard's check of the directory repairs it, then re-arms */ }
   };
@@ -230,7 +231,9 @@ async function startInotify(root: string, pset: ProtectedSet, events: WatchEvent
     // A directory that should be watched, created, deleted, renamed or exchanged here: the
     // one at the path now gets the watch (a chmod, 'change', leaves the same one there).
     if (type === 'rename' || !dirWatches.has(rel)) {
-      if (wantsWatch(rel, pset) && withinDepth(rel)) ensure(rel, true, false, type === 'rename');
+      if (!wantsWatch(rel, pset)) return;
+      if (withinDepth(rel)) ensure(rel, true, false, type === 'rename');
+      else limit(rel, tooDeep(watched));
     }
   };
 
