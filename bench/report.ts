@@ -71,6 +71,11 @@ export function table(): string {
     rows.push([`flood: ${Number(fl.files).toLocaleString('en-US')} unprotected files into orgs/, guard RSS growth (MB peak / after)`, `${f1(fl.growthPeakMB)} / ${f1(fl.growthAfterMB)}`, `RSS before ${f1(fl.rssBeforeMB)} MB`, '', '≤ +30 MB', ok(met.memory)]);
     rows.push(['flood: revert of an approved file meanwhile (ms p50 / max)', `${f1(fl.revertP50Ms)} / ${f1(fl.revertMaxMs)}`, `${fl.reverts} edits`, '', '< 1 s', ok(met.reverts)]);
   } else rows.push(['flood', 'error', String(fl?.error ?? 'not run'), '', '', '']);
+  const ns = results.notifierSends as Json | undefined;
+  if (ns && !ns.error) {
+    const b = ns.before as Json, a = ns.after as Json;
+    rows.push([`notifier heap over ${String(ns.sends)} Discord sends (MB after GC; ${f1(ns.seconds, 0)} s)`, `${f1(b.heapMB)} → ${f1(a.heapMB)}`, `RSS ${f1(b.rssMB)} → ${f1(a.rssMB)}; abort listeners max ${String(ns.maxAbortListeners)}`, `${(ns.heapGrowthMB as number) >= 0 ? '+' : ''}${f1(ns.heapGrowthMB)} MB`, '≤ +5 MB, no listener kept', ok(ns.met)]);
+  } else rows.push(['notifier sends', 'error', String(ns?.error ?? 'not run'), '', '', '']);
   rows.push(...policyRows(results.policy as Json | undefined));
   rows.push(...crashRows(results.crash as Json | undefined));
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));

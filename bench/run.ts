@@ -23,6 +23,7 @@ import { flood } from './flood.js';
 import { lastCompleteCrashRun } from './crash-main.js';
 import { table, updateDocs } from './report.js';
 import { policyScale } from './policy-scale.js';
+import { notifierSends } from './notifier-sends.js';
 
 // ---------------------------------------------------------------- main
 
@@ -65,6 +66,7 @@ async function main(): Promise<void> {
     await phase('storm', () => storm(emu));
     await phase('flood', () => flood());
     await phase('policy', policyScale);
+    await phase('notifierSends', notifierSends);
   } finally {
     await emu.stop();
     cleanupTemps();

@@ -31,6 +31,7 @@ import { commitHistory, osUser, type HistoryChange } from '../store/history.js';
 import { removable, tomlSyntax } from './validate.js';
 import { candidatePathsFor } from './init.js';
 import { withDirsOnTheWay } from '../guard/dirs-on-the-way.js';
+import { approvedXattrsAt, exactXattrs } from '../fsx/xattrs.js';
 
 /**
  * One path of a change. `content` null removes the file; `keep` keeps the approved content
@@ -266,7 +267,7 @@ function writeLive(rootFd: number, c: BaselineChange): void {
     return;
   }
   const fd = ensureDirBeneath(rootFd, dirOf(c.path), 0o755);
-  try { replaceFileAt(fd, baseOf(c.path), c.bytes, { mode: c.mode, uid: c.uid, gid: c.gid }); } finally { safeClose(fd); }
+  try { replaceFileAt(fd, baseOf(c.path), c.bytes, { mode: c.mode, uid: c.uid, gid: c.gid, prepare: exactXattrs(c.xattrs) }); } finally { safeClose(fd); }
 }
 
 /**
@@ -303,7 +304,7 @@ export function reconcileProtectedSet(ctx: ApplyContext, next: ProtectedSet, max
     if (!e || !kind || kind === e.kind) continue;
     const bytes = ctx.state.bytesOf(ctx.store.fd, path);
     if (!bytes) continue;
-    out.push({ path, kind, bytes, mode: e.mode, uid: e.uid, gid: e.gid });
+    out.push({ path, kind, bytes, mode: e.mode, uid: e.uid, gid: e.gid, ...(e.xattrs ? { xattrs: e.xattrs } : {}) });
     if (kind === 'credentials') {
       note(`<4>warden: ${path} is now a credential file: re-stored as one (values out of snapshots/blobs and out of the history's current tree); its earlier content is still in older commits of snapshots/history (git): if it held secrets, rotate them`);
     }
@@ -316,7 +317,7 @@ export function reconcileProtectedSet(ctx: ApplyContext, next: ProtectedSet, max
     withDir(ctx.rootFd, dirOf(path), (fd) => {
       if (!lstatAt(fd, baseOf(path))?.isFile()) return;
       const r = readRegularAt(fd, baseOf(path), maxBytes);
-      if (r?.bytes) out.push({ path, kind, bytes: r.bytes, mode: r.stats.mode & 0o7777, uid: r.stats.uid, gid: r.stats.gid });
+      if (r?.bytes) out.push({ path, kind, bytes: r.bytes, mode: r.stats.mode & 0o7777, uid: r.stats.uid, gid: r.stats.gid, ...approvedXattrsAt(fd, baseOf(path)) });
     }, () => undefined);
   }
   const dirs = dict(ctx.state.index.dirs);

@@ -19,6 +19,7 @@ import { loadKeyOrExplainMove, recordKeyOwner } from '../store/rehome.js';
 import { NotInitialised, Store } from '../store/store.js';
 import { withDirsOnTheWay } from '../guard/dirs-on-the-way.js';
 import { MAX_DEPTH, withinDepth } from '../guard/inspect.js';
+import { approvedXattrsAt, type XattrSet } from '../fsx/xattrs.js';
 
 /** Exact protected paths plus whatever the globs match on disk now. */
 export function candidatePathsFor(rootFd: number, pset: ProtectedSet): string[] {
@@ -37,7 +38,7 @@ export function candidatePathsFor(rootFd: number, pset: ProtectedSet): string[] 
 
 export interface InitResult { files: number; dirs: number; storeDir: string; state: BaselineState }
 
-export interface DiskFile { path: string; bytes: Buffer; mode: number; uid: number; gid: number }
+export interface DiskFile { path: string; bytes: Buffer; mode: number; uid: number; gid: number; xattrs?: XattrSet }
 
 /** Every protected file and directory as it is on disk now; refuses (changing nothing) anything that is not a regular file. */
 /** Progress of long work: a phase, and for counted phases how far it is. */
@@ -79,7 +80,7 @@ export function scanDisk(rootFd: number, pset: ProtectedSet, maxBytes: number, p
         if (st.size > maxBytes) throw new WardenError(`${escapeText(path)} is ${st.size} bytes, over max_bytes (${maxBytes})`);
         const r = readRegularAt(fd, baseOf(path), maxBytes);
         if (!r?.bytes) throw new WardenError(`${escapeText(path)} changed while it was being read; run init again`);
-        files.push({ path, bytes: r.bytes, mode: r.stats.mode & 0o7777, uid: r.stats.uid, gid: r.stats.gid });
+        files.push({ path, bytes: r.bytes, mode: r.stats.mode & 0o7777, uid: r.stats.uid, gid: r.stats.gid, ...approvedXattrsAt(fd, baseOf(path)) });
         if (progress && ++read % 500 === 0) progress('reading', read, candidates.length);
       }
     }, () => undefined);
@@ -107,7 +108,7 @@ export async function writeBaseline(root: string, rootFd: number, store: Store, 
     const sha = sha256Hex(f.bytes);
     writes.push({ kind, bytes: f.bytes, sha });
     blobs.set(sha, f.bytes);
-    index.files[f.path] = { kind, sha256: sha, size: f.bytes.length, mode: f.mode, uid: f.uid, gid: f.gid };
+    index.files[f.path] = { kind, sha256: sha, size: f.bytes.length, mode: f.mode, uid: f.uid, gid: f.gid, ...(f.xattrs && Object.keys(f.xattrs).length ? { xattrs: f.xattrs } : {}) };
   }
   const hist = scan.files.map((f) => ({ path: f.path, kind: pset.kindOf(f.path) ?? 'text' as const, bytes: f.bytes }));
   // History (git, a child process) runs while the blobs are written: two cores, not one.

@@ -41,6 +41,7 @@ import { newAlertId } from '../store/alerts.js';
 import { diffCredentials } from '../credentials/rules.js';
 import type { WardenConfig } from '../config/warden-config.js';
 import { step } from './seam.js';
+import { exactXattrs } from '../fsx/xattrs.js';
 
 export interface JournalFile { path: string; kind: FileKind; mode: number; uid: number; gid: number; old: string | null; new: string | null }
 /** `generation`: the baseline generation when the manifest was written (before the transaction's commit). */
@@ -218,16 +219,18 @@ export function recoverJournal(rootFd: number, store: Store, state: BaselineStat
   const changes: BaselineChange[] = [];
   for (const [i, f] of intent.files.entries()) {
     const target = forward ? f.new : f.old;
+    const e = state.entry(f.path);
+    // The entry stays as it is (then so do its approved attributes), or becomes this file, which has none.
+    const stays = (e?.sha256 ?? null) === target && !(e && (e.mode !== f.mode || e.uid !== f.uid || e.gid !== f.gid));
     if (current[i] !== target) {
       if (target === null) {
         withDir(rootFd, dirOf(f.path), (fd) => { if (lstatAt(fd, baseOf(f.path))) unlinkAt(fd, baseOf(f.path)); fsyncSync(fd); }, () => undefined);
       } else {
         const fd = ensureDirBeneath(rootFd, dirOf(f.path), 0o755);
-        try { replaceFileAt(fd, baseOf(f.path), blobs.get(target) as Buffer, { mode: f.mode, uid: f.uid, gid: f.gid }); } finally { safeClose(fd); }
+        try { replaceFileAt(fd, baseOf(f.path), blobs.get(target) as Buffer, { mode: f.mode, uid: f.uid, gid: f.gid, prepare: exactXattrs(stays ? e?.xattrs : undefined) }); } finally { safeClose(fd); }
       }
     }
-    const e = state.entry(f.path);
-    if ((e?.sha256 ?? null) !== target || (e && (e.mode !== f.mode || e.uid !== f.uid || e.gid !== f.gid))) {
+    if (!stays) {
       changes.push({ path: f.path, kind: f.kind, bytes: target === null ? null : (blobs.get(target) as Buffer), mode: f.mode, uid: f.uid, gid: f.gid });
     }
   }

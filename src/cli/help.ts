@@ -147,13 +147,17 @@ export const HELP: Record<string, HelpText> = {
       ['--forum F', 'the channel is a thread of forum F'],
       ['--internal', 'a heartbeat or cron session (the owner\'s)'],
       ['--write', 'ask about writing the targets, not reading them'],
+      ['--command LINE', 'may the person run LINE, and what would it see in the sandbox now (each entry with its host path)'],
+      ['--workspace DIR', 'with --command: the host directory behind /workspace/'],
+      ['--memories DIR', 'with --command: the host directory behind /memories/'],
     ],
-    examples: ['warden explain --user 222222222222222222 --dm 333333333333333333', 'warden explain --user 222222222222222222 --guild 1 --channel 444444444444444444 /workspace/bookclub/notes.md'],
-    notes: ['Exit codes: 0 every target allowed, 1 a target denied.'],
+    examples: ['warden explain --user 222222222222222222 --dm 333333333333333333', 'warden explain --user 222222222222222222 --guild 1 --channel 444444444444444444 /workspace/bookclub/notes.md',
+      "warden explain --user 222222222222222222 --guild 1 --channel 444444444444444444 --command 'git log -3' --workspace /home/agent/workspace --memories /home/agent/memories"],
+    notes: ['Exit codes: 0 every target allowed (and the command runs), 1 a target denied (or the command refused).'],
   },
   'notify test': {
     examples: ['warden notify test', 'warden notify test --json'],
-    notes: ['Exit codes: 0 every channel delivered, 1 a channel failed.'],
+    notes: ['A channel that cannot run here (the desktop, with no desktop session or no notify-send) is reported off, not as a failure.', 'Exit codes: 0 every channel that can run here delivered (one at least), 1 a channel failed or none could run.'],
   },
   rehome: {
     options: [
@@ -161,6 +165,14 @@ export const HELP: Record<string, HelpText> = {
     ],
     examples: ['warden rehome --from /home/agent/old-root'],
     notes: ["Moves the root's HMAC key, seal and store (the state directory's, in the deployment) to its new identity; run it with the guard stopped."],
+  },
+  profiles: {
+    options: [
+      ['--home DIR', 'stands for $HOME: where the user-level files are, and your own profiles (DIR/.config/warden/profiles)'],
+      ['--project DIR', "a project's directory: shows where its files would be"],
+    ],
+    examples: ['warden profiles', 'warden profiles claude-code --project ~/src/app', 'warden profiles codex --json | jq .profiles[0].profile.validator'],
+    notes: ['A profile is data: docs/PROFILES.md describes the file. Yours go in $XDG_CONFIG_HOME/warden/profiles/NAME.toml (else ~/.config/warden/profiles/); one may add a runtime, never replace a shipped one.', 'Exit code 2 when a profile of yours has an error (each is shown with its file, line and column).'],
   },
   completion: {
     examples: ['warden completion bash > ~/.local/share/bash-completion/completions/warden', 'warden completion fish > ~/.config/fish/completions/warden.fish', 'warden completion man > warden.1'],

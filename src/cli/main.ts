@@ -20,7 +20,7 @@ const GLOBAL_OPTIONS = {
 /** Commands whose first positional is a PATH in the root (relative to the cwd, or absolute inside the root). */
 const PATH_FIRST = new Set(['why', 'history', 'edit', 'apply', 'rm']);
 /** Commands that read files only and need no baseline. */
-const NO_BASELINE = new Set(['init', 'check', 'explain', 'install-units', 'rehome', 'completion', 'desktop']);
+const NO_BASELINE = new Set(['init', 'check', 'explain', 'install-units', 'rehome', 'completion', 'desktop', 'profiles']);
 export { version };
 
 function topHelp(): string {

@@ -5,7 +5,6 @@
  * name can neither start a forged "<6>warden: …" journal line nor send ESC]52 to the
  * owner's terminal. Idempotent: the output holds no character it would escape again.
  */
-// eslint-disable-next-line no-control-regex
 const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 const NAMED: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t', '\u001b': '\\e' };
 
@@ -33,4 +32,27 @@ export function escapeTerminal(s: string): string {
 /** escapeText for text of several lines (a diff, a help page): newlines stay, each line is escaped. */
 export function escapeLines(s: string): string {
   return s.split('\n').map(escapeTerminal).join('\n');
+}
+
+/**
+ * A string another process chose (a process name, an executable's path), shown in double
+ * quotes as that process's own claim: `"` and `\` inside are backslash-escaped first, then
+ * escapeText, so the quoted text can neither close its quotes early nor leave the line.
+ * A name `vim, user root` reads `"vim, user root"`, never as a fact warden vouches for.
+ */
+export function quoteText(s: string): string {
+  return `"${escapeText(s.replace(/["\\]/g, '\\$&'))}"`;
+}
+
+/** What a path of ordinary characters is made of: shown as it is. */
+const PLAIN_NAME = /^[A-Za-z0-9._/+@%=-]+$/;
+
+/**
+ * A path or name inside a line of warden's own words (an alert's one-line form): as it is
+ * when it is made of ordinary characters, else in quotes (quoteText). A file may be named
+ * `x.toml: deleted; alert A1. by user root`; quoted, that text cannot pass for the rest of
+ * the line.
+ */
+export function nameText(s: string): string {
+  return PLAIN_NAME.test(s) ? s : quoteText(s);
 }

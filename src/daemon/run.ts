@@ -203,6 +203,9 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
         log(`<2>warden: the root path ${opts.root} named something else; put the approved tree back there and guard it`);
       } });
       guard = g;
+      // Swapped while warden was stopped: the directory opened above is not warden's; nothing
+      // below writes into it (docs/ARCHITECTURE.md, invariant 19).
+      g.checkRootAtStart();
       const q = new HintQueue((rel, isDir) => g.onPathEvent(rel, isDir), {
         urgent: (rel, isDir) => g.isUrgent(rel, isDir), onOverflow: () => g.rescan(),
       });
@@ -229,6 +232,13 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
       const changeService = await attachChangeService(g, log);
       cleanups.push(() => changeService.stop());
       g.startupVerify();
+      if (!g.holdsOwnRoot()) {
+        // The root path names a directory warden did not make, and it could not be moved aside
+        // (the alert says why): fail closed rather than guard, or write into, someone else's.
+        sd.status(`the root path names a directory warden did not make; not guarding`);
+        g.stop();
+        throw new WardenError(`${opts.root} names a directory warden did not make (swapped while warden was stopped), and it could not be moved aside; see 'warden alerts'. warden changes nothing in it.`);
+      }
       if (g.unavailable.size > 0) {
         // Fail closed, as a start always has: a file that differs and whose approved content
         // is gone from the store cannot be put back (the alert above says which).
@@ -289,11 +299,14 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
         }, sd.watchdogIntervalMs);
         cleanups.push(() => clearInterval(wd));
       }
-      process.on('SIGHUP', () => {
+      // Removed when this daemon stops: a later SIGHUP must not reload a stopped guard.
+      const onHup = (): void => {
         settingsFromBytes(g.state.bytesOf(store.fd, WARDEN_TOML)).then(
           (next) => reload(next).then(() => log('<5>warden: reloaded the approved config/warden.toml'), (err) => log(`<3>warden: SIGHUP reload failed: ${String((err as Error)?.message ?? err)}`)),
           (err) => log(`<3>warden: SIGHUP: config/warden.toml is invalid, keeping the old settings: ${err instanceof WardenError ? [err.message, ...err.details.map(formatLocated)].join('; ') : String(err)}`));
-      });
+      };
+      process.on('SIGHUP', onHup);
+      cleanups.push(() => { process.off('SIGHUP', onHup); });
     } catch (err) {
       for (const c of cleanups.reverse()) await c();
       throw err;
@@ -314,7 +327,9 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
       }, 1000, PRIVATE_STORE_DIRS);
       if (check) cleanups.push(() => check.stop());
       const { loadWardenConfigFrom } = await import('../store/approved-config.js');
-      process.on('SIGHUP', () => { try { n.reload(loadWardenConfigFrom(store.fd, opts.root)); } catch (err) { log(`<3>warden: SIGHUP: ${String((err as Error).message)}`); } });
+      const onHup = (): void => { try { n.reload(loadWardenConfigFrom(store.fd, opts.root)); } catch (err) { log(`<3>warden: SIGHUP: ${String((err as Error).message)}`); } };
+      process.on('SIGHUP', onHup);
+      cleanups.push(() => { process.off('SIGHUP', onHup); });
       if (sd.watchdogIntervalMs) {
         // Fed only while the delivery loop runs (sd-notify.ts): a stuck loop gets restarted.
         const every = sd.watchdogIntervalMs;

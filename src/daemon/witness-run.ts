@@ -10,11 +10,12 @@
  * SIGHUP.
  */
 import { WardenError } from '../common/errors.js';
-import { fstatSync, lstatSync, statSync } from 'node:fs';
+import { fstatSync, lstatSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { openRoot, safeClose } from '../fsx/beneath.js';
 import { approvedConfigForReader } from '../store/approved-config.js';
 import { BASELINE_DIR, INDEX_NAME } from '../store/layout.js';
+import { unauthenticatedFiles } from '../store/baseline.js';
 import { settingsFromBytes } from '../config/quick-config.js';
 import { protectedSet } from '../config/protected-set.js';
 import type { WardenConfig } from '../config/warden-config.js';
@@ -33,10 +34,16 @@ export interface WitnessRunOptions {
   say: (line: string) => void;
 }
 
-/** The approved settings, and where they came from (the store directory). */
-async function configOf(root: string): Promise<{ config: WardenConfig; from: string }> {
+/**
+ * The approved settings, where they came from (the store directory), and the approved files
+ * (the index's paths: the files of protected directories too, whose inodes the witness marks
+ * so that a write through any name of them is seen).
+ */
+async function configOf(root: string): Promise<{ config: WardenConfig; from: string; files: string[] }> {
   const a = approvedConfigForReader(root);
-  return { config: await settingsFromBytes(a.bytes), from: a.from };
+  let files: string[] = [];
+  try { files = Object.keys(unauthenticatedFiles(readFileSync(join(a.from, BASELINE_DIR, INDEX_NAME)))); } catch { /* the exact paths still are marked */ }
+  return { config: await settingsFromBytes(a.bytes), from: a.from, files };
 }
 
 /** Whether the root path now names a directory other than the one held. */
@@ -63,11 +70,12 @@ export async function runWitnessOnly(opts: WitnessRunOptions): Promise<{ stop():
   let stamp = indexStamp(from);
   let config = first.config;
   let pset = protectedSet(config);
+  let files = [...new Set([...pset.exactPaths, ...first.files])];
   let rootFd = openRoot(opts.root);
   const { Witness } = await import('../witness/witness.js');
   const w = Witness.start({
     root: opts.root, rootFd, enforce: config.witness?.enforce === true, exemptPids: opts.writerPids, exemptCgroups: cgroupsOf(config),
-    targets: () => ({ files: pset.exactPaths, dirs: pset.dirs.filter((d) => d !== '') }),
+    targets: () => ({ files, dirs: pset.dirs.filter((d) => d !== '') }),
     recordDir: recordDirOf(opts.root), groupRead: true, log: opts.log,
   });
   if (!w.running) { safeClose(rootFd); throw new WardenError(`the witness cannot run: ${w.status().why ?? 'unknown'}`, 2); }
@@ -82,7 +90,7 @@ export async function runWitnessOnly(opts: WitnessRunOptions): Promise<{ stop():
   // Keeps the settings it has when the approved copy cannot be read (fail closed: never the live file).
   const reread = (why: string) => {
     configOf(opts.root).then((c) => {
-      config = c.config; pset = protectedSet(config);
+      config = c.config; pset = protectedSet(config); files = [...new Set([...pset.exactPaths, ...c.files])];
       w.update({ enforce: config.witness?.enforce === true, exemptCgroups: cgroupsOf(config) });
       opts.log(`<5>warden: witness re-read the approved warden.toml (${why}): ${config.witness?.enforce === true ? 'refusing' : 'recording'}`);
     }, (err) => opts.log(`<3>warden: witness: ${why}: ${String((err as Error).message)}; keeping its settings`));

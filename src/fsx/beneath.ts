@@ -278,6 +278,8 @@ export interface WriteOptions {
    * throws `EDIRMOVED`, so nothing lands in a directory that left its place meanwhile.
    */
   stillHere?: () => boolean;
+  /** Called with the written file's descriptor before its owner and mode are set (the guard puts the approved ACL and extended attributes there). */
+  prepare?: (fd: number) => void;
 }
 
 /** The code replaceFileAt throws when `stillHere` said no (nothing was written). */
@@ -318,6 +320,7 @@ export function replaceFileAt(dirFd: number, name: string, bytes: Uint8Array, op
   try {
     try {
       writeAll(fd, bytes);
+      opts.prepare?.(fd);
       setOwnerAndMode(fd, opts);
       if (durable) fsyncSync(fd);
     } finally {
@@ -351,6 +354,7 @@ export function rewriteInPlaceAt(dirFd: number, name: string, bytes: Uint8Array,
     let off = 0;
     while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off, off);
     ftruncateSync(fd, bytes.length);
+    opts.prepare?.(fd);
     setOwnerAndMode(fd, opts);
     if (opts.durable ?? true) fsyncSync(fd);
     return true;

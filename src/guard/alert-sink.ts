@@ -13,7 +13,7 @@
  * line grows without bound (the quarantine quota keeps such lines few).
  */
 import { errnoCode } from '../common/errors.js';
-import { escapeText } from '../common/escape.js';
+import { escapeText, nameText } from '../common/escape.js';
 import type { Alert, AlertReason, FoldedAlert } from '../store/alert-types.js';
 import { appendAlert, newAlertId } from '../store/alerts.js';
 import { ALERT_PRIORITY } from '../store/journal-entry.js';
@@ -171,5 +171,5 @@ function rawJournalLine(a: Alert): string {
   const count = a.count && a.count > 1 ? ` (${a.count} alerts folded)` : '';
   const detail = a.detail ? ` ${a.detail}.` : '';
   const by = isWriter(a.by) ? ` ${describeBy(a.by)}.` : '';
-  return `<${ALERT_PRIORITY[a.action] ?? 4}>warden: ${a.action} ${a.path}: ${a.reason}${extra}${count};${keys} alert ${a.id}.${by}${detail} ${a.advice}`;
+  return `<${ALERT_PRIORITY[a.action] ?? 4}>warden: ${a.action} ${nameText(a.path)}: ${a.reason}${extra}${count};${keys} alert ${a.id}.${by}${detail} ${a.advice}`;
 }

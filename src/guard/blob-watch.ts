@@ -29,6 +29,7 @@ import {
   closeInotify, drainInotify, loadInotify, type Inotify,
 } from '../fsx/inotify.js';
 import { FULL_SWEEP_EVERY, localFsHere } from './open-watch.js';
+import { watchSeams } from './test-seams.js';
 
 /** Every STORE_FULL_CHECK_EVERY-th rescan lstat's every blob (at most this × rescan_seconds to find what no event said). */
 export const STORE_FULL_CHECK_EVERY = FULL_SWEEP_EVERY;
@@ -55,12 +56,11 @@ export class BlobDirWatch {
   /** Blobs seen with more than one link: a write through the other name raises nothing here. */
   readonly linked = new Set<string>();
   /**
-   * Test seam (WARDEN_TEST_STORE_WATCH_BLIND=1): every event of the blob-directory watches is
+   * Test seam (test-seams.ts `storeWatchBlind`): every event of the blob-directory watches is
    * dropped as it is read, as if the kernel had raised none (test/guard/store-full-check): a
-   * damaged blob is then found only by the full check. A process that can set the guard's
-   * environment can stop it anyway.
+   * damaged blob is then found only by the full check.
    */
-  private readonly blind = process.env.WARDEN_TEST_STORE_WATCH_BLIND === '1';
+  private readonly blind = watchSeams.storeWatchBlind;
 
   constructor(lib: Inotify | null = loadInotify()) {
     this.lib = lib;

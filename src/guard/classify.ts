@@ -4,8 +4,10 @@
  */
 import type { AlertReason } from '../store/alert-types.js';
 import type { EntryType } from '../fsx/beneath.js';
+import type { XattrSet } from '../fsx/xattrs.js';
+import { attrReasons } from './attrs.js';
 
-export interface Approved { sha256: string; size: number; mode: number; uid: number; gid: number }
+export interface Approved { sha256: string; size: number; mode: number; uid: number; gid: number; xattrs?: XattrSet }
 
 export interface Observation {
   type: EntryType;
@@ -24,6 +26,8 @@ export interface Observation {
   unreadable?: boolean;
   /** statStamp() of the file as read, so a clean file's stamp needs no second stat. */
   stamp?: string;
+  /** Its ACL and the extended attributes warden keeps (fsx/xattrs.ts); null or absent: not read, nothing claimed. */
+  xattrs?: XattrSet | null;
 }
 
 export interface Verdict {
@@ -49,6 +53,7 @@ export function classify(approved: Approved | undefined, obs: Observation): Verd
   else if (obs.sha256 !== approved.sha256) reasons.push(obs.size === 0 ? 'emptied' : 'content');
   if (obs.mode !== approved.mode && !reasons.includes('mode')) reasons.push('mode');
   if (obs.uid !== approved.uid || obs.gid !== approved.gid) reasons.push('owner');
+  reasons.push(...attrReasons(approved.xattrs, obs.xattrs));
   const [reason, ...also] = reasons;
   return reason ? { reason, also, action: 'reverted' } : null;
 }
@@ -63,6 +68,7 @@ export function adviceFor(path: string, reason: AlertReason, alertId: string, ki
     return `${where} is part of the approved state (where it is, its mode and its owner): warden puts it back. No warden command changes a directory: to stop protecting what is in it, change the [[protect]] entries with 'warden edit config/warden.toml'. What was found in its place is kept: 'warden why ${path === '' ? '.' : path}'.`;
   }
   if (reason === 'refused') return `warden's witness refused a direct write (enforce = true): the file is unchanged. Change it with 'warden edit ${path}' (or 'warden apply ${path} --from FILE').`;
+  if (reason === 'acl' || reason === 'xattr') return `A file's ACL and extended attributes are part of its approved state (as recorded when it was approved): warden put back the approved ones. To give another user access, change the file's owner or mode with 'warden apply ${path} --mode MODE', never an ACL.`;
   if (reason === 'mode') return `A file's mode is part of its approved state: change it with 'warden apply ${path} --mode MODE'. 'warden accept ${alertId}' proposes the mode it rejected, on the approved content.`;
   if (kind === 'credentials') return `Credentials change only through 'warden cred set GROUP.KEY' or 'warden cred rotate GROUP'. Your rejected file is kept: 'warden accept ${alertId}' proposes it again.`;
   if (reason === 'unexpected-file') return `New protected files are added with 'warden apply ${path} --from FILE'. The file is kept: 'warden accept ${alertId}' proposes it again.`;

@@ -7,11 +7,11 @@
  * Everything on that path is synchronous: a check never interleaves with another check
  * or with a sanctioned change, so "one writer" holds inside the process by construction.
  */
-import { constants, fstatSync, lstatSync, openSync, readlinkSync } from 'node:fs';
+import { fstatSync, lstatSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { errnoCode } from '../common/errors.js';
 import type { WardenConfig } from '../config/warden-config.js';
-import { AT_FDCWD, DIR_MOVED, at, fixDirAt, fixRoot, lstatAt, makeDirAt, openRoot, readHeldHead, readRegularAt, replaceFileAt, rewriteInPlaceAt, safeClose, typeOf, unlinkAt, withCwdAt, withDir } from '../fsx/beneath.js';
+import { AT_FDCWD, DIR_MOVED, fixRoot, lstatAt, openRoot, readHeldHead, replaceFileAt, rewriteInPlaceAt, safeClose, unlinkAt, withCwdAt, withDir } from '../fsx/beneath.js';
 import type { Alert, AlertReason, FileFacts, NameOp, Writer, WriterUnknown } from '../store/alert-types.js';
 import { newAlertId } from '../store/alerts.js';
 import type { BaselineState } from '../store/baseline-state.js';
@@ -20,17 +20,23 @@ import { EMBEDDED_STORE } from '../store/location.js';
 import { adviceFor, type Observation, type Verdict } from './classify.js';
 import { diffCredentials } from '../credentials/rules.js';
 import { completeDirs } from './dirs-on-the-way.js';
-import { DirCache, baseOf, candidatePaths, dirOf, inspectDirs, inspectFileAt, type Finding } from './inspect.js';
+import { DirCache, baseOf, candidatePaths, dirOf, inspectFileAt, type Finding } from './inspect.js';
+import { fixOwnDirAt, lookDirs, makeOwnDirAt, moveAsideWhole, openOwnDirAt, standingOf, type DirFinding, type Kept } from './dir-repair.js';
+import { foreignDetail, judgeRoot, type Ident } from './root-path.js';
 import { statStamp } from './observe.js';
 import { protectedSet, type ProtectedSet } from '../config/protected-set.js';
 import { AlertSink } from './alert-sink.js';
-import { Quarantine, QuarantineQuota, fsyncQuiet } from './quarantine.js';
+import { Quarantine, QuarantineQuota } from './quarantine.js';
 import { LateWrites } from './late-writes.js';
 import { RetryBook } from './retry.js';
 import { StoreCheck } from './store-check.js';
 import type { BlobStampsFile } from '../store/blob-stamps.js';
 import { sweepTemps } from './temps.js';
 import { FULL_SWEEP_EVERY, localFsHere } from './open-watch.js';
+import { exactXattrs } from '../fsx/xattrs.js';
+
+/** The identity the guard gives a root it found foreign at start: no directory has it. */
+const FOREIGN: Ident = { dev: -1, ino: -1 };
 
 /** A directory ctime this recent (ms) is not trusted to show a later change (dirUnchanged). */
 const DIR_RACY_MS = 2_000;
@@ -84,19 +90,22 @@ export interface WriterSource {
 /** The reasons a witness cannot see: it sees opens, and these are not (or not only) opens. */
 const NOT_AN_OPEN: Partial<Record<AlertReason, string>> = {
   deleted: 'a deletion', symlink: 'a symlink put in its place', 'not-regular': 'a non-file put in its place', mode: 'a chmod', owner: 'a chown',
+  acl: 'a change of its ACL', xattr: 'a change of its extended attributes',
+  'dir-replaced': 'another directory put in its place',
 };
 
 /**
- * Which name events explain a reason (joined by the path's name): a mode or owner change
- * by an attribute change only; a missing file by a delete or a rename away; anything else
+ * Which name events explain a reason (joined by the path's name): a mode, owner, ACL or
+ * extended attribute change by an attribute change only; a missing file by a delete or a rename away; anything else
  * (new content on a new inode, a symlink or non-file in its place, a new file) by a rename
- * over it or a create. A mode change is never explained by an earlier open, nor an open by
+ * over it or a create, new content on the same inode with no open seen by a truncate by
+ * name (modify). A mode change is never explained by an earlier open, nor an open by
  * a chmod.
  */
 const NAME_OPS: Partial<Record<AlertReason, readonly NameOp[]>> = {
-  mode: ['attrib'], owner: ['attrib'], deleted: ['delete', 'rename-away'],
+  mode: ['attrib'], owner: ['attrib'], acl: ['attrib'], xattr: ['attrib'], deleted: ['delete', 'rename-away'],
 };
-const REPLACED_OPS: readonly NameOp[] = ['rename-in', 'create'];
+const REPLACED_OPS: readonly NameOp[] = ['rename-in', 'create', 'modify'];
 
 /** What one alert says (Guard.raise): named, since most fields are optional and alike in type. */
 interface Raise {
@@ -113,6 +122,8 @@ interface Raise {
   detail?: string | undefined;
   /** The rejected file as seen (device + inode): what the witness's record is joined on. */
   seen?: Observation | undefined;
+  /** Its rejected content was not kept (quarantine quota reached): a folded alert counts it. */
+  notKept?: boolean;
 }
 
 export class Guard {
@@ -120,7 +131,13 @@ export class Guard {
   /** The directory at the root path. Replaced (never silently) when the path is made to name another (SPEC §4). */
   rootFd: number;
   /** Device and inode of the directory rootFd holds. */
-  private rootId: { dev: number; ino: number };
+  private rootId: Ident;
+  /**
+   * The protected directories below the root that warden made or verified itself, by path:
+   * their device and inode (docs/ARCHITECTURE.md, invariant 19). Any other object at such
+   * a path is foreign: moved aside whole, never changed.
+   */
+  private readonly dirIds = new Map<string, Ident>();
   readonly storeHandle: Store;
   config: WardenConfig;
   pset: ProtectedSet;
@@ -202,16 +219,33 @@ export class Guard {
 
   /** Verify everything; what changed while warden was not running is reverted with that reason. */
   startupVerify(): number {
+    this.checkRootAtStart();
+    // Still not the recorded root (the repair failed; it is retried with backoff): nothing
+    // in it is touched (docs/ARCHITECTURE.md, invariant 19).
+    if (!this.holdsOwnRoot()) return 0;
     this.sweepTemps();
-    const n = this.sweep('startup', true);
-    // The root swapped while warden was stopped: its files were just put right; say so once
-    // and record the directory now guarded (verify and status compare with the record).
+    return this.sweep('startup', true);
+  }
+
+  /**
+   * At start, before anything is written: is the directory the root path named when the
+   * daemon opened it the one the store recorded (device and inode)? If not (swapped while
+   * warden was stopped), it is not warden's: moved aside whole like any foreign directory,
+   * and the approved tree put back in a directory warden makes (docs/ARCHITECTURE.md,
+   * invariant 19). Returns true when it was replaced.
+   */
+  checkRootAtStart(): boolean {
+    if (this.rootId.ino === FOREIGN.ino) return false; // already found and being repaired
     const replaced = this.safely('checking the root record', () => this.storeHandle.rootReplaced(this.rootFd));
-    if (replaced) {
-      this.raise({ id: newAlertId(), path: '', whileStopped: true, verdict: { reason: 'root-replaced', also: [], action: 'reverted' }, action: 'reverted', detail: replaced });
-      this.safely('recording the root', () => this.storeHandle.recordRoot(this.rootFd));
-    }
-    return n;
+    if (!replaced) return false;
+    this.rootId = FOREIGN;
+    this.putRootRight(true);
+    return true;
+  }
+
+  /** Is the directory the guard holds warden's own root (not one found foreign at start)? */
+  holdsOwnRoot(): boolean {
+    return this.rootId.ino !== FOREIGN.ino;
   }
 
   /** Remove our own temp files that a failed restore left behind. */
@@ -234,6 +268,7 @@ export class Guard {
   }
 
   private sweep(cause: 'startup' | 'rescan' | 'root', full: boolean): number {
+    if (!this.holdsOwnRoot()) return 0;
     let n = this.safely('repairing directories', () => this.fixDirs(cause === 'startup')) ?? 0;
     const dirs = new DirCache(this.rootFd);
     // Per directory, decided once per sweep (a directory's files can come in more than one group).
@@ -386,7 +421,7 @@ export class Guard {
 
   private onPathEventUnsafe(rel: string, isDirEvent: boolean): void {
     // The root itself (or its name in its parent): first, is the path still the directory we hold?
-    if (rel === '' && this.checkRootPath()) return;
+    if ((rel === '' || !this.holdsOwnRoot()) && this.checkRootPath()) return;
     if (rel === EMBEDDED_STORE || rel.startsWith(`${EMBEDDED_STORE}/`)) {
       // The embedded store's path, seen from the root: a store event (or a swap of the path).
       if (this.storeHandle.mode === 'embedded') this.store.onEvent(rel === EMBEDDED_STORE ? '' : rel.slice(EMBEDDED_STORE.length + 1));
@@ -470,10 +505,10 @@ export class Guard {
 
   /**
    * SPEC §4, "the promise is about paths": when the root path (or anything above it) was
-   * renamed and something else now sits at the path, that thing is put right — a directory
-   * is adopted (its protected files reverted, unexpected ones quarantined), a link, file or
-   * nothing is replaced by a new directory holding the approved tree. Returns true when the
-   * path had changed (the sweep of the new root has run).
+   * renamed and something else now sits at the path, that thing is moved aside whole and
+   * the approved tree is put back in a directory warden makes (docs/ARCHITECTURE.md,
+   * invariants 2 and 19). Returns true when the path had changed (the sweep of the new root
+   * has run).
    */
   checkRootPath(): boolean {
     if (this.stopped || this.rootPathHolds()) return false;
@@ -484,67 +519,47 @@ export class Guard {
     return true;
   }
 
-  private putRootRight(): void {
+  private putRootRight(whileStopped = false): void {
     const id = newAlertId();
     const want = this.state.index.dirs[''];
     const verdict: Verdict = { reason: 'root-replaced', also: [], action: 'reverted' };
     let parentFd: number;
     try { parentFd = openRoot(dirname(this.root)); }
-    catch (err) { this.failed('', id, verdict, err, false); return; }
+    catch (err) { this.failed('', id, verdict, err, whileStopped); return; }
     try {
       const name = basename(this.root);
-      const st = lstatAt(parentFd, name);
-      const type = st ? typeOf(st) : 'absent';
-      let quarantine: string | null = null;
-      let what: string;
-      if (type === 'dir') {
-        what = 'another directory';
-      } else {
-        what = type === 'absent' ? 'nothing (the root was moved away)' : type === 'symlink' ? 'a symlink' : type === 'file' ? 'a file' : `a ${type}`;
-        if (type !== 'absent') quarantine = this.quarantineAtParent(id, parentFd, name, type);
-        const opts = want ? { mode: want.mode, uid: want.uid, gid: want.gid } : { mode: 0o755 };
-        makeDirAt(parentFd, name, opts);
-      }
-      // The directory now at the path, opened without following a link swapped in meanwhile.
-      const fd = openSync(at(parentFd, name), constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+      const seen = standingOf(lstatAt(parentFd, name));
+      const judged = judgeRoot(seen, this.rootId);
+      if (judged === 'holds') return;
+      // Whatever stands there is not warden's (not the directory it holds): moved aside whole,
+      // never adopted; the moved-away original is not followed (its place is the agent's choice).
+      const kept = judged === 'foreign' ? moveAsideWhole(this.quarantine, id, parentFd, name, this.root, '') : null;
+      const made = makeOwnDirAt(parentFd, name, want ? { mode: want.mode, uid: want.uid, gid: want.gid } : { mode: 0o755 });
+      const fd = openOwnDirAt(parentFd, name, made);
       const old = this.rootFd;
-      const ns = fstatSync(fd);
       this.rootFd = fd;
-      this.rootId = { dev: ns.dev, ino: ns.ino };
+      this.rootId = made;
+      this.dirIds.clear();
       this.store.rootFd = fd;
       this.state.publishFor(fd);
       this.cleanStamps.clear(); this.onCleanStamp(null);
       safeClose(old);
-      this.raise({ id, path: '', whileStopped: false, verdict, action: 'reverted', quarantine,
-        detail: `${this.root} named ${what} instead of the directory warden guards (renamed away); the approved tree was put back at the path` });
+      const after = 'the approved tree was put back at the path in a directory warden made (the directory warden guarded was renamed away; it is not followed)';
+      const detail = kept?.seen ? foreignDetail(this.root, kept.seen, kept.label, after)
+        : kept ? `something was put at ${this.root} and moved to ${kept.label}; ${after}` : `${this.root} named nothing; ${after}`;
+      this.raise({ id, path: '', whileStopped, verdict, action: 'reverted', quarantine: kept?.label ?? null, detail });
+      // verify and status compare the directory at the path with this record.
+      this.safely('recording the root', () => this.storeHandle.recordRoot(fd));
       // The embedded store follows into the new root; then every protected path is put right.
       this.safely('verifying the store', () => this.store.verify(false));
       this.sweep('root', true);
       this.onRootReplaced(fd);
       this.onDirRepaired();
     } catch (err) {
-      this.failed('', id, verdict, err, false);
+      this.failed('', id, verdict, err, whileStopped);
     } finally {
       safeClose(parentFd);
     }
-  }
-
-  /** Keep what sat at the root path: moved into quarantine, or (another file system) a copy and the link's target. */
-  private quarantineAtParent(id: string, parentFd: number, name: string, type: string): string | null {
-    try {
-      return this.quarantine.move(id, parentFd, name, this.maxBytes);
-    } catch (err) {
-      if (errnoCode(err) !== 'EXDEV') throw err;
-    }
-    let kept: string | null = null;
-    if (type === 'file') {
-      const r = readRegularAt(parentFd, name, this.maxBytes);
-      if (r?.bytes) kept = this.quarantine.write(id, name, r.bytes);
-    } else if (type === 'symlink') {
-      kept = this.quarantine.write(id, `${name}.symlink-target`, readlinkSync(at(parentFd, name), { encoding: 'buffer' }));
-    }
-    unlinkAt(parentFd, name);
-    return kept;
   }
 
   private setClean(rel: string, stamp: string): void {
@@ -565,11 +580,15 @@ export class Guard {
     else withDir(this.rootFd, dirOf(rel), stampAt, () => undefined);
   }
 
-  /** Repair protected directories (missing, replaced by a link or a file, wrong mode/owner). */
+  /**
+   * Repair protected directories (missing, replaced by another directory, a link or a file,
+   * wrong mode/owner). Only warden's own directories are changed; anything else at the path
+   * is moved aside whole (docs/ARCHITECTURE.md, invariant 19).
+   */
   fixDirs(whileStopped: boolean): number {
     let n = 0;
     for (let pass = 0; pass < 4; pass++) {
-      const findings = inspectDirs(this.rootFd, this.state);
+      const findings = lookDirs(this.rootFd, this.state, this.dirIds);
       if (findings.length === 0) break;
       for (const f of findings) { this.actDir(f, whileStopped); n++; }
     }
@@ -577,32 +596,37 @@ export class Guard {
     return n;
   }
 
-  private actDir(f: Finding, whileStopped: boolean): void {
+  private actDir(f: DirFinding, whileStopped: boolean): void {
     const want = this.state.index.dirs[f.path];
     if (!want) return;
     const id = newAlertId();
-    let quarantine: string | null = null;
+    const verdict: Verdict = { reason: f.reason, also: f.also, action: 'reverted' };
+    const opts = { mode: want.mode, uid: want.uid, gid: want.gid };
     if (f.path === '') {
       // The root's own mode/owner (chmod 0300 ROOT would blind every walk): put back through our descriptor.
       try {
-        fixRoot(this.rootFd, { mode: want.mode, uid: want.uid, gid: want.gid });
-        this.raise({ id, path: f.path, whileStopped, verdict: f.verdict, action: 'reverted' });
-      } catch (err) { this.failed(f.path, id, f.verdict, err, whileStopped); }
+        fixRoot(this.rootFd, opts);
+        this.raise({ id, path: f.path, whileStopped, verdict, action: 'reverted' });
+      } catch (err) { this.failed(f.path, id, verdict, err, whileStopped); }
       return;
     }
     withDir(this.rootFd, dirOf(f.path), (parent) => {
       try {
         const name = baseOf(f.path);
-        const opts = { mode: want.mode, uid: want.uid, gid: want.gid };
-        if (f.verdict.reason === 'mode' || f.verdict.reason === 'owner') {
-          fixDirAt(parent, name, opts);
-        } else {
-          if (f.obs.type !== 'absent') quarantine = this.quarantine.move(id, parent, name, this.maxBytes);
-          makeDirAt(parent, name, opts);
+        if (!f.foreign && f.seen) {
+          // warden's own directory (recorded by device and inode): its mode/owner put back,
+          // through its descriptor once it is checked to be that very directory.
+          fixOwnDirAt(parent, name, f.seen, opts);
+          this.raise({ id, path: f.path, whileStopped, verdict, action: 'reverted' });
+          return;
         }
-        this.raise({ id, path: f.path, whileStopped, verdict: f.verdict, action: 'reverted', quarantine });
+        let kept: Kept | null = null;
+        if (f.seen) kept = moveAsideWhole(this.quarantine, id, parent, name, this.root, f.path);
+        this.dirIds.set(f.path, makeOwnDirAt(parent, name, opts));
+        const detail = kept?.seen ? foreignDetail(f.path, kept.seen, kept.label, 'the approved directory was made anew by warden') : undefined;
+        this.raise({ id, path: f.path, whileStopped, verdict, action: 'reverted', quarantine: kept?.label ?? null, detail });
       } catch (err) {
-        this.failed(f.path, id, f.verdict, err, whileStopped);
+        this.failed(f.path, id, verdict, err, whileStopped);
       }
     }, () => undefined);
   }
@@ -633,9 +657,11 @@ export class Guard {
         const keep = this.quota.take() || obs.type !== 'file';
         // No fsync here: a removal lost in a crash leaves the file where it was, and the
         // startup check removes it again (a storm of them must not cost two fsyncs each).
-        if (keep) quarantine = this.quarantine.move(id, w.fd, name, this.maxBytes, false);
+        // A regular file is moved and secured (quarantine.ts); anything else is not warden's
+        // to change and is moved whole (docs/ARCHITECTURE.md, invariant 19).
+        if (keep) quarantine = obs.type === 'file' ? this.quarantine.move(id, w.fd, name, this.maxBytes, false) : moveAsideWhole(this.quarantine, id, w.fd, name, this.root, f.path).label;
         else unlinkAt(w.fd, name);
-        this.raise({ id, path: f.path, whileStopped, verdict, action: 'removed', quarantine, after: facts(obs), detail: keep ? undefined : this.quota.note, seen: obs });
+        this.raise({ id, path: f.path, whileStopped, verdict, action: 'removed', quarantine, after: facts(obs), detail: keep ? undefined : this.quota.note, seen: obs, notKept: !keep });
         return true;
       }
       const keep = this.quota.take();
@@ -654,7 +680,7 @@ export class Guard {
       // Things that cannot be replaced by rename (dir) or must be kept as they are
       // (link, FIFO, socket, device) are moved aside first. A rejected file is hard-linked
       // into quarantine before the rename, so late writes into it are kept (SPEC §5).
-      if (obs.type !== 'file' && obs.type !== 'absent') { quarantine = this.quarantine.move(id, w.fd, name, this.maxBytes); movedAside = true; }
+      if (obs.type !== 'file' && obs.type !== 'absent') { quarantine = moveAsideWhole(this.quarantine, id, w.fd, name, this.root, f.path).label; movedAside = true; }
       else if (obs.type === 'file' && keep) {
         linked = this.quarantine.linkBefore(id, w.fd, name, obs.ino);
         // Not linked (the store on another file system): hold the rejected inode open, so
@@ -665,7 +691,7 @@ export class Guard {
       }
       let fullDisk: string | null = null;
       try {
-        replaceFileAt(w.fd, name, approved, { mode: entry.mode, uid: entry.uid, gid: entry.gid, stillHere: () => this.stillAt(w.fd, dirOf(f.path)) });
+        replaceFileAt(w.fd, name, approved, { mode: entry.mode, uid: entry.uid, gid: entry.gid, prepare: exactXattrs(entry.xattrs), stillHere: () => this.stillAt(w.fd, dirOf(f.path)) });
       } catch (err) {
         // SPEC §5: never move a file aside and then leave its path missing.
         if (movedAside && this.quarantine.putBack(id, w.fd, name)) quarantine = null;
@@ -675,7 +701,7 @@ export class Guard {
         if (code === DIR_MOVED) throw err;
         if ((code !== 'ENOSPC' && code !== 'EDQUOT') || movedAside || obs.type !== 'file' || obs.bytes === null) throw err;
         if (linked) { this.quarantine.discard(id, name); linked = false; }
-        if (!rewriteInPlaceAt(w.fd, name, approved, obs.ino, { mode: entry.mode, uid: entry.uid, gid: entry.gid })) throw err;
+        if (!rewriteInPlaceAt(w.fd, name, approved, obs.ino, { mode: entry.mode, uid: entry.uid, gid: entry.gid, prepare: exactXattrs(entry.xattrs) })) throw err;
         fullDisk = code;
       }
       this.tally.reverts++;
@@ -718,6 +744,7 @@ export class Guard {
         id, path: f.path, whileStopped, verdict: v, action: 'reverted', quarantine,
         before: { sha256: entry.sha256, size: entry.size, mode: entry.mode }, after: facts(obs), credentialChanges: changes,
         detail: [fullNote, obs.type === 'file' && !keep ? this.quota.note : held].filter(Boolean).join('; ') || undefined, seen: obs,
+        notKept: obs.type === 'file' && !keep,
       });
       this.markClean(f.path);
     } catch (err) {
@@ -742,7 +769,7 @@ export class Guard {
   }
 
   private raise(r: Raise): Alert {
-    const { id, path, whileStopped, verdict, action, quarantine = null, before = null, after = null, credentialChanges, detail, seen } = r;
+    const { id, path, whileStopped, verdict, action, quarantine = null, before = null, after = null, credentialChanges, detail, seen, notKept = false } = r;
     const reason: AlertReason = whileStopped && verdict.reason !== 'revert-failed' ? 'changed-while-stopped' : verdict.reason;
     const also = whileStopped && verdict.reason !== 'revert-failed' ? [verdict.reason, ...verdict.also] : verdict.also;
     const entry = this.state.entry(path);
@@ -755,7 +782,7 @@ export class Guard {
       ...(action === 'revert-failed' ? {} : { by: this.writerOf(path, verdict.reason, whileStopped, seen) }),
       advice: adviceFor(path, reason === 'changed-while-stopped' ? (also[0] ?? reason) : reason, id, kind),
     };
-    this.alerts.record(alert, detail === this.quota.note);
+    this.alerts.record(alert, notKept);
     return alert;
   }
 
@@ -782,7 +809,9 @@ export class Guard {
       if (blind) return { unknown: `the witness sees opens for writing, and ${what} is not one (${blind})` };
       return { unknown: `the witness saw no ${byName ? 'attribute change, delete or rename' : 'rename or create'} of this name by another process` };
     }
-    return { unknown: 'the witness saw no open for writing of this file' };
+    return { unknown: src.namesUnavailable && !src.namesUnavailable()
+      ? 'the witness saw no open for writing of this file, and no truncate, rename or create of it (a write through a shared mapping mapped earlier is none of these)'
+      : 'the witness saw no open for writing of this file' };
   }
 
   /** Durable first (SPEC §6), then the journal line and the callback. */

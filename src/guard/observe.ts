@@ -1,6 +1,7 @@
 /** Look at one path beneath a directory fd: lstat is the truth, events are only hints. */
 import type { Stats } from 'node:fs';
-import { lstatAt, readRegularAt, typeOf } from '../fsx/beneath.js';
+import { at, lstatAt, readRegularAt, typeOf } from '../fsx/beneath.js';
+import { readXattrsAt } from '../fsx/xattrs.js';
 import { ABSENT, type Observation } from './classify.js';
 import { sha256Hex } from '../store/baseline.js';
 
@@ -14,7 +15,8 @@ export function observe(dirFd: number, name: string, maxBytes: number, tries = 3
   const r = readRegularAt(dirFd, name, maxBytes);
   // Swapped between lstat and open: look again (bounded, in case it keeps flipping).
   if (!r) return tries > 1 ? observe(dirFd, name, maxBytes, tries - 1) : { ...base, type: 'device' } /* keeps flipping: treat as not regular, moved aside */;
-  const b = fromStats(r.stats, 'file');
+  // Its ACL and extended attributes: part of its approved state (docs/ARCHITECTURE.md).
+  const b = { ...fromStats(r.stats, 'file'), xattrs: readXattrsAt(at(dirFd, name)) };
   if (r.unreadable) return { ...b, unreadable: true };
   if (!r.bytes) return b;
   return { ...b, size: r.bytes.length, sha256: sha256Hex(r.bytes), bytes: r.bytes, stamp: statStamp(r.stats) };

@@ -31,6 +31,7 @@ import {
   IN_ATTRIB, IN_CLOSE_NOWRITE, IN_CLOSE_WRITE, IN_IGNORED, IN_MODIFY, IN_MOVE_SELF, IN_OPEN, IN_Q_OVERFLOW,
   closeInotify, drainInotify, loadInotify, type Inotify,
 } from '../fsx/inotify.js';
+import { watchSeams } from './test-seams.js';
 
 /**
  * IN_MOVE_SELF: the inode was renamed (moved away from its name, or exchanged with another
@@ -89,13 +90,13 @@ export class OpenWatch {
   /** Why watches cannot be added (the limit, no binding); shown by the bench and the log. */
   whyNot = '';
   /**
-   * Test seam (WARDEN_TEST_INODE_WATCH_BLIND=<rel>): every event of that file's inode watch
-   * is dropped as it is read, as if the kernel had raised none; nothing else changes (its
-   * watch is armed and settled as usual, so it stays quiet). test/guard/full-sweep.test.ts
-   * uses it for a change a watch missed, which the rescan's full sweep must still find. A
-   * process that can set the guard's environment can stop it anyway (SPEC §1).
+   * Test seam (test-seams.ts `inodeWatchBlind`, read when the watch is made): every event of
+   * that file's inode watch is dropped as it is read, as if the kernel had raised none;
+   * nothing else changes (its watch is armed and settled as usual, so it stays quiet).
+   * test/guard/full-sweep.test.ts uses it for a change a watch missed, which the rescan's
+   * full sweep must still find.
    */
-  private readonly blind = process.env.WARDEN_TEST_INODE_WATCH_BLIND || null;
+  private readonly blind = watchSeams.inodeWatchBlind;
 
   constructor(lib: Inotify | null = loadInotify()) {
     this.lib = lib;

@@ -6,8 +6,10 @@
  *   (`echo … >` truncates first; a program writes in pieces) puts into it after the revert
  *   lands in quarantine too. When linking is refused (another file system, protected
  *   hard links), the bytes we read are written there instead, as before.
- * - Links, directories, FIFOs and unexpected files are moved there.
- * - Then every entry is secured: 0600 (directories 0700), owned by warden, and a file
+ * - Links, directories, FIFOs and sockets are moved there whole (moveWhole) and left
+ *   exactly as they were: they are not warden's (docs/ARCHITECTURE.md, invariant 19).
+ * - Unexpected regular files are moved there.
+ * - Then every entry `move` kept is secured: 0600 (directories 0700), owned by warden, and a file
  *   keeps the rejected inode only when no other name of it remains ("cannot reach": no
  *   path outside quarantine names that inode; a writer that still holds an open
  *   descriptor may go on writing, which is how late writes are kept, but can never open
@@ -73,6 +75,33 @@ export class Quarantine {
       if (durable) fsyncQuiet(q);
     } finally { safeClose(q); }
     return this.rel(id, name);
+  }
+
+  /**
+   * Move `name` into the alert's quarantine directory as it is (docs/ARCHITECTURE.md,
+   * invariant 19): renamed whole and nothing else, never chowned, chmodded, copied, written
+   * into or emptied; for an object that is not warden's (a foreign directory, a link, a FIFO,
+   * a socket). Throws EXDEV when the store is on another file system (nothing moved).
+   */
+  moveWhole(id: string, dirFd: number, name: string): string {
+    const q = this.dir(id);
+    try {
+      moveAt(dirFd, name, q, name);
+      fsyncQuiet(q);
+    } catch (err) {
+      // Nothing moved: no empty folder is left to name an alert that kept nothing here.
+      try { withDir(this.store.fd, QUARANTINE_DIR, (top) => rmdirSync(at(top, id)), () => undefined); } catch { /* not empty, or gone */ }
+      throw err;
+    } finally { safeClose(q); }
+    return this.rel(id, name);
+  }
+
+  /** lstat of what quarantine/<id>/<name> holds now (null when nothing). */
+  lstatKept(id: string, name: string): ReturnType<typeof lstatAt> {
+    try {
+      const q = this.dir(id);
+      try { return lstatAt(q, name); } finally { safeClose(q); }
+    } catch { return null; }
   }
 
   /**

@@ -28,6 +28,8 @@ import { readListed } from './verify-read.js';
 import type { ProtectedSet } from '../config/protected-set.js';
 import type { BaselineState } from '../store/baseline-state.js';
 import { columnsOf } from '../store/baseline.js';
+import { readXattrsAt, readXattrsFd, type XattrSet } from '../fsx/xattrs.js';
+import { attrReasons } from './attrs.js';
 
 const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK } = constants;
 const READ_FLAGS = O_RDONLY | O_NOFOLLOW | O_NONBLOCK;
@@ -73,7 +75,7 @@ const st = statSlots();
  * made per file. False: anything else, including not openable or no longer regular; the
  * caller then looks again the careful way, which says what it is.
  */
-function cleanFile(fs: RawFs, path: string | Buffer, digests: string, at32: number, mode: number, uid: number, gid: number, maxBytes: number): boolean {
+function cleanFile(fs: RawFs, path: string | Buffer, digests: string, at32: number, mode: number, uid: number, gid: number, maxBytes: number, xattrs: XattrSet | undefined): boolean {
   let fd: number;
   try { fd = fs.open(path, READ_FLAGS); } catch { return false; }
   try {
@@ -94,7 +96,8 @@ function cleanFile(fs: RawFs, path: string | Buffer, digests: string, at32: numb
       if (n === size) break;
     }
     if (n !== size) return false;
-    return digests.startsWith(digestOf(scratch.subarray(0, n)), at32);
+    // Its ACL and extended attributes too (one flistxattr on the descriptor when it has none).
+    return digests.startsWith(digestOf(scratch.subarray(0, n)), at32) && attrReasons(xattrs, readXattrsFd(fd)).length === 0;
   } catch {
     return false;
   } finally {
@@ -172,10 +175,10 @@ export function verifyAll(rootFd: number, state: BaselineState, pset: ProtectedS
           if (slot !== undefined && d.regular[slot] === 1 && name !== '.' && name !== '..') {
             const raw = d.raw[slot] ?? null;
             const path = here ? (raw ?? name) : at(fd, name);
-            if (cleanFile(fs, path, cols.digests, 32 * i, cols.mode[i]!, cols.uid[i]!, cols.gid[i]!, maxBytes)) continue;
+            if (cleanFile(fs, path, cols.digests, 32 * i, cols.mode[i]!, cols.uid[i]!, cols.gid[i]!, maxBytes, state.entry(rel)?.xattrs)) continue;
             // Not clean, or no longer what the listing said: read it as before (its details).
             const s = readListed(path, maxBytes);
-            if (s) { judge(rel, { type: 'file', ...s, bytes: null }); continue; }
+            if (s) { judge(rel, { type: 'file', ...s, bytes: null, xattrs: readXattrsAt(path) }); continue; }
           }
           judge(rel, observe(fd, name, maxBytes));
         }

@@ -32,6 +32,7 @@ import { basename, dirname, join, relative, sep } from 'node:path';
 import { errnoCode } from '../common/errors.js';
 import type { ProtectedSet } from '../config/protected-set.js';
 import { MAX_DEPTH, MAX_REL_BYTES, eachName, withinDepth } from './inspect.js';
+import { watchSeams } from './test-seams.js';
 
 export interface WatchEvents {
   onEvent(rel: string, isDirEvent: boolean): void;
@@ -94,12 +95,11 @@ function takeFault(): { code: string; when: string } | null {
 }
 
 /**
- * Test seam (WARDEN_TEST_DIR_WATCH_BLIND=<dir>, a path below the root): every event of that
+ * Test seam (test-seams.ts `dirWatchBlind`, a path below the root): every event of that
  * directory's watch is dropped, as if the kernel had raised none (test/guard/full-sweep.test.ts:
- * a name swapped there, which only the rescan's directory check then finds). A process that
- * can set the guard's environment can stop it anyway (SPEC §1).
+ * a name swapped there, which only the rescan's directory check then finds).
  */
-const blindDir = process.env.WARDEN_TEST_DIR_WATCH_BLIND || null;
+const blindDir = (): string | null => watchSeams.dirWatchBlind;
 
 interface DirWatch { id: string; watcher: NodeWatcher }
 
@@ -218,7 +218,7 @@ async function startInotify(root: string, pset: ProtectedSet, events: WatchEvent
 
   const onDirEvent = (watched: string, type: string, name: string | null) => {
     if (!alive) return;
-    if (watched === blindDir) return;
+    if (watched === blindDir()) return;
     const self = name === null || name === basename(watched === '' ? root : join(root, watched));
     // No name: the directory itself or an overflow. A name equal to the directory's own
     // (chmod of the directory itself, or its own move or deletion) is a hint on the directory too.

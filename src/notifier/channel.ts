@@ -1,5 +1,5 @@
 /** What the delivery loop needs from a channel, and how a failed send is classified. */
-import type { OutgoingMessage } from './format.js';
+import type { Markup, OutgoingMessage } from './format.js';
 import type { ChannelName, ChannelStatus } from './delivery-state.js';
 
 /**
@@ -34,10 +34,14 @@ export interface Channel {
   readonly name: ChannelName;
   /** Longest message text the channel takes. */
   readonly limit: number;
+  /** How it reads text (Discord: markdown); alert fields are made literal for it. Default plain. */
+  readonly markup?: Markup;
   /** Resolves once the message was accepted; throws DeliveryError otherwise. */
   send(msg: OutgoingMessage, signal?: AbortSignal): Promise<void>;
   /** Cheap fingerprint of what a failed configuration depends on (e.g. the token file's
    *  stat): when it changes, a channel in a long backoff is retried at once. */
   configSignature?(): string;
+  /** Why the channel cannot work in this process, known without sending (e.g. no desktop session), or null. */
+  probe?(): string | null;
   close?(): void;
 }

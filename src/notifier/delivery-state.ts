@@ -4,15 +4,14 @@
  * module has no network imports, so `warden alerts` / `warden status` and the guard
  * process may load it.
  */
-import { constants, existsSync, fsyncSync, mkdirSync, openSync } from 'node:fs';
+import { constants, existsSync, fstatSync, fsyncSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
-import writeFileAtomic from 'write-file-atomic';
 import { errnoCode } from '../common/errors.js';
-import { appendFileAt, at, atText, ensureDirBeneath, lstatAt, openRoot, readSmallAt, replaceFileAt, safeClose, unlinkAt, withDir } from '../fsx/beneath.js';
+import { appendFileAt, at as atPath, atText, ensureDirBeneath, lstatAt, openRoot, readSmallAt, replaceFileAt, safeClose, unlinkAt, withDir } from '../fsx/beneath.js';
 import { NotInitialised, Store } from '../store/store.js';
 import { stateBase } from '../store/location.js';
 import { JsonlTail } from './jsonl.js';
-import { ALERTS_REL, MESSAGES_REL, STATE_FILE, STATE_LOG, defaultNotifierStateDir, systemNotifierStateDir } from './paths.js';
+import { ALERTS_REL, DELIVERED_LOG, MESSAGES_REL, STATE_FILE, STATE_LOG, defaultNotifierStateDir, systemNotifierStateDir } from './paths.js';
 
 export { defaultNotifierStateDir } from './paths.js';
 
@@ -214,6 +213,14 @@ export function removeStateLog(stateDir: string, root: string | undefined): void
   });
 }
 
+/**
+ * The one way the notifier writes its state (docs/NOTIFY.md, "Delivery state is the
+ * notifier's"): every file through a descriptor of its directory, with the primitives of
+ * src/fsx/beneath.ts, wherever the directory is. Inside the root (embedded) the directory
+ * is reached beneath the root, never through a link (ELOOP); outside it, the directory
+ * itself is opened. A file in it that is a link is replaced (the
+ * snapshot) or refused (the logs), never followed.
+ */
 function withStateDirForWrite(stateDir: string, root: string | undefined, fn: (dirFd: number) => void): void {
   const rel = stateDirBeneath(root, stateDir);
   if (rel !== null) {
@@ -225,29 +232,56 @@ function withStateDirForWrite(stateDir: string, root: string | undefined, fn: (d
     return;
   }
   mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+  // warden's own directory (systemd's StateDirectory= may be a link into /var/lib/private):
+  // opened as it is; the files in it are never followed.
   const fd = openSync(stateDir, constants.O_RDONLY | constants.O_DIRECTORY);
   try { fn(fd); } finally { safeClose(fd); }
 }
 
-/**
- * Atomic replace (temp + fsync + rename), mode 0600, directory 0700. Own directory only.
- * Inside the root (embedded, give `root`): through the fsx primitives, so a directory on
- * the way that is a link fails (ELOOP) and a linked state file is replaced, not followed.
- * Outside the root (the standalone state directory): write-file-atomic.
- */
+/** Atomic replace (temp O_EXCL|O_NOFOLLOW + fsync + rename + directory fsync), mode 0600, directory 0700. Own directory only. */
 export async function saveStateFile(stateDir: string, state: NotifierStateFile, root?: string): Promise<void> {
   const bytes = Buffer.from(JSON.stringify(state) + '\n');
-  const rel = stateDirBeneath(root, stateDir);
-  if (rel !== null) {
-    const rootFd = openRoot(root as string);
+  withStateDirForWrite(stateDir, root, (fd) => replaceFileAt(fd, STATE_FILE, bytes, { mode: 0o600 }));
+}
+
+/** One line of delivered.jsonl: these items reached this channel at this time. */
+interface DeliveredLine { ch: ChannelName; at: string; keys: string[] }
+
+/**
+ * Record when items reached a channel (one line per message sent): O_APPEND|O_NOFOLLOW,
+ * 0600, a regular file only. Not fsynced: a time lost in a crash only makes the report fall
+ * back to the watermark's time; the delivery itself is in the state log.
+ */
+export function appendDelivered(stateDir: string, root: string | undefined, ch: ChannelName, at: string, keys: readonly string[]): void {
+  if (keys.length === 0) return;
+  const line = Buffer.from(JSON.stringify({ ch, at, keys: [...keys] } satisfies DeliveredLine) + '\n');
+  withStateDirForWrite(stateDir, root, (dirFd) => {
+    const fd = openSync(atPath(dirFd, DELIVERED_LOG), constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY, 0o600);
     try {
-      const dirFd = ensureDirBeneath(rootFd, rel, 0o700);
-      try { replaceFileAt(dirFd, STATE_FILE, bytes, { mode: 0o600 }); } finally { safeClose(dirFd); }
-    } finally { safeClose(rootFd); }
-    return;
+      if (!fstatSync(fd).isFile()) throw Object.assign(new Error(`${DELIVERED_LOG} is not a regular file`), { code: 'EINVAL' });
+      writeSync(fd, line);
+    } finally { safeClose(fd); }
+  });
+}
+
+/** Per item key, per channel, when it was delivered (from delivered.jsonl; a torn or damaged line is skipped). */
+export function loadDelivered(stateDir: string, root?: string): Map<string, Partial<Record<ChannelName, string>>> {
+  const out = new Map<string, Partial<Record<ChannelName, string>>>();
+  const bytes = inStateDir(stateDir, root, (fd) => { try { return readSmallAt(fd, DELIVERED_LOG); } catch { return null; } }, () => null);
+  if (!bytes) return out;
+  for (const line of bytes.toString('utf8').split('\n')) {
+    if (!line) continue;
+    let r: DeliveredLine;
+    try { r = JSON.parse(line) as DeliveredLine; } catch { continue; }
+    if (!isObject(r) || (r.ch !== 'discord' && r.ch !== 'desktop') || typeof r.at !== 'string' || !Array.isArray(r.keys)) continue;
+    for (const k of r.keys) {
+      if (typeof k !== 'string') continue;
+      let e = out.get(k);
+      if (!e) out.set(k, (e = {}));
+      e[r.ch] ??= r.at; // the first delivery is the one that reached the owner
+    }
   }
-  mkdirSync(stateDir, { recursive: true, mode: 0o700 });
-  await writeFileAtomic(join(stateDir, STATE_FILE), bytes, { mode: 0o600 });
+  return out;
 }
 
 /**
@@ -327,8 +361,11 @@ export function readDeliveryState(root: string, stateDir: string = findNotifierS
   try {
     // Records before a feed's watermark were delivered everywhere (their entries are pruned).
     const before = (wm: Watermark | undefined, e: { end: number; ino: number }) => !!wm && e.ino === wm.ino && e.end <= wm.offset;
+    // Each item's own delivery time per channel; the watermark's time only for items
+    // delivered before delivered.jsonl was kept (it says when the watermark passed them).
+    const times = st ? loadDelivered(stateDir, root) : new Map<string, Partial<Record<ChannelName, string>>>();
     const done = (key: string, wm: Watermark, target: Partial<Record<ChannelName, ItemDelivery>>) => {
-      for (const [name] of chans) target[name] = st?.expired[key] ? { state: 'expired', at: st.expired[key]! } : { state: 'delivered', at: wm.at };
+      for (const [name] of chans) target[name] = st?.expired[key] ? { state: 'expired', at: st.expired[key]! } : { state: 'delivered', at: times.get(key)?.[name] ?? wm.at };
     };
     const wa = st?.watermarks?.alerts;
     for (const e of new JsonlTail(atText(store.fd, ALERTS_REL)).readNewEntries()) {

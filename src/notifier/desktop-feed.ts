@@ -74,7 +74,7 @@ export function runDesktopFeed(o: DesktopFeedOptions): { done: Promise<number>; 
     const batch = pending.slice();
     const cursor = pendingCursor;
     try {
-      await o.channel.send(formatAlerts(batch, o.channel.limit));
+      await o.channel.send(formatAlerts(batch, o.channel.limit, o.channel.markup ?? 'plain'));
       pending = pending.slice(batch.length);
       if (cursor && pendingCursor === cursor) pendingCursor = null;
       if (cursor) store(cursor);

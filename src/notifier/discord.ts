@@ -4,7 +4,7 @@
  * route) so the notifier's outbox owns backoff and survives restarts.
  */
 import { DiscordAPIError, HTTPError, RateLimitError, REST } from '@discordjs/rest';
-import { Routes } from 'discord-api-types/v10';
+import { MessageFlags, Routes } from 'discord-api-types/v10';
 import { WardenError } from '../common/errors.js';
 import { DeliveryError, type Channel } from './channel.js';
 import { DISCORD_LIMIT, discordContent, type OutgoingMessage } from './format.js';
@@ -48,9 +48,26 @@ export function classifyDiscordError(err: unknown, tokenFile: string): DeliveryE
   return new DeliveryError(`cannot reach Discord: ${e?.message ?? String(err)}${causeCode(err)}`, 'transient');
 }
 
+/**
+ * A signal for one send that aborts when `parent` does, and lets go of `parent` after.
+ * @discordjs/rest adds an `abort` listener to the signal of every request and never
+ * removes it: handed the notifier's long-lived stop signal, that is one listener (and
+ * everything it holds) kept per request for the life of the process. Here the client's
+ * listeners land on a signal that dies with the send, and the one on `parent` is removed.
+ */
+export function sendSignal(parent: AbortSignal | undefined): { signal: AbortSignal | undefined; release(): void } {
+  if (!parent) return { signal: undefined, release: () => {} };
+  const own = new AbortController();
+  if (parent.aborted) { own.abort(parent.reason); return { signal: own.signal, release: () => {} }; }
+  const onAbort = () => own.abort(parent.reason);
+  parent.addEventListener('abort', onAbort, { once: true });
+  return { signal: own.signal, release: () => parent.removeEventListener('abort', onAbort) };
+}
+
 export class DiscordChannel implements Channel {
   readonly name = 'discord' as const;
   readonly limit = DISCORD_LIMIT;
+  readonly markup = 'discord' as const;
   private rest: REST;
   private token: string | null = null;
   private dmChannelId: string | null = null;
@@ -70,7 +87,8 @@ export class DiscordChannel implements Channel {
     return tokenSourceSignature(this.opts.tokenFile);
   }
 
-  async send(msg: OutgoingMessage, signal?: AbortSignal): Promise<void> {
+  async send(msg: OutgoingMessage, parent?: AbortSignal): Promise<void> {
+    const { signal, release } = sendSignal(parent);
     try {
       // Read on every send: a fixed token file (or a rotated token) works without restart.
       const token = readDiscordToken(this.opts.tokenFile, this.opts.root);
@@ -82,13 +100,16 @@ export class DiscordChannel implements Channel {
       }
       await this.rest.post(Routes.channelMessages(this.dmChannelId), {
         // parse: [] — text from alerts (file names) must never ping @everyone or a role.
-        body: { content: discordContent(msg, this.limit), allowed_mentions: { parse: [] } },
+        // flags: SUPPRESS_EMBEDS — no link preview is fetched for anything in the text.
+        body: { content: discordContent(msg, this.limit), allowed_mentions: { parse: [] }, flags: MessageFlags.SuppressEmbeds },
         signal,
       });
     } catch (err) {
       const d = classifyDiscordError(err, this.opts.tokenFile);
       if (err instanceof DiscordAPIError && err.status === 404) this.dmChannelId = null; // DM channel gone: recreate
       throw d;
+    } finally {
+      release();
     }
   }
 }

@@ -3,14 +3,34 @@
  * to which path, why, when, and how to do it properly; credential alerts name keys and
  * fingerprints only (the Alert record carries nothing else, and we print nothing else).
  */
-import { escapeText } from '../common/escape.js';
+import { escapeText, nameText } from '../common/escape.js';
 import type { Alert, CredentialKeyChange, FileFacts } from '../store/alert-types.js';
 import { describeBy, shortBy } from '../store/writer-words.js';
+import { discordCode, discordLiteral } from './markdown.js';
 
 export interface OutgoingMessage {
   /** Short first line (desktop title; Discord puts it first). */
   title: string;
   body: string;
+}
+
+/**
+ * How a channel shows text: 'plain' (desktop, journal) takes it as it is; 'discord' reads
+ * markdown, so every field of an alert is escaped to literal text there (markdown.ts).
+ */
+export type Markup = 'plain' | 'discord';
+
+/** A field of an alert (or any text warden did not write itself) as literal text on this channel. */
+interface Text {
+  /** clean(), then made literal for the channel. */
+  lit(s: unknown, max?: number): string;
+  /** As lit(), in a code span where the channel has one and the text allows it. */
+  code(s: unknown, max?: number): string;
+}
+
+function textFor(markup: Markup): Text {
+  if (markup === 'discord') return { lit: (s, max) => discordLiteral(clean(s, max)), code: (s, max) => discordCode(clean(s, max)) };
+  return { lit: (s, max) => clean(s, max), code: (s, max) => `\`${clean(s, max)}\`` };
 }
 
 export const DISCORD_LIMIT = 2000;
@@ -38,9 +58,12 @@ const REASON: Record<string, string> = {
   'revert-failed': 'warden could not put the approved content back',
   'approval-expired': 'an approval request expired unanswered',
   'root-replaced': 'the root path was made to name another directory (or a link, a file, nothing); what is there now was put back to the approved tree',
+  'dir-replaced': 'another directory was put in its place; it was moved aside untouched and the approved directory made anew',
   'watch-degraded': 'file watching degraded to polling',
   'approval-refused': 'a wrong owner code was given three times',
   refused: 'an open for writing was refused (enforce = true): nothing was written',
+  acl: 'its access ACL was changed (another user or group given access)',
+  xattr: 'its extended attributes were changed',
 };
 
 const HOWTO = 'To change a protected file, use `warden edit <path>` (validated, approved, recorded); to keep a change that was reverted, `warden accept <alert id>`; details: `warden why <path>`.';
@@ -51,23 +74,23 @@ export function clean(s: unknown, max = 300): string {
   return t.length > max ? `${t.slice(0, max)}…` : t;
 }
 
-function facts(f: FileFacts | null | undefined): string {
+function facts(f: FileFacts | null | undefined, t: Text): string {
   if (!f || typeof f !== 'object') return 'none';
   const mode = typeof f.mode === 'number' ? (f.mode & 0o7777).toString(8).padStart(4, '0') : '?';
-  const hash = typeof f.sha256 === 'string' && f.sha256 ? `sha256 ${clean(f.sha256, 64).slice(0, 12)}…` : 'content not read';
+  const hash = typeof f.sha256 === 'string' && f.sha256 ? `sha256 ${t.lit(clean(f.sha256, 64).slice(0, 12))}…` : 'content not read';
   return `${hash}, ${Number(f.size)} B, mode ${mode}`;
 }
 
-function fp(v: string | null): string { return v ? clean(v, 16) : 'absent'; }
+function fp(v: string | null, t: Text): string { return v ? t.lit(v, 16) : 'absent'; }
 
-function credLine(c: CredentialKeyChange): string {
-  return `${clean(c.group, 80)}.${clean(c.key, 80)} (fingerprint ${fp(c.before)} → ${fp(c.after)})`;
+function credLine(c: CredentialKeyChange, t: Text): string {
+  return `${t.lit(c.group, 80)}.${t.lit(c.key, 80)} (fingerprint ${fp(c.before, t)} → ${fp(c.after, t)})`;
 }
 
-function reasonText(a: Alert): string {
+function reasonText(a: Alert, t: Text): string {
   const r = clean(a.reason, 40);
-  const also = Array.isArray(a.also) && a.also.length ? `; also: ${a.also.map((x) => clean(x, 40)).join(', ')}` : '';
-  return `${REASON[r] ?? r} (reason: ${r}${also})`;
+  const also = Array.isArray(a.also) && a.also.length ? `; also: ${a.also.map((x) => t.lit(x, 40)).join(', ')}` : '';
+  return `${REASON[r] ?? t.lit(r)} (reason: ${t.lit(r)}${also})`;
 }
 
 /**
@@ -106,31 +129,34 @@ function fitList(prefix: string, items: string[], room: number): string {
   return line;
 }
 
-function singleAlert(a: Alert, limit: number): OutgoingMessage {
-  const path = clean(a.path, 200);
-  const title = `warden: 1 alert — ${ACTION[a.action] ?? clean(a.action, 30)} ${path}`;
+function singleAlert(a: Alert, limit: number, t: Text): OutgoingMessage {
+  const path = t.lit(nameText(String(a.path ?? '')), 200);
+  const title = `warden: 1 alert — ${ACTION[a.action] ?? t.lit(a.action, 30)} ${path}`;
+  const who = describeBy(a.by);
   const lines = [
-    `Why: ${reasonText(a)}`,
-    ...(describeBy(a.by) ? [`Who: ${clean(describeBy(a.by), 400)}`] : []),
-    `When: ${clean(a.time, 40)}`,
-    `Alert id: ${clean(a.id, 80)}`,
-    `Do it properly: ${clean(a.advice, 400) || HOWTO}`,
+    `Why: ${reasonText(a, t)}`,
+    ...(who ? [`Who: ${t.lit(who, 400)}`] : []),
+    `When: ${t.lit(a.time, 40)}`,
+    `Alert id: ${t.lit(a.id, 80)}`,
+    `Do it properly: ${t.lit(a.advice, 400) || HOWTO}`,
   ];
   if (Array.isArray(a.credential_changes) && a.credential_changes.length) {
-    lines.push(`Credential keys changed: ${a.credential_changes.map(credLine).join('; ')}`);
+    lines.push(`Credential keys changed: ${a.credential_changes.map((c) => credLine(c, t)).join('; ')}`);
   }
-  lines.push(`Before: ${facts(a.before)} · after: ${facts(a.after)}`);
-  if (a.quarantine) lines.push(`Rejected version kept at: ${clean(a.quarantine, 200)}`);
-  if (a.detail) lines.push(`Detail: ${clean(a.detail, 400)}`);
+  lines.push(`Before: ${facts(a.before, t)} · after: ${facts(a.after, t)}`);
+  if (a.quarantine) lines.push(`Rejected version kept at: ${t.lit(a.quarantine, 200)}`);
+  if (a.detail) lines.push(`Detail: ${t.lit(a.detail, 400)}`);
   return { title, body: clipLines(lines, limit - title.length - TITLE_OVERHEAD) };
 }
 
 /**
  * One message for everything pending on a channel: one alert in full, or a storm folded
- * into counts per path, action and reason, plus the alert ids that fit.
+ * into counts per path, action and reason, plus the alert ids that fit. `markup`: how the
+ * channel reads text; every alert field is literal text on it.
  */
-export function formatAlerts(alerts: Alert[], limit: number): OutgoingMessage {
-  if (alerts.length === 1) return singleAlert(alerts[0]!, limit);
+export function formatAlerts(alerts: Alert[], limit: number, markup: Markup = 'plain'): OutgoingMessage {
+  const t = textFor(markup);
+  if (alerts.length === 1) return singleAlert(alerts[0]!, limit, t);
   const byPath = new Map<string, { n: number; actions: Map<string, number>; reasons: Map<string, number>; last: string; who: Set<string> }>();
   const creds = new Map<string, CredentialKeyChange>();
   for (const a of alerts) {
@@ -138,9 +164,9 @@ export function formatAlerts(alerts: Alert[], limit: number): OutgoingMessage {
     let e = byPath.get(p);
     if (!e) byPath.set(p, (e = { n: 0, actions: new Map(), reasons: new Map(), last: '', who: new Set() }));
     const who = shortBy(a.by);
-    if (who && e.who.size < 3) e.who.add(who);
+    if (who && e.who.size < 3) e.who.add(t.lit(who, 200));
     e.n++;
-    const act = ACTION[a.action] ?? clean(a.action, 30);
+    const act = ACTION[a.action] ?? t.lit(a.action, 30);
     e.actions.set(act, (e.actions.get(act) ?? 0) + 1);
     const r = clean(a.reason, 40);
     e.reasons.set(r, (e.reasons.get(r) ?? 0) + 1);
@@ -154,37 +180,45 @@ export function formatAlerts(alerts: Alert[], limit: number): OutgoingMessage {
   const said = (e: { n: number; actions: Map<string, number>; reasons: Map<string, number> }) => {
     const acts = [...e.actions].map(([k, n]) => `${k} ${often(n)}`).join(', ');
     const rs = [...e.reasons];
-    const why = rs.length === 1 ? `${e.n > 1 ? 'each time ' : ''}${REASON[rs[0]![0]] ?? rs[0]![0]}` : rs.map(([k, n]) => `${REASON[k] ?? k} (${often(n)})`).join('; ');
+    const why = rs.length === 1 ? `${e.n > 1 ? 'each time ' : ''}${REASON[rs[0]![0]] ?? t.lit(rs[0]![0])}` : rs.map(([k, n]) => `${REASON[k] ?? t.lit(k)} (${often(n)})`).join('; ');
     return `${acts} — ${why}`;
   };
   // How-to and credential keys first: the per-path list is what gets clipped in a big storm.
-  const lines = [`From ${times[0]} to ${times[times.length - 1]}:`, `Do it properly: ${HOWTO}`];
-  if (creds.size) lines.push(clean(`Credential keys changed: ${[...creds.values()].map(credLine).join('; ')}`, 700));
+  const lines = [`From ${t.lit(times[0])} to ${t.lit(times[times.length - 1])}:`, `Do it properly: ${HOWTO}`];
+  if (creds.size) {
+    // Bounded by the raw text, then made literal (a cut never splits an escape).
+    const list = clean([...creds.values()].map((c) => credLine(c, textFor('plain'))).join('; '), 670);
+    lines.push(`Credential keys changed: ${t.lit(list, 700)}`);
+  }
   for (const [p, e] of [...byPath].sort((x, y) => y[1].n - x[1].n)) {
-    lines.push(`• \`${p}\`: ${said(e)}${e.who.size ? `; by ${[...e.who].join(', ')}` : ''}; last at ${e.last}`);
+    lines.push(`• ${t.code(p, 200)}: ${said(e)}${e.who.size ? `; by ${[...e.who].join('; ')}` : ''}; last at ${t.lit(e.last)}`);
   }
   // Per-alert advice names one alert id each; in a fold the general rule above says it once.
   const budget = limit - title.length - TITLE_OVERHEAD;
   const core = clipLines(lines, budget - 60);
-  const ids = fitList('Alert ids: ', alerts.map((a) => clean(a.id, 80)), budget - core.length - 1);
+  const ids = fitList('Alert ids: ', alerts.map((a) => t.lit(a.id, 80)), budget - core.length - 1);
   return { title, body: `${core}\n${ids}` };
 }
 
-export function formatOwnerMessage(text: string, limit: number): OutgoingMessage {
+export function formatOwnerMessage(text: string, limit: number, markup: Markup = 'plain'): OutgoingMessage {
+  const t = textFor(markup);
   const title = 'warden: message for the owner';
-  const body = String(text).replace(/[\u0000-\u0009\u000b-\u001f\u007f]+/g, ' ');
-  return { title, body: clipLines(body.split('\n'), limit - title.length - TITLE_OVERHEAD) };
+  // warden's words, but they quote the requester's command line and paths: literal text.
+  const lines = String(text).split('\n').map((l) => t.lit(l, 4000));
+  return { title, body: clipLines(lines, limit - title.length - TITLE_OVERHEAD) };
 }
 
-export function formatLiveness(root: string, since: string | null, now: Date): OutgoingMessage {
+export function formatLiveness(root: string, since: string | null, now: Date, markup: Markup = 'plain'): OutgoingMessage {
+  const t = textFor(markup);
   return {
     title: 'warden is alive',
-    body: `warden notifier is running for ${clean(root, 300)} (${now.toISOString()}); no alert since ${since ?? 'it started'}. If this daily note stops arriving, warden is down.`,
+    body: `warden notifier is running for ${t.lit(root, 300)} (${now.toISOString()}); no alert since ${since ? t.lit(since, 40) : 'it started'}. If this daily note stops arriving, warden is down.`,
   };
 }
 
-export function formatTest(root: string, now: Date): OutgoingMessage {
-  return { title: 'warden test message', body: `This is a test from \`warden notify test\` for ${clean(root, 300)} at ${now.toISOString()}. Alerts will arrive here.` };
+export function formatTest(root: string, now: Date, markup: Markup = 'plain'): OutgoingMessage {
+  const t = textFor(markup);
+  return { title: 'warden test message', body: `This is a test from \`warden notify test\` for ${t.lit(root, 300)} at ${now.toISOString()}. Alerts will arrive here.` };
 }
 
 /** Discord's `content`: bold title line + body, never over `limit`. */

@@ -5,7 +5,6 @@
  * channel (or expired); reading resumes there after a restart or reload, and the state
  * keeps delivery entries only for what comes after it.
  */
-import { join } from 'node:path';
 import type { Alert } from '../store/alert-types.js';
 import type { OutboxMessage } from '../store/outbox-messages.js';
 import { msgKey, type ChannelName, type ChannelState, type NotifierStateFile, type Watermark } from './delivery-state.js';

@@ -8,7 +8,7 @@ import { watch, type FSWatcher } from 'node:fs';
 import type { WardenConfig } from '../config/warden-config.js';
 import { DeliveryError, statusFor, type Channel } from './channel.js';
 import {
-  emptyChannelState,
+  appendDelivered, emptyChannelState,
   type ChannelName, type ChannelState, type ChannelStatus, type ErrorNote, type NotifierStateFile,
 } from './delivery-state.js';
 import { channelSpecs } from './channels.js';
@@ -157,9 +157,28 @@ class Notifier implements NotifierHandle {
       const cur = this.runs.get(w.name);
       if (cur && cur.signature === w.signature) continue;
       cur?.ch.close?.();
-      this.runs.set(w.name, { name: w.name, ch: w.make(), signature: w.signature, busy: false, notBefore: 0, failures: 0, lastLogged: '', failedSignature: null });
+      const run: Run = { name: w.name, ch: w.make(), signature: w.signature, busy: false, notBefore: 0, failures: 0, lastLogged: '', failedSignature: null };
+      this.runs.set(w.name, run);
       this.state.channels[w.name] ??= emptyChannelState();
+      this.offAtStart(run);
     }
+  }
+
+  /**
+   * A channel that cannot work here (no desktop session) is said to be off now, when the
+   * notifier starts, not with the first alert; it is tried again on the long backoff.
+   */
+  private offAtStart(run: Run): void {
+    const why = run.ch.probe?.();
+    if (!why) return;
+    const cs = this.chState(run.name);
+    const t = Date.now();
+    run.failures = 1;
+    run.notBefore = t + this.delayFor(new DeliveryError(why, 'unavailable'), run.failures);
+    cs.last_error = { time: iso(t), message: why };
+    cs.next_attempt = iso(run.notBefore);
+    this.setStatus(run, 'unavailable', why);
+    this.writer.mark();
   }
 
   reload(config: WardenConfig): void {
@@ -254,9 +273,10 @@ class Notifier implements NotifierHandle {
       now, minIntervalMs: this.config.notify.min_interval_seconds * 1000, livenessHours: this.config.notify.liveness_hours, startedAt: this.startedAt,
     });
     if (!next) return;
-    if (next.what === 'message') this.deliver(run, [next.item], formatOwnerMessage(next.item.msg.text, run.ch.limit), 'message');
-    else if (next.what === 'alerts') this.deliver(run, next.items, formatAlerts(next.items.map((a) => a.alert), run.ch.limit), 'alerts');
-    else this.deliver(run, [], formatLiveness(this.opts.root, this.lastAlertTime(), new Date(now)), 'liveness');
+    const markup = run.ch.markup ?? 'plain';
+    if (next.what === 'message') this.deliver(run, [next.item], formatOwnerMessage(next.item.msg.text, run.ch.limit, markup), 'message');
+    else if (next.what === 'alerts') this.deliver(run, next.items, formatAlerts(next.items.map((a) => a.alert), run.ch.limit, markup), 'alerts');
+    else this.deliver(run, [], formatLiveness(this.opts.root, this.lastAlertTime(), new Date(now), markup), 'liveness');
   }
 
   private lastAlertTime(): string | null {
@@ -298,6 +318,10 @@ class Notifier implements NotifierHandle {
     }
     const t = iso();
     for (const it of items) { cs.delivered[it.key] = t; delete cs.attempts[it.key]; }
+    // Each item's own delivery time, kept after the state forgets the item (warden alerts).
+    try { appendDelivered(this.opts.stateDir, this.opts.root, run.name, t, items.map((it) => it.key)); } catch (err) {
+      this.note('delivered-log', `notify: cannot record delivery times in ${this.opts.stateDir}: ${(err as Error).message} (alerts then show when the delivery state last moved)`);
+    }
     cs.last_success = t;
     if (what === 'alerts') cs.last_alert_message = t;
     if (what === 'liveness') this.state.last_liveness = t;

@@ -19,6 +19,12 @@ export { ALERTS_FILE as ALERTS_REL, MESSAGES_DIR as MESSAGES_DIR_REL, MESSAGES_F
 export const STATE_FILE = 'delivery-state.json';
 /** Append-only changes since the snapshot (one JSON line per state write); compacted into STATE_FILE. */
 export const STATE_LOG = 'delivery-state.log';
+/**
+ * Append-only: when each alert and owner message reached each channel (one JSON line per
+ * message sent: channel, time, the item keys it carried). The delivery state forgets an
+ * item once every channel has it (its watermark passes it); this keeps its own time.
+ */
+export const DELIVERED_LOG = 'delivered.jsonl';
 
 /** First 16 hex digits of sha256(realpath(root)): one state directory per guarded root. */
 export function rootTag(root: string): string {

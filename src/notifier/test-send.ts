@@ -6,8 +6,14 @@ import { channelSpecs } from './channels.js';
 
 export interface TestResult {
   channel: 'discord' | 'desktop' | 'journal';
+  /** The test message was delivered. */
   ok: boolean;
-  /** What went wrong, in words the owner can act on (never the token). */
+  /**
+   * ok: delivered · off: the channel cannot run in this process (no desktop session, no
+   * notify-send): not a failure, it is said so · failed: it should work and did not.
+   */
+  state: 'ok' | 'off' | 'failed';
+  /** What went wrong or why it is off, in words the owner can act on (never the token). */
   error?: string;
 }
 
@@ -20,24 +26,30 @@ export function configuredChannels(config: WardenConfig): TestResult['channel'][
 }
 
 export async function sendTestMessages(root: string, config: WardenConfig, stderr: (line: string) => void = (l) => process.stderr.write(l + '\n')): Promise<TestResult[]> {
-  const msg = formatTest(root, new Date());
+  const now = new Date();
   const results: TestResult[] = [];
   for (const spec of channelSpecs(root, config)) {
     const ch = spec.make();
     try {
-      await ch.send(msg, AbortSignal.timeout(20_000));
-      results.push({ channel: spec.name, ok: true });
+      // Known to be off here (e.g. no desktop session): say so without trying.
+      const off = ch.probe?.();
+      if (off) { results.push({ channel: spec.name, ok: false, state: 'off', error: off }); continue; }
+      await ch.send(formatTest(root, now, ch.markup ?? 'plain'), AbortSignal.timeout(20_000));
+      results.push({ channel: spec.name, ok: true, state: 'ok' });
     } catch (err) {
       const d = err instanceof DeliveryError ? err : new DeliveryError(String((err as Error)?.message ?? err), 'transient');
-      results.push({ channel: spec.name, ok: false, error: `${d.kind}: ${d.message}` });
+      // 'unavailable' is the channel's own "cannot run here" (notify-send found no session).
+      if (d.kind === 'unavailable') results.push({ channel: spec.name, ok: false, state: 'off', error: d.message });
+      else results.push({ channel: spec.name, ok: false, state: 'failed', error: `${d.kind}: ${d.message}` });
     } finally {
       ch.close?.();
     }
   }
   // The journal line is the guard's channel; here we write one the same way (<5> = notice).
   if (config.notify.journal?.enabled) {
+    const msg = formatTest(root, now);
     stderr(`<5>warden: ${msg.title}: ${msg.body}`);
-    results.push({ channel: 'journal', ok: true });
+    results.push({ channel: 'journal', ok: true, state: 'ok' });
   }
   return results;
 }

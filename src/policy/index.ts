@@ -34,7 +34,11 @@ export { SNOWFLAKE_RE, isSnowflake, splitTarget, keyMatches, isCanonicalRelative
 export { buildPolicy, parseOwner, policyKindOf } from './load.js';
 export { resolveTier, accessFor, tierGrantsPath, commandPermitted, sessionChannels, type Access, type Resolution, type ResolvedBy } from './tiers.js';
 export { commandArgv, argvPermitted, shellSyntax, type CommandDecision } from './commands.js';
-export { sandboxPlan, type SandboxPlan, type SandboxOptions, type PathProbe } from './sandbox.js';
+export {
+  sandboxPlan, sandboxView, sandboxLayout, sandboxArgs, describeLayout, DEFAULT_LIMITS, MAX_SANDBOX_ENTRIES,
+  type SandboxPlan, type SandboxOptions, type PathProbe, type SandboxView, type SandboxLimits, type SandboxSection,
+  type SandboxLayout, type SandboxEntry, type HostEntry, type HostKind, type HostWalker,
+} from './sandbox.js';
 export { checkContext } from './context.js';
 export { explain, explainTarget, formatSource, type Explanation, type TargetExplanation } from './explain.js';
 export { validatePolicyFile, validatePolicyChange, validatePolicyState } from './validate.js';

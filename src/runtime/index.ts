@@ -20,6 +20,6 @@ export {
   type Explanation, type TargetExplanation, type PolicySet, type SessionContext, type Tier,
 } from '../policy/index.js';
 export {
-  commandArgv, argvPermitted, shellSyntax, type CommandDecision, type SandboxPlan,
+  commandArgv, argvPermitted, shellSyntax, type CommandDecision, type SandboxPlan, type SandboxLimits, DEFAULT_LIMITS,
 } from '../policy/index.js';
-export { sandboxPlanFor, lstatProbe } from './sandbox.js';
+export { sandboxPlanFor, runSandboxed, prepareSandbox, startSandbox, sandboxPreview, lstatProbe, type PreparedSandbox, type RunSandboxedOptions, type SandboxResult } from './sandbox.js';

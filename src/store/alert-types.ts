@@ -9,12 +9,17 @@ export type AlertReason =
   | 'baseline-tampered' | 'revert-failed' | 'approval-expired'
   // SPEC §4 (issue 21): the root path named something other than the directory the guard holds.
   | 'root-replaced'
+  // Not in SPEC §6's list: a protected directory's path named a directory warden did not make
+  // or verify; it was moved aside whole, untouched (docs/ARCHITECTURE.md, invariant 19).
+  | 'dir-replaced'
   // Not in SPEC §6's list: the watcher fell back to polling (inotify limit), see ARCHITECTURE.md.
   | 'watch-degraded'
   // Not in SPEC §6's list: a wrong owner-code was given three times and the change was cancelled.
   | 'approval-refused'
   // Not in SPEC §6's list: the witness (enforce = true) refused an open for writing (SPEC §6.1).
-  | 'refused';
+  | 'refused'
+  // Not in SPEC §6's list: a protected file's access ACL, or another extended attribute its owner can set, changed (docs/ARCHITECTURE.md).
+  | 'acl' | 'xattr';
 
 /** One alert a folded alert stands for: its id, path and what it kept. */
 export interface FoldedAlert { id: string; path: string; quarantine: string }
@@ -28,7 +33,7 @@ export interface FileFacts { sha256: string | null; size: number; mode: number }
  * open: never an argument list, never file content.
  */
 /** What the witness sees by name (a Writer's op besides the opens). */
-export type NameOp = 'attrib' | 'delete' | 'rename-away' | 'rename-in' | 'create';
+export type NameOp = 'attrib' | 'delete' | 'rename-away' | 'rename-in' | 'create' | 'modify';
 
 export interface Writer {
   pid: number;
@@ -47,7 +52,8 @@ export interface Writer {
   /**
    * What it did: an open for writing, or an open the witness could not classify; or, seen
    * by name: a mode or owner change (attrib), a delete, a rename of the file away, a rename
-   * of another file over it (rename-in), a create.
+   * of another file over it (rename-in), a create, a change of content with no open (modify:
+   * truncate(2) by path, which no permission event holds).
    */
   op: 'open-write' | 'open-unknown' | NameOp;
   /** enforce = true refused it (EPERM). */

@@ -15,6 +15,7 @@ import { readSeal, writeSeal } from './keys.js';
 import type { FileKind } from '../config/protected-set.js';
 import { publishManifest } from './manifest.js';
 import type { StoreFd } from './store.js';
+import type { XattrSet } from '../fsx/xattrs.js';
 
 /** What the owner must do when the store does not authenticate (said once, the same everywhere). */
 export const RECOVER = "warden does not guard this root until its state is approved again: run 'warden init --force' on a terminal; it shows what differs from the last approved state (snapshots/history) and asks before adopting anything.";
@@ -30,6 +31,8 @@ export interface BaselineChange {
   mode: number;
   uid: number;
   gid: number;
+  /** The approved ACL and extended attributes (baseline.ts FileEntry); absent: none (a file warden writes has none). */
+  xattrs?: XattrSet;
 }
 
 /**
@@ -228,7 +231,7 @@ export class BaselineState {
     for (const c of changes) {
       if (c.bytes === null) { delete files[c.path]; continue; }
       const sha = writeBlob(storeFd, c.kind, c.bytes);
-      files[c.path] = { kind: c.kind, sha256: sha, size: c.bytes.length, mode: c.mode & 0o7777, uid: c.uid, gid: c.gid };
+      files[c.path] = { kind: c.kind, sha256: sha, size: c.bytes.length, mode: c.mode & 0o7777, uid: c.uid, gid: c.gid, ...(c.xattrs && Object.keys(c.xattrs).length ? { xattrs: c.xattrs } : {}) };
     }
     const next: BaselineIndex = { ...this.index, generation: this.index.generation + 1, updated: new Date().toISOString(), files };
     const bytes = serializeIndex(next, this.key);

@@ -13,6 +13,7 @@ import { syncNamesIn } from '../fsx/durable.js';
 import { hmacEqual, hmacHex } from './keys.js';
 import { BASELINE_DIR, BLOBS_DIR, INDEX_NAME, SECRETS_DIR } from './layout.js';
 import type { StoreFd } from './store.js';
+import type { XattrSet } from '../fsx/xattrs.js';
 
 export interface FileEntry {
   kind: FileKind;
@@ -21,6 +22,12 @@ export interface FileEntry {
   mode: number;
   uid: number;
   gid: number;
+  /**
+   * The approved ACL and extended attributes its owner can set (fsx/xattrs.ts `kept`), name →
+   * base64 value. Absent: none (an index written before they were recorded approved none,
+   * which is what a file usually has).
+   */
+  xattrs?: XattrSet;
 }
 
 export interface DirEntry { mode: number; uid: number; gid: number }
@@ -51,7 +58,10 @@ export const sha256Hex: (b: Uint8Array) => string = oneShot
  * generation, updated, dirs}), a u32 count N, a u8 path encoding (0 latin1, 1 utf16le),
  * then the columns, each N long and in the index's order: sha256 (32 raw bytes each),
  * size (f64), mode, uid, gid (u32 each), kind (u8), and last the paths joined by NUL
- * (a path never holds one) in the stated encoding. Little-endian throughout.
+ * (a path never holds one) in the stated encoding. Little-endian throughout. The few files
+ * with approved extended attributes have them in the small JSON part (`xattrs`: path → name
+ * → base64), absent when none has any: a body without the key reads as before, and a reader
+ * of before the key ignores it (the HMAC covers it either way).
  *
  * ~70 bytes a file instead of ~150 of JSON, and no 1.4 MB string to decode and parse at
  * 10,000 files. The paths are Latin-1 when every code unit of every path is below 0x100
@@ -65,10 +75,18 @@ const u32 = (n: number): boolean => Number.isInteger(n) && n >= 0 && n <= 0xffff
 const LATIN1 = /^[\u0001-\u00ff]*$/;
 const SHA_HEX = /^[0-9a-f]{64}$/;
 
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+function isXattrSet(v: unknown): v is XattrSet {
+  return isObject(v) && Object.entries(v).every(([n, x]) => n !== '' && typeof x === 'string' && BASE64.test(x));
+}
+
 /** The body alone (no header, no HMAC): tests that forge an index use it. */
 export function serializeBody(index: BaselineIndex): Buffer {
-  const meta = Buffer.from(JSON.stringify({ version: 2, generation: index.generation, updated: index.updated, dirs: index.dirs }));
   const paths = Object.keys(index.files);
+  const xattrs: Record<string, XattrSet> = {};
+  for (const p of paths) { const x = index.files[p]!.xattrs; if (x && Object.keys(x).length > 0) xattrs[p] = x; }
+  const meta = Buffer.from(JSON.stringify({ version: 2, generation: index.generation, updated: index.updated, dirs: index.dirs, ...(Object.keys(xattrs).length ? { xattrs } : {}) }));
   const n = paths.length;
   for (const p of paths) if (p === '' || p.includes('\0')) throw new Error(`index path ${JSON.stringify(p)} cannot be written`);
   const joined = paths.join('\0');
@@ -103,7 +121,7 @@ export function parseBody(body: Buffer): BaselineIndex {
   if (body.length < 9) throw new Error('truncated');
   const metaLen = body.readUInt32LE(0);
   if (4 + metaLen + 5 > body.length) throw new Error('truncated');
-  const meta = JSON.parse(body.toString('utf8', 4, 4 + metaLen)) as { version?: unknown; generation?: unknown; updated?: unknown; dirs?: unknown };
+  const meta = JSON.parse(body.toString('utf8', 4, 4 + metaLen)) as { version?: unknown; generation?: unknown; updated?: unknown; dirs?: unknown; xattrs?: unknown };
   if (meta.version !== 2 || typeof meta.generation !== 'number' || typeof meta.updated !== 'string' || typeof meta.dirs !== 'object' || meta.dirs === null || Array.isArray(meta.dirs)) throw new Error('unexpected shape');
   let o = 4 + metaLen;
   const n = body.readUInt32LE(o); o += 4;
@@ -127,6 +145,14 @@ export function parseBody(body: Buffer): BaselineIndex {
       kind: k, sha256: hex.slice(64 * i, 64 * i + 64), size: sz,
       mode: nums.getUint32(mode + 4 * i, true), uid: nums.getUint32(uid + 4 * i, true), gid: nums.getUint32(gid + 4 * i, true),
     };
+  }
+  if (meta.xattrs !== undefined) {
+    if (!isObject(meta.xattrs)) throw new Error('unexpected shape');
+    for (const [p, set] of Object.entries(meta.xattrs)) {
+      const e = files[p];
+      if (e === undefined || !isXattrSet(set)) throw new Error('extended attributes of a path that is not an entry, or not name → base64');
+      e.xattrs = set;
+    }
   }
   const index: BaselineIndex = { version: 1, generation: meta.generation, updated: meta.updated, files, dirs: dict(meta.dirs as BaselineIndex['dirs']) };
   const cols: IndexColumns = {

@@ -28,7 +28,10 @@ export const MESSAGE_IDS: Readonly<Record<AlertReason, string>> = {
   'watch-degraded': 'abda3070cb2e470f834394d8d1b7e759',
   'approval-refused': 'b2ebec455aa14d17816109f4942cf3c5',
   'root-replaced': 'f2bc44ced77d4b13b15fd31d56a185a9',
+  'dir-replaced': '1f49a929fe4a61e1b97ffd3e65ec15d8',
   refused: 'f198e8e35446422e8ac6dbadc1c82ee2',
+  acl: 'a42f614cd63c4c7d83195e9a2dec39a0',
+  xattr: 'c1a01b2437f94e1ba39726195b340daf',
 };
 
 /** syslog priority of an alert: a revert is a warning, a failed one an error, a tamper critical. */

@@ -16,19 +16,25 @@ export const FAN_REPORT_TID = 0x100;
 export const FAN_CLASS_NOTIF = 0x0;
 export const FAN_REPORT_PIDFD = 0x80;
 export const FAN_REPORT_DFID_NAME = 0x400 | 0x800;
+/** The object's own file handle too (FAN_REPORT_FID; with DFID_NAME: FAN_REPORT_DFID_NAME_TARGET, Linux 5.17). */
+export const FAN_REPORT_FID = 0x200;
 
 export const FAN_MARK_ADD = 0x1;
 export const FAN_MARK_REMOVE = 0x2;
 export const FAN_MARK_FLUSH = 0x80;
 
 export const FAN_OPEN_PERM = 0x10000;
+export const FAN_MODIFY = 0x2;
 export const FAN_ATTRIB = 0x4;
 export const FAN_MOVED_FROM = 0x40;
 export const FAN_MOVED_TO = 0x80;
 export const FAN_CREATE = 0x100;
 export const FAN_DELETE = 0x200;
-/** The name-level events of the second (notification) group. */
-export const NAME_EVENTS = FAN_ATTRIB | FAN_MOVED_FROM | FAN_MOVED_TO | FAN_CREATE | FAN_DELETE;
+/**
+ * The name-level events of the second (notification) group; FAN_MODIFY too, for the one change
+ * of content that needs no open: truncate(2) by path.
+ */
+export const NAME_EVENTS = FAN_MODIFY | FAN_ATTRIB | FAN_MOVED_FROM | FAN_MOVED_TO | FAN_CREATE | FAN_DELETE;
 export const FAN_Q_OVERFLOW = 0x4000;
 export const FAN_EVENT_ON_CHILD = 0x08000000;
 export const FAN_ONDIR = 0x40000000;
@@ -67,11 +73,12 @@ export function response(fd: number, answer: number): Buffer {
   return b;
 }
 
+const INFO_FID = 1;
 const INFO_DFID_NAME = 2;
 const INFO_PIDFD = 4;
 
 /** One event of a FAN_REPORT_DFID_NAME | FAN_REPORT_PIDFD group: the directory (fsid + handle, hex), the entry's name, the actor. */
-export interface NameEvent { mask: bigint; pid: number; pidfd: number; dir: string | null; name: string | null }
+export interface NameEvent { mask: bigint; pid: number; pidfd: number; dir: string | null; name: string | null; /** The object's own handle key (FAN_REPORT_FID), or null. */ fid?: string | null }
 
 /**
  * Parse the events of one read(2) of a notification group with info records (pure):
@@ -95,6 +102,10 @@ export function parseNameEvents(buf: Buffer, len: number): NameEvent[] {
       const ilen = buf.readUInt16LE(p + 2);
       if (ilen < 4 || p + ilen > end) break;
       if (type === INFO_PIDFD && ilen >= 8) ev.pidfd = buf.readInt32LE(p + 4);
+      if (type === INFO_FID && ilen >= 20) {
+        const hEnd = p + 20 + buf.readUInt32LE(p + 12);
+        if (hEnd <= p + ilen) ev.fid = handleKey(buf.subarray(p + 4, p + 12), buf.subarray(p + 12, hEnd));
+      }
       if (type === INFO_DFID_NAME && ilen >= 20) {
         const hb = buf.readUInt32LE(p + 12);
         const hEnd = p + 20 + hb;
@@ -127,6 +138,8 @@ export interface Fanotify {
   errno(): number;
   /** The handle key of an open directory (handleKey), or null when the file system gives none. */
   dirKey(fd: number): string | null;
+  /** The handle key of NAME beneath the directory fd (never following a symlink), or null. */
+  fileKey(dirFd: number, name: string): string | null;
 }
 
 let cached: Fanotify | null | undefined;
@@ -147,16 +160,18 @@ export function loadFanotify(): Fanotify | null {
     const close = libc.func('int close(int fd)');
     const n2h = libc.func('int name_to_handle_at(int dirfd, const char *path, _Inout_ uint8_t *handle, _Out_ int *mnt, int flags)');
     const fstatfs = libc.func('int fstatfs(int fd, _Out_ uint8_t *buf)');
-    const dirKey = (fd: number): string | null => {
+    const keyOf = (fd: number, name: string, flags: number): string | null => {
       const h = Buffer.alloc(8 + 128);
       h.writeUInt32LE(128, 0);
       const mnt = [0];
-      if ((n2h(fd, '', h, mnt, 0x1000 /* AT_EMPTY_PATH */) as number) !== 0) return null;
+      if ((n2h(fd, name, h, mnt, flags) as number) !== 0) return null;
       // struct statfs (64-bit): seven 8-byte fields, then f_fsid.
       const sb = Buffer.alloc(128);
       if ((fstatfs(fd, sb) as number) !== 0) return null;
       return handleKey(sb.subarray(56, 64), h.subarray(0, 8 + h.readUInt32LE(0)));
     };
+    const dirKey = (fd: number): string | null => keyOf(fd, '', 0x1000 /* AT_EMPTY_PATH */);
+    const fileKey = (dirFd: number, name: string): string | null => keyOf(dirFd, name, 0 /* a final symlink is not followed */);
     cached = {
       init: (f, e) => init(f, e) as number,
       mark: (fd, f, m, d, p) => mark(fd, f, m, d, p) as number,
@@ -166,6 +181,7 @@ export function loadFanotify(): Fanotify | null {
       close: (fd) => close(fd) as number,
       errno: () => koffi.errno(),
       dirKey,
+      fileKey,
     };
   } catch (err) {
     whyNot = `the fanotify binding (koffi) did not load: ${String((err as Error)?.message ?? err).split('\n')[0]}`;

@@ -81,7 +81,8 @@ const SLEEP = new Int32Array(new SharedArrayBuffer(4));
 
 /** The name ops in words (after "the witness saw pid N"). */
 export const OP_WORDS: Record<NameOp, string> = {
-  attrib: 'change the mode or owner of', delete: 'delete', 'rename-away': 'rename away', 'rename-in': 'rename another file over', create: 'create',
+  attrib: 'change the mode, owner, ACL or extended attributes of', delete: 'delete', 'rename-away': 'rename away', 'rename-in': 'rename another file over', create: 'create',
+  modify: 'change the content (without an open the witness saw) of',
 };
 
 /** Reads the record from where it last stopped; holds the lines of the join window, by device and inode. */

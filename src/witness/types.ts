@@ -15,6 +15,10 @@ export interface WorkerInit {
   exemptPids: number[];
   exemptCgroups: string[];
   targets: WitnessTargets;
+  /** "dev:ino" of each marked protected file → its path relative to the root: an open is decided by the object opened, whatever name it came through. */
+  inodes: Record<string, string>;
+  /** File handle key (fanotify.ts handleKey) → protected file: name events reported by the object (a change through another name of it). */
+  fileKeys: Record<string, string>;
   /** Int32 slots: 0 heartbeat, 1 stop flag, 2 writes seen, 3 records lost, 4 queue overflows. */
   shared: SharedArrayBuffer;
   port: MessagePort;

@@ -10,12 +10,12 @@
  * witness reports why it is not running, and everything else works as before.
  */
 import { Worker, MessageChannel } from 'node:worker_threads';
-import { closeSync, realpathSync } from 'node:fs';
-import { withDir } from '../fsx/beneath.js';
+import { closeSync, fstatSync, realpathSync } from 'node:fs';
+import { lstatAt, withDir } from '../fsx/beneath.js';
 import { baseOf, dirOf } from '../common/rel-path.js';
 import {
   FAN_CLASS_CONTENT, FAN_CLASS_NOTIF, FAN_CLOEXEC, FAN_EVENT_ON_CHILD, FAN_MARK_ADD, FAN_NONBLOCK, FAN_OPEN_PERM, FAN_REPORT_DFID_NAME,
-  FAN_REPORT_PIDFD, FAN_REPORT_TID, FAN_UNLIMITED_MARKS, FAN_UNLIMITED_QUEUE, NAME_EVENTS, O_LARGEFILE, O_RDONLY, loadError, loadFanotify,
+  FAN_REPORT_FID, FAN_REPORT_PIDFD, FAN_REPORT_TID, FAN_MODIFY, FAN_ATTRIB, FAN_UNLIMITED_MARKS, FAN_UNLIMITED_QUEUE, NAME_EVENTS, O_LARGEFILE, O_RDONLY, loadError, loadFanotify,
   type Fanotify,
 } from './fanotify.js';
 import { BEAT_MS, beatLine, openRecordForAppend } from './record.js';
@@ -65,6 +65,20 @@ export class Witness {
   private nameFd = -1;
   private namesWhy: string | null = null;
   private dirKeys: Record<string, string> = {};
+  private inodes: Record<string, string> = {};
+  /** The name group reports each object's own handle (FAN_REPORT_FID): protected files get inode marks there too. */
+  private byFile = false;
+  /** File handle key (fanotify.ts handleKey) → the protected file, relative to the root. */
+  private fileKeys: Record<string, string> = {};
+  /**
+   * Per directory: its stamp when its files were last marked, the files, and the inodes
+   * found. A directory whose stamp is unchanged (and not from the last 2 s: a timestamp is
+   * coarse) had no entry created, removed or renamed, so its files are the inodes marked.
+   */
+  private sentTargets = '';
+  private sentInodes = '';
+  private sentTo: MessageChannel | null = null;
+  private fileMarks = new Map<string, { stamp: string; files: string; n: number; inodes: [string, string][]; keys: [string, string][] }>();
   private recordFd = -1;
   private worker: Worker | null = null;
   private dog: Worker | null = null;
@@ -108,6 +122,7 @@ export class Witness {
    */
   setRootFd(fd: number): void {
     this.rootFd = fd;
+    this.fileMarks.clear();
     this.remark();
   }
 
@@ -137,6 +152,7 @@ export class Witness {
       catch (err) { fan.close(fd); this.why = `cannot open the witness record: ${String((err as Error).message)}`; return; }
     }
     this.fanFd = fd;
+    this.fileMarks.clear(); // a new group holds no marks
     this.openNames();
     this.hb.fill(0);
     this.remark();
@@ -154,7 +170,12 @@ export class Witness {
   private openNames(): void {
     const fan = this.fan!;
     if (this.nameFd >= 0) return;
-    const fd = fan.init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK | FAN_REPORT_DFID_NAME | FAN_REPORT_PIDFD | FAN_UNLIMITED_QUEUE | FAN_UNLIMITED_MARKS, O_RDONLY | O_LARGEFILE);
+    // With the object's own handle too (Linux 5.17): a change through another name of a
+    // protected file (a truncate of a hard link) is known by the file, not by the name used.
+    const flags = FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK | FAN_REPORT_DFID_NAME | FAN_REPORT_PIDFD | FAN_UNLIMITED_QUEUE | FAN_UNLIMITED_MARKS;
+    let fd = fan.init(flags | FAN_REPORT_FID, O_RDONLY | O_LARGEFILE);
+    this.byFile = fd >= 0;
+    if (fd < 0) fd = fan.init(flags, O_RDONLY | O_LARGEFILE);
     if (fd < 0) {
       const e = fan.errno();
       this.namesWhy = `the kernel refused a fanotify group with FAN_REPORT_DFID_NAME and FAN_REPORT_PIDFD (${ERRNO[e] ?? `errno ${e}`}), so chmod, chown, deletes and renames are not seen`;
@@ -168,7 +189,7 @@ export class Witness {
     const ch = new MessageChannel();
     this.port = ch;
     const init: WorkerInit = {
-      fanFd: this.fanFd, nameFd: this.nameFd, dirKeys: this.dirKeys, recordFd: this.recordFd, rootReal: this.rootReal, enforce: this.enforce,
+      fanFd: this.fanFd, nameFd: this.nameFd, dirKeys: this.dirKeys, fileKeys: this.fileKeys, inodes: this.inodes, recordFd: this.recordFd, rootReal: this.rootReal, enforce: this.enforce,
       exemptPids: this.opts.exemptPids ?? [], exemptCgroups: this.exemptCgroups,
       targets: this.opts.targets(), shared: this.shared, port: ch.port2,
     };
@@ -245,15 +266,62 @@ export class Witness {
       }
       this.dirKeys = keys;
     }
-    this.port?.port1.postMessage({ targets: t, dirKeys: this.dirKeys });
+    // Sent when they changed (or to a new answering thread): a thousand names a second cost more than the marks.
+    const sent = `${t.files.join('\0')}\n${t.dirs.join('\0')}\n${Object.entries(this.dirKeys).join('\0')}`;
+    if (sent !== this.sentTargets || this.port !== this.sentTo) { this.port?.port1.postMessage({ targets: t, dirKeys: this.dirKeys }); this.sentTargets = sent; }
     let nd = 0;
     let nf = 0;
     for (const d of dirs) {
       nd += withDir(this.rootFd, d, (fd) => (fan.mark(this.fanFd, FAN_MARK_ADD | FAN_MARK_ONLYDIR, BigInt(FAN_OPEN_PERM | FAN_EVENT_ON_CHILD), fd, null) === 0 ? 1 : 0), () => 0);
     }
+    // Each protected file's inode (an inode mark: every name of it reports, a hard link in
+    // another directory, /proc/self/fd, a bind mount), and its device and inode for the
+    // answering thread, which decides by the object opened (docs/ARCHITECTURE.md, "Who wrote (`by`)").
+    // One walk per directory, not per file (the separate witness marks every approved file now).
+    const inodes: Record<string, string> = {};
+    const fileKeys: Record<string, string> = {};
+    const byDir = new Map<string, string[]>();
     for (const f of t.files.slice(0, MAX_FILE_MARKS)) {
-      nf += withDir(this.rootFd, dirOf(f), (fd) => (fan.mark(this.fanFd, FAN_MARK_ADD | FAN_MARK_DONT_FOLLOW, BigInt(FAN_OPEN_PERM), fd, baseOf(f)) === 0 ? 1 : 0), () => 0);
+      const d = dirOf(f);
+      const list = byDir.get(d);
+      if (list) list.push(f); else byDir.set(d, [f]);
     }
+    const seenDirs = new Set<string>();
+    for (const [d, list] of byDir) {
+      seenDirs.add(d);
+      nf += withDir(this.rootFd, d, (fd) => {
+        const ds = fstatSync(fd);
+        const stamp = `${ds.dev}:${ds.ino}:${ds.mtimeMs}:${ds.ctimeMs}`;
+        const files = list.join('\0');
+        const known = this.fileMarks.get(d);
+        if (known && known.stamp === stamp && known.files === files && Date.now() - ds.ctimeMs >= 2000) {
+          for (const [k, f] of known.inodes) inodes[k] = f;
+          for (const [k, f] of known.keys) fileKeys[k] = f;
+          return known.n;
+        }
+        let n = 0;
+        const found: [string, string][] = [];
+        const keys: [string, string][] = [];
+        for (const f of list) {
+          if (fan.mark(this.fanFd, FAN_MARK_ADD | FAN_MARK_DONT_FOLLOW, BigInt(FAN_OPEN_PERM), fd, baseOf(f)) !== 0) continue;
+          n++;
+          try { const st = lstatAt(fd, baseOf(f)); if (st?.isFile()) { inodes[`${st.dev}:${st.ino}`] = f; found.push([`${st.dev}:${st.ino}`, f]); } } catch { /* gone: the guard puts it back */ }
+          // The name group: a truncate or attribute change through any name of this inode.
+          if (this.byFile && this.nameFd >= 0 && fan.mark(this.nameFd, FAN_MARK_ADD | FAN_MARK_DONT_FOLLOW, BigInt(FAN_MODIFY | FAN_ATTRIB), fd, baseOf(f)) === 0) {
+            const k = fan.fileKey(fd, baseOf(f));
+            if (k !== null) { fileKeys[k] = f; keys.push([k, f]); }
+          }
+        }
+        this.fileMarks.set(d, { stamp, files, n, inodes: found, keys });
+        return n;
+      }, () => { this.fileMarks.delete(d); return 0; });
+    }
+    for (const d of this.fileMarks.keys()) if (!seenDirs.has(d)) this.fileMarks.delete(d);
+    this.inodes = inodes;
+    this.fileKeys = fileKeys;
+    const sentIno = `${Object.entries(inodes).join('\0')}\n${Object.entries(fileKeys).join('\0')}`;
+    if (sentIno !== this.sentInodes || this.port !== this.sentTo) { this.port?.port1.postMessage({ inodes, fileKeys }); this.sentInodes = sentIno; }
+    this.sentTo = this.port;
     this.marked = { dirs: nd, files: nf };
   }
 

@@ -14,7 +14,7 @@
 import { closeSync, fstatSync, readlinkSync, writeSync } from 'node:fs';
 import { parentPort, receiveMessageOnPort, workerData, type MessagePort } from 'node:worker_threads';
 import {
-  FAN_ALLOW, FAN_ATTRIB, FAN_CREATE, FAN_DELETE, FAN_DENY, FAN_MOVED_FROM, FAN_MOVED_TO, FAN_OPEN_PERM, FAN_Q_OVERFLOW, POLLIN,
+  FAN_ALLOW, FAN_ATTRIB, FAN_CREATE, FAN_DELETE, FAN_DENY, FAN_MODIFY, FAN_MOVED_FROM, FAN_MOVED_TO, FAN_OPEN_PERM, FAN_Q_OVERFLOW, POLLIN,
   loadFanotify, parseEvents, parseNameEvents, response, type NameEvent,
 } from './fanotify.js';
 import { Users, readCgroup, readIntent, readLiveWriter, readWriter, refuses } from './proc.js';
@@ -31,6 +31,8 @@ let dirs = new Set(targets.dirs);
 let exemptCgroups = new Set(init.exemptCgroups);
 let enforce = init.enforce;
 let dirKeys = new Map(Object.entries(init.dirKeys));
+let inodes = new Map(Object.entries(init.inodes));
+let fileKeys = new Map(Object.entries(init.fileKeys));
 const ALLOW = response(0, FAN_ALLOW);
 const DENY = response(0, FAN_DENY);
 
@@ -84,11 +86,14 @@ function handle(mask: bigint, fd: number, tid: number): void {
     const st = fstatSync(fd);
     let abs = '';
     try { abs = readlinkSync(`/proc/self/fd/${fd}`); } catch { /* unnamed */ }
+    // The object decides, not the name it was opened through: a protected file's inode
+    // reached by a hard link outside the root (or /proc/self/fd, a bind mount) is that file.
+    const byInode = inodes.get(`${st.dev}:${st.ino}`);
     const rel = relOf(abs);
-    deny = refuses(enforce, intent, isProtected(rel));
+    deny = refuses(enforce, intent, byInode !== undefined || isProtected(rel));
     Atomics.add(hb, 2, 1);
     record({
-      t: Date.now(), dev: st.dev, ino: st.ino, path: rel ?? abs, op: intent === 'write' ? 'open-write' : 'open-unknown',
+      t: Date.now(), dev: st.dev, ino: st.ino, path: byInode ?? rel ?? abs, op: intent === 'write' ? 'open-write' : 'open-unknown',
       refused: deny, ...w,
     });
   } catch {
@@ -100,12 +105,13 @@ function handle(mask: bigint, fd: number, tid: number): void {
 }
 
 const NAME_OPS: [number, NameOp][] = [
-  [FAN_ATTRIB, 'attrib'], [FAN_DELETE, 'delete'], [FAN_MOVED_FROM, 'rename-away'], [FAN_MOVED_TO, 'rename-in'], [FAN_CREATE, 'create'],
+  [FAN_MODIFY, 'modify'], [FAN_ATTRIB, 'attrib'], [FAN_DELETE, 'delete'], [FAN_MOVED_FROM, 'rename-away'], [FAN_MOVED_TO, 'rename-in'], [FAN_CREATE, 'create'],
 ];
 
 /**
- * One event of the notification group: a protected name's mode or owner changed, or it was
- * deleted, renamed away, renamed over, or made. The actor is not held (there is no
+ * One event of the notification group: a protected name's mode or owner changed, its content
+ * changed (a write, or a truncate(2) by path, which needs no open), or it was deleted,
+ * renamed away, renamed over, or made. The actor is not held (there is no
  * permission event for these), so who it was is read at once, through the pidfd the
  * kernel handed over: the reads count only if the pidfd still names a live (or not yet
  * reaped) process afterwards. An actor already gone is recorded as gone, by pid: the alert
@@ -113,11 +119,12 @@ const NAME_OPS: [number, NameOp][] = [
  */
 function handleName(ev: NameEvent): void {
   try {
-    if (ev.dir === null || ev.name === null) return;
-    const dirRel = dirKeys.get(ev.dir);
-    if (dirRel === undefined) return;
-    const rel = dirRel === '' ? ev.name : `${dirRel}/${ev.name}`;
-    if (!isProtected(rel)) return;
+    // By the name used, when that is a protected name; else by the object (an inode mark:
+    // the same file reached through a hard link outside the protected directories).
+    const dirRel = ev.dir === null ? undefined : dirKeys.get(ev.dir);
+    const byName = dirRel === undefined || ev.name === null ? null : dirRel === '' ? ev.name : `${dirRel}/${ev.name}`;
+    const rel = byName !== null && isProtected(byName) ? byName : (ev.fid ? fileKeys.get(ev.fid) ?? null : null);
+    if (rel === null) return;
     if (ev.pid === process.pid) return; // this process: the guard's own writes in `warden run`
     const w = ev.pidfd >= 0 ? readLiveWriter(ev.pid, ev.pidfd, users) : null;
     if (w && exempt(ev.pid, w.pid)) return;
@@ -138,9 +145,11 @@ function drainMessages(port: MessagePort): void {
   for (;;) {
     const m = receiveMessageOnPort(port);
     if (!m) return;
-    const msg = m.message as { targets?: WitnessTargets; enforce?: boolean; exemptCgroups?: string[]; dirKeys?: Record<string, string> };
+    const msg = m.message as { targets?: WitnessTargets; enforce?: boolean; exemptCgroups?: string[]; dirKeys?: Record<string, string>; inodes?: Record<string, string>; fileKeys?: Record<string, string> };
     if (msg.targets) { targets = msg.targets; files = new Set(targets.files); dirs = new Set(targets.dirs); }
     if (msg.dirKeys) dirKeys = new Map(Object.entries(msg.dirKeys));
+    if (msg.inodes) inodes = new Map(Object.entries(msg.inodes));
+    if (msg.fileKeys) fileKeys = new Map(Object.entries(msg.fileKeys));
     if (msg.enforce !== undefined) enforce = msg.enforce;
     if (msg.exemptCgroups) exemptCgroups = new Set(msg.exemptCgroups);
   }

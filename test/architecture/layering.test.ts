@@ -19,9 +19,9 @@ export const FLOORS: string[][] = [
   ['daemon'],
   ['changes', 'notifier', 'runtime'],
   ['guard', 'witness'],
-  ['store', 'policy'],
-  ['credentials', 'fsx'],
-  ['config'],
+  ['store', 'policy', 'grants'],
+  ['credentials', 'fsx', 'profiles', 'validators'],
+  ['config', 'formats'],
   ['toml'],
   ['common'],
 ];

@@ -134,7 +134,7 @@ describe('the first run', () => {
 });
 
 describe('help that teaches', () => {
-  const names = ['init', 'run', 'status', 'verify', 'alerts', 'why', 'history', 'diff', 'edit', 'apply', 'rm', 'cred', 'approve', 'deny', 'accept', 'check', 'explain', 'notify test', 'install-units', 'rehome', 'completion', 'desktop'];
+  const names = ['init', 'run', 'status', 'verify', 'alerts', 'why', 'history', 'diff', 'edit', 'apply', 'rm', 'cred', 'approve', 'deny', 'accept', 'check', 'explain', 'notify test', 'install-units', 'rehome', 'completion', 'desktop', 'profiles'];
   it('every command: its own usage line, --root in it, every option on a line, examples', async () => {
     const t = fresh();
     const { commands } = await import('../../src/cli/commands/index.js');

@@ -34,6 +34,7 @@ import { openRoot, safeClose } from '../../src/fsx/beneath.js';
 import { loadInotify } from '../../src/fsx/inotify.js';
 import { WARDEN_TOML, settingsFromBytes } from '../../src/config/quick-config.js';
 import type { Alert, Writer } from '../../src/store/alert-types.js';
+import { watchSeams } from '../../src/guard/test-seams.js';
 
 const FAST = HOT_CYCLE_MS / TICK_MS;
 const SLOW = COLD_CYCLE_MS / TICK_MS;
@@ -55,7 +56,7 @@ interface Layered {
  * The guard on an initialised root, with the startup pass and the store's index check run
  * (as runDaemon does). `poll`: a stamp poll whose hints go straight to the guard, and whose
  * inode watches the rescan may trust (run.ts wires `vouched` and `beforeRescan` the same way);
- * `blind`: that file's inode watch drops every event (WARDEN_TEST_INODE_WATCH_BLIND, read when
+ * `blind`: that file's inode watch drops every event (test-seams.ts `inodeWatchBlind`, read when
  * the watch is made); `noInotify`: the poll runs as without an inotify binding.
  */
 async function guardOn(t: IoStore, opts: { poll?: boolean; blind?: string; noInotify?: boolean; writers?: WriterSource } = {}): Promise<Layered> {
@@ -71,8 +72,8 @@ async function guardOn(t: IoStore, opts: { poll?: boolean; blind?: string; noIno
   g.verifyStore(false, '-');
   let poll: StampPoll | null = null;
   if (opts.poll) {
-    const saved = process.env.WARDEN_TEST_INODE_WATCH_BLIND;
-    if (opts.blind) process.env.WARDEN_TEST_INODE_WATCH_BLIND = opts.blind; else delete process.env.WARDEN_TEST_INODE_WATCH_BLIND;
+    const saved = watchSeams.inodeWatchBlind;
+    watchSeams.inodeWatchBlind = opts.blind ?? null;
     let files: object | null = null;
     let paths: readonly string[] = [];
     try {
@@ -84,7 +85,7 @@ async function guardOn(t: IoStore, opts: { poll?: boolean; blind?: string; noIno
         hint: (rel) => { hints.push(rel); g.onPathEvent(rel, false); },
       }, opts.noInotify ? new OpenWatch(null) : undefined);
     } finally {
-      if (saved === undefined) delete process.env.WARDEN_TEST_INODE_WATCH_BLIND; else process.env.WARDEN_TEST_INODE_WATCH_BLIND = saved;
+      watchSeams.inodeWatchBlind = saved;
     }
     const p = poll;
     g.onCleanStamp = (rel) => p.cleanChanged(rel);
@@ -797,7 +798,9 @@ kind = "text"
       const root = L.alerts.filter((a) => a.path === '.');
       assert.equal(root.length, 1, JSON.stringify(L.alerts.map((a) => [a.path, a.reason])));
       assert.equal(root[0]!.reason, 'root-replaced');
-      assert.match(root[0]!.detail ?? '', /named a file instead of the directory warden guards/);
+      // Not warden's (docs/ARCHITECTURE.md, invariant 19): moved aside whole, a new directory made.
+      assert.match(root[0]!.detail ?? '', /^a file \(owned by uid \d+, gid \d+, mode \d{4}\) was put at .*; warden changed nothing in it and moved it whole to /);
+      assert.equal(readFileSync(t.p(root[0]!.quarantine!), 'utf8'), 'not a directory\n');
       assert.ok(statSync(t.root).isDirectory());
       for (const rel of approved.keys()) assert.ok(isApproved(t, approved, rel), `${rel} is back at the path`);
       assert.equal(L.g.rootPathHolds(), true);
@@ -822,7 +825,7 @@ kind = "text"
       } finally { L.close(); }
     });
 
-    it('the root directory replaced while no guard ran (its entries moved into a new one): the startup pass says so once, and records the new one', async () => {
+    it('the root directory replaced while no guard ran (its entries moved into a new one): not warden\'s, so moved aside whole at start; the approved tree is put back in a directory warden makes, recorded', async () => {
       const t = await ioInitRoot();
       const mode = statSync(t.root).mode & 0o7777;
       const old = join(t.scratch, 'old-root');
@@ -836,12 +839,13 @@ kind = "text"
         assert.equal(root.length, 1, JSON.stringify(L.alerts.map((a) => [a.path, a.reason])));
         assert.equal(root[0]!.reason, 'changed-while-stopped');
         assert.deepEqual(root[0]!.also, ['root-replaced']);
-        assert.match(root[0]!.detail ?? '', /names another directory/);
+        assert.match(root[0]!.detail ?? '', /^a directory warden did not make \(owned by uid \d+.*\) was put at .*; warden changed nothing in it and moved it whole to /);
         assert.equal(L.g.storeHandle.rootReplaced(L.g.rootFd), null, 'the directory now guarded is recorded');
+        assert.ok(L.g.holdsOwnRoot());
       } finally { L.close(); }
     });
 
-    it('the root path made to name another directory: the 100 ms check adopts it and puts every protected file there', async () => {
+    it('the root path made to name another directory: the 100 ms check moves it aside whole and puts every protected file in a directory warden makes', async () => {
       const t = await ioInitRoot();
       const L = await guardOn(t);
       try {
@@ -852,7 +856,8 @@ kind = "text"
         assert.equal(L.g.checkRootPath(), false, 'put right: the next check finds the path holding');
         const [a] = L.alerts.filter((x) => x.path === '.');
         assert.equal(a?.reason, 'root-replaced');
-        assert.match(a?.detail ?? '', /named another directory/);
+        assert.match(a?.detail ?? '', /^a directory warden did not make \(owned by uid \d+.*\) was put at /);
+        assert.ok(a?.quarantine && lstatSync(t.p(a.quarantine)).isDirectory(), 'the empty directory put there is kept');
         for (const rel of approved.keys()) assert.ok(isApproved(t, approved, rel), `${rel} is back`);
         const fd = openSync(t.root, 'r');
         try { assert.equal(fstatSync(fd).ino, lstatSync(t.root).ino); } finally { closeSync(fd); }
@@ -910,7 +915,7 @@ kind = "text"
       L.g.onPathEvent('orgs/bookclub.toml', false);
       const got = L.alerts.splice(0).map((a) => [a.path, a.reason]);
       assert.deepEqual(got, [['config/guests.toml', 'deleted'], ['orgs/bookclub.toml', 'content']]);
-      assert.deepEqual(asked.splice(0), ['config/guests.toml delete,rename-away', 'orgs/bookclub.toml rename-in,create']);
+      assert.deepEqual(asked.splice(0), ['config/guests.toml delete,rename-away', 'orgs/bookclub.toml rename-in,create,modify']);
     });
 
     it('a directory chmod: reverted (not a failed revert), with the same reason why the writer is not known', () => {

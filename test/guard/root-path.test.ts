@@ -36,26 +36,29 @@ const EXCHANGE = (a: string, b: string) => `python3 -c "import ctypes,sys; l=cty
 const BUDGET_MS = 2_000; // 1 s in the spec; slack for a loaded 2-core test machine
 
 describe('the root path is what is guarded', () => {
-  it('a copy swapped in at the root path has its edited files reverted and its new files quarantined', async () => {
+  it('a copy swapped in at the root path is moved aside whole, as the agent left it, and the approved tree is put back', async () => {
     const { t, a, approved } = await guarded();
     const r = a.sh(`cd ${t.base} && mkdir evil && cp -a root/config root/orgs root/blocks evil/ && printf 'hourly_cap = 777\\n' >> evil/${ORG} && printf 'x = 1\\n' > evil/orgs/extra.toml`);
     assert.equal(r.code, 0, r.out);
+    const edited = readFileSync(join(t.base, 'evil', ORG), 'utf8');
     // One atomic step (renameat2 RENAME_EXCHANGE), so no moment shows an empty path.
     const mv = a.sh(`cd ${t.base} && ${EXCHANGE('evil', 'root')}`);
     assert.equal(mv.code, 0, mv.out);
     const t0 = Date.now();
     await waitFor(() => readFileSync(t.p(ORG), 'utf8') === approved && !existsSync(t.p('orgs/extra.toml')), BUDGET_MS, 'the path serves the approved org again');
     const ms = Date.now() - t0;
-    // The alert is recorded just after the move into quarantine: wait for it, in one complete read.
-    const alerts = await waitFor(() => { const all = readAlertsOf(t); return all.some((x) => x.path === 'orgs/extra.toml') ? all : null; }, BUDGET_MS, 'the new file\'s alert');
-    const rr = alerts.find((x) => x.reason === 'root-replaced');
-    assert.ok(rr, `a root-replaced alert: ${JSON.stringify(alerts.map((x) => x.reason))}`);
+    const rr = await waitFor(() => readAlertsOf(t).find((x) => x.reason === 'root-replaced'), BUDGET_MS, 'the root-replaced alert');
     assert.equal(rr.path, '.');
-    assert.ok(alerts.some((x) => x.reason === 'unexpected-file' && x.path === 'orgs/extra.toml' && x.quarantine), 'the new file was quarantined');
+    // Not warden's directory (docs/ARCHITECTURE.md, invariant 19): kept whole, nothing in it changed or swept.
+    assert.ok(rr.quarantine, JSON.stringify(rr));
+    const kept = t.p(rr.quarantine);
+    assert.equal(readFileSync(join(kept, ORG), 'utf8'), edited);
+    assert.equal(readFileSync(join(kept, 'orgs/extra.toml'), 'utf8'), 'x = 1\n');
+    assert.equal(lstatSync(kept).uid, a.uid);
     // The path is guarded from now on, and it verifies clean.
     assert.equal(cli(t, ['verify']).code, 0);
     a.sh(`printf 'hourly_cap = 778\\n' >> ${t.p(ORG)}`);
-    await waitFor(() => readFileSync(t.p(ORG), 'utf8') === approved, BUDGET_MS, 'a later edit in the adopted root is reverted');
+    await waitFor(() => readFileSync(t.p(ORG), 'utf8') === approved, BUDGET_MS, 'a later edit in the new root is reverted');
     process.stdout.write(`# root swap put right in ${ms} ms\n`);
   });
 

@@ -202,7 +202,7 @@ describe('nothing lost', () => {
     assert.deepEqual(lost, [], `${lost.length} of 100 markers lost`);
   });
 
-  it('every quarantined entry is 0600/0700 and shares no inode with a path the attacker holds', async () => {
+  it('every quarantine folder is 0700; every file kept is 0600 and shares no inode with a path the attacker holds; a directory is kept as it was', async () => {
     const t = fresh();
     await daemon(t);
     const approved = protectedPicture(t);
@@ -220,9 +220,15 @@ describe('nothing lost', () => {
     await waitFor(() => same(protectedPicture(t), approved) && readAlertsOf(t).some((a) => a.path === 'config/credentials.toml' && a.quarantine)
       && ['orgs/extra.toml', 'orgs/dir.toml'].every((p) => readAlertsOf(t).some((a) => a.path === p && a.quarantine)), 10_000, 'reverts');
     const heldIno = statSync(alias).ino;
+    // A directory is not warden's to change (docs/ARCHITECTURE.md, invariant 19): moved whole,
+    // its mode and its file's as they were; the 0700 folder around it keeps everyone else out.
+    const dirKept = readAlertsOf(t).find((a) => a.path === 'orgs/dir.toml' && a.quarantine)!.quarantine!;
+    assert.equal(lstatSync(t.p(dirKept)).mode & 0o777, 0o755, 'the directory keeps its mode');
+    assert.equal(lstatSync(t.p(`${dirKept}/inner`)).mode & 0o777, 0o644, 'and so does the file in it');
+    assert.equal(readFileSync(t.p(`${dirKept}/inner`), 'utf8'), 'x');
     const walk = (rel: string): void => {
       const st = lstatSync(t.p(rel));
-      if (st.isSymbolicLink()) return;
+      if (st.isSymbolicLink() || rel === dirKept) return;
       if (st.isDirectory()) {
         assert.equal(st.mode & 0o777, 0o700, `${rel} is 0700`);
         for (const n of readdirSync(t.p(rel))) walk(`${rel}/${n}`);

@@ -24,6 +24,8 @@ export function readableRepo(): string {
   mkdirSync(to, { mode: 0o755 });
   copyFileSync(join(REPO, 'package.json'), join(to, 'package.json'));
   cpSync(join(REPO, 'dist', 'src'), join(to, 'dist', 'src'), { recursive: true });
+  // The shipped profiles (docs/PROFILES.md), as the package installs them.
+  if (existsSync(join(REPO, 'profiles'))) cpSync(join(REPO, 'profiles'), join(to, 'profiles'), { recursive: true });
   const seen = new Set<string>();
   const deps = (pkgFile: string): string[] => {
     const pkg = JSON.parse(readFileSync(pkgFile, 'utf8')) as { dependencies?: Record<string, string>; optionalDependencies?: Record<string, string> };

@@ -15,6 +15,8 @@ import type { Alert } from '../../src/store/alert-types.js';
 
 export const REPO = resolve(import.meta.dirname, '..', '..', '..');
 export const CLI = join(REPO, 'dist', 'src', 'cli', 'main.js');
+/** The CLI with the watch layers' test seams set from the environment (seamed-main.ts); tests only. */
+export const SEAMED_CLI = join(REPO, 'dist', 'test', 'helpers', 'seamed-main.js');
 /**
  * The example root the suite owns (a copy of config/, orgs/, blocks/ as committed). Tests
  * never copy the working tree's example files: the README tour changes them with `apply`.
@@ -125,8 +127,10 @@ export interface Daemon {
  * it is killed before the error is thrown, so a failed start leaves nothing running.
  */
 export async function startDaemon(t: TestRoot, args: string[] = ['--guard'], env: NodeJS.ProcessEnv = {}, readyMs = 20_000, as?: { uid: number; gid: number }): Promise<Daemon> {
-  // As another user: the CLI from a readable copy (the checkout may be private).
-  const proc = own(spawn(process.execPath, [as ? readableCli() : CLI, 'run', ...args, '--root', t.root], { env: { ...t.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], ...as }), `warden run ${args.join(' ')} --root ${t.root}`);
+  // As another user: the CLI from a readable copy (the checkout may be private). A watch
+  // layer blinded (a test seam): the CLI through seamed-main.ts, which sets it in-process.
+  const seamed = Object.keys(env).some((k) => /^WARDEN_TEST_(DIR|INODE|STORE)_WATCH_BLIND$/.test(k));
+  const proc = own(spawn(process.execPath, [as ? readableCli() : seamed ? SEAMED_CLI : CLI, 'run', ...args, '--root', t.root], { env: { ...t.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], ...as }), `warden run ${args.join(' ')} --root ${t.root}`);
   let out = '';
   let err = '';
   proc.stdout!.on('data', (d) => { out += String(d); });

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readDeliveryState } from '../../src/notifier/delivery-state.js';
+import { nameText } from '../../src/common/escape.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { startChild } from './child.js';
 import { alert, appendAlerts, config, fixture } from './helpers.js';
@@ -25,9 +26,11 @@ test('desktop: notify-send is called at critical urgency with path, reason and a
   const fx = fixture();
   const log = join(fx.dir, 'notify-send.log');
   const bin = fakeNotifySend(fx.dir, log);
-  const child = await startChild({ root: fx.root, stateDir: fx.stateDir, config: config(fx, null, { desktop: { enabled: true } }), timing: TIMING }, { ...process.env, PATH: bin });
+  // A session bus to find (the fake notify-send needs none): the start-up check passes.
+  const child = await startChild({ root: fx.root, stateDir: fx.stateDir, config: config(fx, null, { desktop: { enabled: true } }), timing: TIMING }, { ...process.env, PATH: bin, DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent' });
   try {
-    const a = alert({ path: 'orgs/$(touch pwned)`x`.toml' });
+    const name = 'orgs/$(touch pwned)`x`<a href="x">&.toml';
+    const a = alert({ path: name, detail: `written through ${name}` });
     appendAlerts(fx.root, [a]);
     await waitFor(() => existsSync(log) && readFileSync(log, 'utf8').trim(), 20_000, 'notify-send called');
     const calls = readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as string[]);
@@ -35,7 +38,11 @@ test('desktop: notify-send is called at critical urgency with path, reason and a
     const argv = calls[0]!;
     assert.ok(argv.includes('--urgency') || argv.some((x) => x.startsWith('--urgency')), argv.join(' '));
     assert.ok(argv.join(' ').includes('critical'));
-    assert.ok(argv[0]!.includes('orgs/$(touch pwned)`x`.toml'), 'title names the path, verbatim (no shell expansion)');
+    // In quotes: the name holds characters other than ordinary ones (docs/NOTIFY.md).
+    assert.ok(argv[0]!.includes(nameText(name)) && nameText(name).startsWith('"orgs/$(touch pwned)`x`<a href='), `title names the path, verbatim (no shell expansion; a title is never markup): ${argv[0]}`);
+    // The body is markup to the notification server: the name in it is entities, never a tag.
+    assert.ok(argv[1]!.includes('orgs/$(touch pwned)`x`&lt;a href="x"&gt;&amp;.toml'), argv[1]);
+    assert.ok(!/<a /.test(argv[1]!), argv[1]);
     assert.match(argv[1]!, /reason: content/);
     assert.match(argv[1]!, /warden edit/);
     assert.ok(!existsSync(join(fx.root, 'pwned')) && !existsSync('pwned'));
@@ -62,6 +69,26 @@ for (const [what, make] of [
       // The child writes state before its log line reaches our pipe: wait for the line.
       const lines = await waitFor(() => { const l = child.stderr.filter((x) => x.includes('desktop')); return l.length ? l : null; }, 20_000, 'the desktop log line');
       assert.equal(lines.length, 1, lines.join('\n'));
+    } finally { child.proc.kill('SIGTERM'); await child.exited; fx.cleanup(); }
+  });
+}
+
+for (const [what, env] of [
+  ['no notify-send on PATH', (dir: string) => { mkdirSync(join(dir, 'empty'), { recursive: true }); return { PATH: join(dir, 'empty') }; }],
+  ['no desktop session (no D-Bus address, no bus socket, no display)', (dir: string) => ({ PATH: fakeNotifySend(dir, join(dir, 'x.log')), DBUS_SESSION_BUS_ADDRESS: '', DISPLAY: '', WAYLAND_DISPLAY: '', XDG_RUNTIME_DIR: join(dir, 'no-runtime') })],
+] as const) {
+  test(`desktop: ${what} is said when the notifier starts, before any alert`, async () => {
+    const fx = fixture();
+    const child = await startChild({ root: fx.root, stateDir: fx.stateDir, config: config(fx, null, { desktop: { enabled: true } }), timing: TIMING }, { ...process.env, ...env(fx.dir) });
+    try {
+      const line = await waitFor(() => child.stderr.find((x) => x.includes('desktop')), 20_000, 'the desktop-is-off line at start');
+      assert.match(line, /desktop: unavailable — .*(not installed|no desktop session)/);
+      const st = await waitFor(() => { const s = readDeliveryState(fx.root, fx.stateDir); return s.channels.desktop?.status === 'unavailable' ? s : null; }, 20_000, 'state says unavailable');
+      assert.equal(Object.keys(st.alerts).length, 0, 'no alert was needed to find out');
+      // An alert then waits for the desktop (kept, not lost) and is not reported again.
+      appendAlerts(fx.root, [alert()]);
+      await waitFor(() => readDeliveryState(fx.root, fx.stateDir).outboxDepth === 1, 20_000, 'alert pending');
+      assert.equal(child.stderr.filter((x) => x.includes('desktop')).length, 1, child.stderr.join('\n'));
     } finally { child.proc.kill('SIGTERM'); await child.exited; fx.cleanup(); }
   });
 }

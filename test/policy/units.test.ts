@@ -1,153 +1,19 @@
 // Pure units of the policy folder that the scenario tests reach only in part (issue 22: the
-// policy mutation run found stretches of survivors): the sandbox plan, the validators, the
+// policy mutation run found stretches of survivors): the validators, the
 // decision index beside its plain scan, the path helpers' reference definition and the
 // loader's per-file health. Fast and pure: run per mutant by `npm run mutate -- policy`.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  buildPolicy, keyMatches, sandboxPlan, validatePolicyChange, validatePolicyFile, validatePolicyState, policyKindOf,
-  type PathProbe, type PolicyKind, type SessionContext,
+  buildPolicy, keyMatches, validatePolicyChange, validatePolicyFile, validatePolicyState, policyKindOf,
+  type PolicyKind,
 } from '../../src/policy/index.js';
 import { firstFolderContaining, rulesMatching } from '../../src/policy/decide.js';
 import { isCanonicalRelative, isCanonicalRelativeBySegments, keySpecificity, splitTarget } from '../../src/policy/paths.js';
 import { recentResults } from '../../src/policy/recent.js';
-import { ALICE, BOOKCLUB, BOOK_CH, CONDITIONS, GUESTS, GUEST_CH, NSFW_MD, OWNER, WARDEN, org, rootFiles } from './fixtures.js';
+import { ALICE, BOOKCLUB, BOOK_CH, CONDITIONS, GUESTS, GUEST_CH, NSFW_MD, WARDEN, org, rootFiles } from './fixtures.js';
 
-// ---------------------------------------------------------------- sandbox plan
-
-const MEM = '/host/mem';
-const WS = '/host/ws/';
-/** A host where /bin and /lib are links into /usr, /lib64 a real directory, the rest absent. */
-function host(extra: Record<string, ReturnType<PathProbe>> = {}): PathProbe {
-  const fs: Record<string, ReturnType<PathProbe>> = {
-    '/bin': { kind: 'symlink', target: 'usr/bin' },
-    '/lib': { kind: 'symlink', target: 'usr/lib' },
-    '/lib64': { kind: 'dir' },
-    ...extra,
-  };
-  return (p) => fs[p] ?? null;
-}
-const guild = (channel: string, extra: Partial<{ nsfw: boolean }> = {}): SessionContext => ({ kind: 'guild', guild: '1', channel, ...extra });
-const SANDBOX_CONDITIONS = `[workspace."/bookclub/"]
-when = "discord:guild:1"
-action = "allow"
-
-[workspace."/bookclub/hidden/"]
-when = "discord:dm"
-action = "allow"
-
-[workspace."/bookclub/hidden/deeper/"]
-when = "discord:dm"
-action = "allow"
-
-[workspace."/bookclub/notes.md"]
-when = "discord:dm"
-action = "allow"
-
-[workspace."/bookclub/gone.md"]
-when = "discord:dm"
-action = "allow"
-
-[memories."/bookclub/"]
-when = "discord:dm"
-action = "allow"
-
-[workspace."/public/"]
-when = "discord:guild:1"
-action = "allow"
-`;
-const sbPolicy = buildPolicy(rootFiles({ conditions: SANDBOX_CONDITIONS, blocks: {} })).policy;
-
-test('sandbox: a member command runs in an empty root: no network, no capability, an empty environment, system programs read-only', () => {
-  const p = sandboxPlan(sbPolicy, ALICE, guild(BOOK_CH), ['cat', 'x'], { memoriesDir: MEM, workspaceDir: WS, probe: host({ '/host/ws/bookclub': { kind: 'dir' } }) });
-  assert.ok(p.ok);
-  assert.equal(p.file, 'bwrap');
-  assert.deepEqual(p.argv, ['cat', 'x']);
-  assert.deepEqual(p.args.slice(0, 16), ['--unshare-all', '--die-with-parent', '--new-session', '--cap-drop', 'ALL', '--clearenv', '--setenv', 'PATH', '/usr/bin:/bin', '--setenv', 'HOME', '/tmp', '--setenv', 'LANG', 'C.UTF-8', '--ro-bind']);
-  const a = p.args.join(' ');
-  assert.ok(a.includes('--ro-bind /usr /usr --symlink usr/bin /bin --symlink usr/lib /lib --ro-bind /lib64 /lib64 --proc /proc --dev /dev --tmpfs /tmp'), a);
-  assert.ok(!a.includes('/sbin') && !a.includes('/lib32') && !a.includes('/libx32'), 'an absent system link is neither bound nor linked');
-  assert.deepEqual(p.args.slice(-5), ['--chdir', '/tmp', '--', 'cat', 'x']);
-  assert.equal(sandboxPlan(sbPolicy, ALICE, guild(BOOK_CH), ['cat'], { memoriesDir: MEM, workspaceDir: WS, probe: host(), bwrap: '/opt/bwrap' }).ok && 'ok', 'ok');
-  const q = sandboxPlan(sbPolicy, ALICE, guild(BOOK_CH), ['cat'], { memoriesDir: MEM, workspaceDir: WS, probe: host(), bwrap: '/opt/bwrap' });
-  assert.ok(q.ok);
-  assert.equal(q.file, '/opt/bwrap');
-});
-
-test('sandbox: only the tier folders conditions.toml allows here are mounted, read-only, at their runtime path', () => {
-  const p = sandboxPlan(sbPolicy, ALICE, guild(BOOK_CH), ['ls'], { memoriesDir: MEM, workspaceDir: WS, probe: host({ '/host/ws/bookclub': { kind: 'dir' }, '/host/mem/bookclub': { kind: 'dir' } }) });
-  assert.ok(p.ok);
-  // /memories/bookclub/ is allowed only in a DM: not mounted in the guild channel.
-  assert.deepEqual(p.mounts, [{ host: '/host/ws/bookclub', path: '/workspace/bookclub', write: false }]);
-  const i = p.args.indexOf('/host/ws/bookclub');
-  assert.deepEqual(p.args.slice(i - 1, i + 2), ['--ro-bind', '/host/ws/bookclub', '/workspace/bookclub']);
-  assert.ok(!p.args.includes('--bind'));
-});
-
-test('sandbox: beneath a mounted folder, every path with a rule is hidden (tmpfs over a directory, /dev/null over a file), once, shortest first', () => {
-  const probe = host({
-    '/host/ws/bookclub': { kind: 'dir' }, '/host/ws/bookclub/hidden': { kind: 'dir' }, '/host/ws/bookclub/hidden/deeper': { kind: 'dir' },
-    '/host/ws/bookclub/notes.md': { kind: 'file' },
-  });
-  const p = sandboxPlan(sbPolicy, ALICE, guild(BOOK_CH), ['ls'], { memoriesDir: MEM, workspaceDir: WS, probe });
-  assert.ok(p.ok);
-  // gone.md has a rule but no host file: nothing to hide. deeper/ is under hidden/ already.
-  assert.deepEqual(p.hidden, ['/workspace/bookclub/hidden', '/workspace/bookclub/notes.md']);
-  const a = p.args.join(' ');
-  assert.ok(a.includes('--tmpfs /workspace/bookclub/hidden'), a);
-  assert.ok(a.includes('--ro-bind /dev/null /workspace/bookclub/notes.md'), a);
-  assert.ok(!a.includes('deeper') && !a.includes('gone.md'), a);
-  // The hidden paths come after the folder's own mount (a mount over a mount).
-  assert.ok(p.args.indexOf('/workspace/bookclub/hidden') > p.args.indexOf('/workspace/bookclub'));
-});
-
-test('sandbox: a folder that is absent or a symlink on the host is not mounted; a file is mounted and hides nothing', () => {
-  const link = sandboxPlan(sbPolicy, ALICE, guild(BOOK_CH), ['ls'], { memoriesDir: MEM, workspaceDir: WS, probe: host({ '/host/ws/bookclub': { kind: 'symlink', target: '/etc' } }) });
-  assert.ok(link.ok);
-  assert.deepEqual([link.mounts, link.hidden], [[], []]);
-  assert.ok(!link.args.includes('/host/ws/bookclub'));
-  const gone = sandboxPlan(sbPolicy, ALICE, guild(BOOK_CH), ['ls'], { memoriesDir: MEM, workspaceDir: WS, probe: host() });
-  assert.ok(gone.ok);
-  assert.deepEqual(gone.mounts, []);
-  const file = sandboxPlan(sbPolicy, ALICE, guild(BOOK_CH), ['ls'], { memoriesDir: MEM, workspaceDir: WS, probe: host({ '/host/ws/bookclub': { kind: 'file' }, '/host/ws/bookclub/notes.md': { kind: 'file' } }) });
-  assert.ok(file.ok);
-  assert.deepEqual(file.mounts, [{ host: '/host/ws/bookclub', path: '/workspace/bookclub', write: false }]);
-  assert.deepEqual(file.hidden, []);
-});
-
-test('sandbox: a command the tier does not permit gets no plan, with the reason', () => {
-  const p = sandboxPlan(sbPolicy, ALICE, guild(BOOK_CH), ['rm', '-rf', '/'], { memoriesDir: MEM, workspaceDir: WS, probe: host() });
-  assert.equal(p.ok, false);
-  assert.match(p.ok ? '' : p.reason, /not one of the permitted commands of tier member \(org bookclub\)/);
-  const nobody = sandboxPlan(sbPolicy, '999', guild('1234'), ['ls'], { memoriesDir: MEM, workspaceDir: WS, probe: host() });
-  assert.equal(nobody.ok, false);
-});
-
-test('sandbox: the owner gets both section roots, writable, even where no rule allows the root itself; rules beneath are still hidden', () => {
-  const probe = host({ '/host/mem': { kind: 'dir' }, '/host/ws': { kind: 'dir' }, '/host/ws/bookclub': { kind: 'dir' }, '/host/ws/public': { kind: 'dir' }, '/host/ws/bookclub/notes.md': { kind: 'file' } });
-  const p = sandboxPlan(sbPolicy, OWNER, { kind: 'dm', channel: '9' }, ['sh', '-c', 'true'], { memoriesDir: MEM, workspaceDir: WS, probe });
-  assert.ok(p.ok);
-  assert.deepEqual(p.mounts, [{ host: '/host/mem', path: '/memories', write: true }, { host: '/host/ws', path: '/workspace', write: true }]);
-  const a = p.args.join(' ');
-  assert.ok(a.includes('--bind /host/mem /memories') && a.includes('--bind /host/ws /workspace'), a);
-  // In the workspace root: every ruled path that exists is hidden; /memories/bookclub/ is absent on this host.
-  assert.deepEqual(p.hidden, ['/workspace/public', '/workspace/bookclub']);
-});
-
-test('sandbox: a guest may run no command; a folder outside the section roots is never mounted; each section maps to its own directory', () => {
-  const g = sandboxPlan(sbPolicy, '999', guild(GUEST_CH), ['ls'], { memoriesDir: MEM, workspaceDir: WS, probe: host() });
-  assert.equal(g.ok, false);
-  assert.match(g.ok ? '' : g.reason, /tier guest may run no command/);
-  // The loader refuses such a folder in an org file; the plan does not rely on that.
-  const cond = SANDBOX_CONDITIONS.replace('[memories."/bookclub/"]\nwhen = "discord:dm"', '[memories."/bookclub/"]\nwhen = "discord:guild:1"');
-  const built = buildPolicy(rootFiles({ conditions: cond, blocks: {} })).policy;
-  const pm = { ...built, orgs: built.orgs.map((o) => ({ ...o, folders: ['/workspace/public/', '/elsewhere/', '/memories/bookclub/'], commands: ['ls'] })) };
-  const probe = host({ '/host/ws/public': { kind: 'dir' }, '/host/mem/bookclub': { kind: 'dir' }, '/elsewhere': { kind: 'dir' }, '/host/ws/elsewhere': { kind: 'dir' } });
-  const p = sandboxPlan(pm, ALICE, guild(BOOK_CH), ['ls'], { memoriesDir: '/host/mem//', workspaceDir: WS, probe });
-  assert.ok(p.ok);
-  assert.deepEqual(p.mounts, [{ host: '/host/ws/public', path: '/workspace/public', write: false }, { host: '/host/mem/bookclub', path: '/memories/bookclub', write: false }]);
-  assert.ok(!p.args.some((a) => a.includes('elsewhere')), p.args.join(' '));
-});
+// The sandbox plan and its layout: test/runtime/sandbox-layout.test.ts.
 
 // ---------------------------------------------------------------- validators
 
@@ -387,23 +253,3 @@ test('orgs are sorted by name whatever the input order; a later duplicate path r
   assert.deepEqual(buildPolicy(dup).policy.orgs.find((o) => o.name === 'aa')?.folders, ['/workspace/other/']);
 });
 
-test('sandbox: the other system links are linked or bound as the host has them (/sbin, /lib32, /libx32)', () => {
-  const probe = host({ '/sbin': { kind: 'symlink', target: 'usr/sbin' }, '/lib32': { kind: 'dir' }, '/libx32': { kind: 'symlink', target: 'usr/libx32' } });
-  const p = sandboxPlan(sbPolicy, ALICE, guild(BOOK_CH), ['ls'], { memoriesDir: MEM, workspaceDir: WS, probe });
-  assert.ok(p.ok);
-  assert.ok(p.args.join(' ').includes('--ro-bind /usr /usr --symlink usr/bin /bin --symlink usr/sbin /sbin --symlink usr/lib /lib --ro-bind /lib32 /lib32 --ro-bind /lib64 /lib64 --symlink usr/libx32 /libx32 --proc /proc'), p.args.join(' '));
-});
-
-test('sandbox: a section root conditions.toml denies here is still the owner\'s, never a member\'s folder', () => {
-  const cond = `[workspace."/"]\nwhen = "discord:guild:1"\naction = "allow"\n\n[memories."/"]\nwhen = "discord:guild:1"\naction = "allow"\n`;
-  const built = buildPolicy(rootFiles({ conditions: cond, blocks: {} })).policy;
-  const probe = host({ '/host/mem': { kind: 'dir' }, '/host/ws': { kind: 'dir' } });
-  const o = sandboxPlan(built, OWNER, { kind: 'dm', channel: '9' }, ['ls'], { memoriesDir: MEM, workspaceDir: WS, probe });
-  assert.ok(o.ok);
-  assert.deepEqual(o.mounts, [{ host: '/host/mem', path: '/memories', write: true }, { host: '/host/ws', path: '/workspace', write: true }]);
-  // The same roots as a member's folders, in a DM where no rule allows them: nothing mounted.
-  const pm = { ...built, orgs: built.orgs.map((x) => ({ ...x, folders: ['/workspace/', '/memories/'] })) };
-  const m = sandboxPlan(pm, ALICE, { kind: 'dm', channel: '9' }, ['ls'], { memoriesDir: MEM, workspaceDir: WS, probe });
-  assert.ok(m.ok);
-  assert.deepEqual(m.mounts, []);
-});

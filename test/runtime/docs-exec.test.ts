@@ -27,7 +27,7 @@ test('docs/RUNTIME.md runs a permitted command with execFile on the library\'s a
   assert.match(code, /import \{ execFile \} from 'node:child_process'/);
   assert.match(code, /commandArgv\(access, line\)/, 'the line goes through commandArgv');
   assert.match(code, /if \(!d\.permitted\) return/, 'a refused line is not run');
-  assert.match(code, /execFile\(plan\.file, plan\.args\b/, 'the sandbox plan is executed with execFile');
+  assert.match(code, /runSandboxed\(plan\b/, 'the sandbox plan is run by the library (bwrap through execFile-style spawn, no shell)');
   assert.match(code, /execFile\(d\.argv\[0\], d\.argv\.slice\(1\)/, 'without bwrap, the argv with execFile');
   // Only execFile: no shell option, no exec/execSync/spawn of a line, no `sh -c`.
   const calls = code.split('\n').filter((l) => !/^\s*\/\//.test(l)).join('\n');
@@ -48,6 +48,6 @@ test('docs/POLICY.md says the argv is run with execFile, never through a shell, 
   assert.ok(start >= 0);
   const section = text.slice(start, text.indexOf('\n## ', start + 5));
   assert.match(section, /runs\s+that argv with `execFile`, \*\*never through a shell\*\*/);
-  assert.match(section, /docs\/RUNTIME\.md, "Running a permitted\s+command", shows a runtime executing it with `execFile`/);
+  assert.match(section, /docs\/RUNTIME\.md, "Running\s+a permitted command", shows a runtime running it with `runSandboxed`/);
   assert.match(text, /commandArgv\(access, commandLine\): CommandDecision\s+\/\/ the argv to execFile/);
 });

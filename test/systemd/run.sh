@@ -206,7 +206,7 @@ PY
   chmod 0644 "$M/usr/local/lib/w21-mmap.py"; }
 
 # Issue 21 rows 1-3, as the agent (deployment A), through the installed units: row 2, row 1
-# (the swap), row 2 again in the adopted root, then row 3 on a small file system of its own.
+# (the swap), row 2 again in the new root, then row 3 on a small file system of its own.
 # Rows 1 and 2 run with the root on the container's own disk: on a tmpfs a write through a
 # shared mapping need not move mtime/ctime (measured on Linux 6.18), so the stamp poll
 # cannot see it there (docs/DEPLOY.md §3).
@@ -237,7 +237,7 @@ attacks_as_agent() {
   cin rm -rf "$ROOT.old"
   revert_case "after the root swap: content edit by agent" config/conditions.toml 'echo "# after the swap" >> config/conditions.toml' agent
 
-  # Row 2 again, in the adopted root: the poll follows the new directory
+  # Row 2 again, in the new root warden made (the swapped-in copy moved aside whole): the poll follows it
   s=$(sha "$f"); m=$(meta "$f")
   cin systemctl reset-failed w21-mmap >/dev/null 2>&1
   cin systemd-run --quiet --unit=w21-mmap --uid=agent --gid=agent /usr/bin/python3 /usr/local/lib/w21-mmap.py "$ROOT/$f" second >>"$LOG" 2>&1

@@ -56,7 +56,8 @@ describe('the in-process witness follows the guard', { skip: ROOT_ONLY }, () => 
     mkdirSync(evil);
     assert.equal((await sh(t.base, `cp -a root/. evil/ && python3 -c "import ctypes,sys; l=ctypes.CDLL(None, use_errno=True); sys.exit(0 if l.renameat2(-100, b'evil', -100, b'root', 2) == 0 else ctypes.get_errno())"`)).code, 0);
     await waitFor(() => (readAlertsOf(t).some((x) => x.reason === 'root-replaced') ? true : null), 5000, 'root-replaced');
-    assert.ok(existsSync(t.p(B)));
+    // The copy is moved aside whole; the approved tree is written into a directory warden makes.
+    await waitFor(() => existsSync(t.p(B)), 5000, 'the approved tree back at the path');
     const approved = readFileSync(t.p(B), 'utf8');
     // An edit in the root now at the path: the open is seen (the permission marks moved), and so is a chmod (the name marks).
     await new Promise((r) => setTimeout(r, 300));
@@ -80,12 +81,18 @@ describe('the in-process witness follows the guard', { skip: ROOT_ONLY }, () => 
     assert.equal((await sh(t.base, `cp -a root/. evil/ && python3 -c "import ctypes,sys; l=ctypes.CDLL(None, use_errno=True); sys.exit(0 if l.renameat2(-100, b'evil', -100, b'root', 2) == 0 else ctypes.get_errno())"`)).code, 0);
     await waitFor(() => (/names another directory now; marked that one/.test(w.stderr()) ? true : null), 5000, 'the witness re-marked');
     await waitFor(() => (readAlertsOf(t).some((x) => x.reason === 'root-replaced') ? true : null), 5000, 'root-replaced');
+    await waitFor(() => existsSync(t.p(B)), 5000, 'the approved tree back at the path');
     const approved = readFileSync(t.p(B), 'utf8');
-    await new Promise((r) => setTimeout(r, 300));
-    const seen = readAlertsOf(t).length;
-    const e = await sh(t.root, `printf 'hourly_cap = 779\\n' >> ${B}`);
-    const al = await waitFor(() => readAlertsOf(t).slice(seen).find((x) => x.path === B), 5000, 'the edit reverted');
-    assert.ok(isWriter(al.by) && al.by.pid === e.pid, `the separate witness saw the edit in the new root: ${JSON.stringify(al.by)}`);
-    await waitFor(() => (readFileSync(t.p(B), 'utf8') === approved ? true : null), 5000, 'reverted');
+    // The swapped-in copy is moved aside and a new directory made at once: the witness's
+    // once-a-second check may have marked the copy first; it marks the new one at its next tick.
+    const bys: string[] = [];
+    await waitFor(async () => {
+      const seen = readAlertsOf(t).length;
+      const e = await sh(t.root, `printf 'hourly_cap = 779\\n' >> ${B}`);
+      const al = await waitFor(() => readAlertsOf(t).slice(seen).find((x) => x.path === B), 5000, 'the edit reverted');
+      await waitFor(() => (readFileSync(t.p(B), 'utf8') === approved ? true : null), 5000, 'reverted');
+      bys.push(JSON.stringify(al.by));
+      return isWriter(al.by) && al.by.pid === e.pid;
+    }, 4000, 'the separate witness sees the edit in the new root', 100).catch((err: Error) => { throw new Error(`${err.message}: ${bys.join(', ')}`); });
   });
 });

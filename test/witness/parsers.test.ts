@@ -67,10 +67,10 @@ it('events: parsed by their own length; a torn tail is left', () => {
 const W: Writer = { pid: 4242, comm: 'vim', exe: '/usr/bin/vim.basic', uid: 1000, user: 'alice', loginuid: 1000, login_user: 'alice', session: 3, unit: 'session-3.scope', op: 'open-write', refused: false, time: '2026-12-01T00:00:00Z' };
 
 it('by in plain words: a login session, sudo, a service, refused, unknown; escaped', () => {
-  assert.equal(describeBy(W), "by vim, user alice, in alice's login session 3 (pid 4242, /usr/bin/vim.basic)");
-  assert.equal(describeBy({ ...W, comm: 'vi', uid: 0, user: 'root' }), "by vi, user root, in alice's login session 3 (as root, through sudo or su) (pid 4242, /usr/bin/vim.basic)");
-  assert.equal(describeBy({ ...W, comm: 'node', user: 'agent', loginuid: null, login_user: null, session: null, unit: 'agent-runtime.service', exe: null }), 'by node, user agent, agent-runtime.service (pid 4242)');
-  assert.match(describeBy({ ...W, refused: true })!, /^tried by vim.*: refused \(EPERM\), nothing written$/);
+  assert.equal(describeBy(W), `by user alice (uid 1000), in alice's login session 3: process "vim" (pid 4242, "/usr/bin/vim.basic")`);
+  assert.equal(describeBy({ ...W, comm: 'vi', uid: 0, user: 'root' }), `by user root (uid 0), in alice's login session 3 (as root, through sudo or su): process "vi" (pid 4242, "/usr/bin/vim.basic")`);
+  assert.equal(describeBy({ ...W, comm: 'node', user: 'agent', loginuid: null, login_user: null, session: null, unit: 'agent-runtime.service', exe: null }), 'by user agent (uid 1000), unit agent-runtime.service: process "node" (pid 4242)');
+  assert.match(describeBy({ ...W, refused: true })!, /^tried by user alice.*: refused \(EPERM\), nothing written$/);
   assert.equal(describeBy({ unknown: 'no witness running' }), 'who: not known (no witness running)');
   assert.doesNotMatch(describeBy({ ...W, comm: 'x\u001b[31m\nforged' })!, /[\u001b\n]/);
   assert.equal(describeBy(undefined), null);
@@ -101,6 +101,24 @@ it('name events: directory key, entry name and pidfd per event; a truncated even
   assert.equal(evs[1]!.pidfd, -1);
   assert.equal(evs[1]!.name, 'x.toml');
   assert.equal(parseNameEvents(buf, buf.length - 4).length, 1);
+});
+
+it('name events with the object\'s own handle (FAN_REPORT_FID): its key beside the directory\'s; an event without one has none', () => {
+  const h = Buffer.from('0102030405060708', 'hex');
+  const fh = Buffer.from('a1a2a3a4a5a6a7a8', 'hex');
+  const base = nameEvent(0x2, 300, 9, h, 'hl-trunc');
+  const fid = Buffer.alloc(4 + 8 + 8 + fh.length);
+  fid[0] = 1; fid.writeUInt16LE(fid.length, 2);
+  fid.writeBigUInt64LE(0x1122334455667788n, 4);
+  fid.writeUInt32LE(fh.length, 12); fid.writeInt32LE(1, 16);
+  fh.copy(fid, 20);
+  const ev = Buffer.concat([base, fid]);
+  ev.writeUInt32LE(ev.length, 0);
+  const [e] = parseNameEvents(ev, ev.length);
+  assert.equal(e!.fid, '8877665544332211:0800000001000000a1a2a3a4a5a6a7a8');
+  assert.equal(e!.name, 'hl-trunc');
+  assert.equal(e!.pidfd, 9);
+  assert.equal(parseNameEvents(base, base.length)[0]!.fid, undefined);
 });
 
 it('the name join: the newest record of that path and op within the window, each record used once; a gone actor says why', () => {

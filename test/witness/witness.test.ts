@@ -73,8 +73,8 @@ describe('the witness', { skip: ROOT_ONLY }, () => {
     assert.match(cli(t, ['status']).stdout, /witness: running in the daemon, recording who opens protected files for writing; \d+ director\(ies\) and \d+ file\(s\) marked, (1[2-9]|[2-9]\d) write\(s\) seen/);
     // In plain words, in `warden why` and the journal line.
     const why = cli(t, ['why', B]);
-    assert.match(why.stdout, /by sh, user root, (no login session|[^,]+\.(service|scope)|in .* login session)/);
-    assert.match(d.stderr(), /reverted orgs\/bookclub\.toml: content; alert \S+\. by sh, user root/);
+    assert.match(why.stdout, /by user root \(uid 0\), (no login session|unit [^,]+\.(service|scope)|in .* login session)[^:]*: process "sh"/);
+    assert.match(d.stderr(), /reverted orgs\/bookclub\.toml: content; alert \S+\. by user root \(uid 0\)[^:]*: process "sh"/);
     // No argument list, no content: the record and the alert hold neither the text written nor the command line.
     const alerts = JSON.stringify(readAlertsOf(t).map((x) => x.by));
     assert.doesNotMatch(alerts, /printf|# a 0/);

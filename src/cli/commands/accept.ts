@@ -26,6 +26,10 @@ export const acceptCommand: CommandSpec = {
     const alert = findAlert(readAlerts(ctx.root).alerts, id);
     if (!alert) throw new WardenError(`no alert ${id} (see 'warden alerts')`, 1);
     const reasons = alert.reason === 'changed-while-stopped' ? (alert.also ?? []) : [alert.reason, ...(alert.also ?? [])];
+    // An ACL or extended attribute is approved as recorded at init, never by a command (docs/ARCHITECTURE.md, "What a protected file's approved state is").
+    if (reasons.length > 0 && reasons.every((r) => r === 'acl' || r === 'xattr')) {
+      throw new WardenError(`alert ${id} rejected a change of ${escapeText(alert.path)}'s ACL or extended attributes; no warden command approves one (give access with the file's owner or mode: 'warden apply ${escapeText(alert.path)} --mode MODE')`, 1);
+    }
     const contentChanged = reasons.some((r) => r === 'content' || r === 'emptied' || r === 'too-large' || r === 'half-applied');
     const rejectedMode = reasons.includes('mode') && alert.after ? alert.after.mode & 0o777 : undefined;
     // A mode alert proposes the rejected mode on the approved content as it is when the

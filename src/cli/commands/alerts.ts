@@ -10,7 +10,7 @@ import { channelsOff, deliveryReport } from '../delivery.js';
 import { rootRelative } from '../root.js';
 import { clean } from '../../notifier/format.js';
 import type { Alert } from '../../store/alert-types.js';
-import { escapeText } from '../../common/escape.js';
+import { escapeText, nameText } from '../../common/escape.js';
 import { windowOf } from '../when.js';
 import { writtenAfterEmptied } from '../rejected.js';
 import { describeBy } from '../../store/writer-words.js';
@@ -24,7 +24,7 @@ function describe(a: Alert, written?: number): string {
   const emptiedThen = written ? ` (then written: the rejected file holds ${written} byte(s); 'warden diff ${clean(a.id, 80)}')` : '';
   const why = `${reasons.map((x) => clean(x, 40) + (x === 'emptied' ? emptiedThen : '')).join(', ')}${stopped ? ', while warden was stopped' : ''}`;
   const count = a.count && a.count > 1 ? ` (${a.count} alerts folded)` : '';
-  return `${clean(a.time, 40)}  ${clean(a.id, 80)}  ${clean(a.action, 20)} ${clean(a.path, 300)}: ${why}${count}${keys}${a.quarantine ? `  kept: ${clean(a.quarantine, 300)}` : ''}${a.detail && (a.count || a.reason === 'content') ? `  ${clean(a.detail, 300)}` : ''}${a.by ? `  ${describeBy(a.by)}` : ''}`;
+  return `${clean(a.time, 40)}  ${clean(a.id, 80)}  ${clean(a.action, 20)} ${clean(nameText(a.path), 300)}: ${why}${count}${keys}${a.quarantine ? `  kept: ${clean(a.quarantine, 300)}` : ''}${a.detail && (a.count || a.reason === 'content') ? `  ${clean(a.detail, 300)}` : ''}${a.by ? `  ${describeBy(a.by)}` : ''}`;
 }
 
 /** A folded alert's members that kept content, one line each: every quarantine folder is named. */

@@ -3,7 +3,8 @@
  * Read-only. Exit 0 when every target is allowed, 1 otherwise, 2 on usage errors.
  */
 import { EXIT, WardenError } from '../../common/errors.js';
-import { explain, isSnowflake, loadPolicyFromRoot, splitTarget, type Explanation, type SessionContext, type TargetExplanation } from '../../policy/index.js';
+import { accessFor, commandArgv, explain, isSnowflake, loadPolicyFromRoot, resolveTier, splitTarget, type Explanation, type PolicySet, type SessionContext, type TargetExplanation } from '../../policy/index.js';
+import { sandboxPlanFor, sandboxPreview } from '../../runtime/sandbox.js';
 import type { CommandContext, CommandSpec, OptionValues } from '../types.js';
 
 const str = (v: OptionValues[string]): string | undefined => (typeof v === 'string' ? v : undefined);
@@ -77,10 +78,22 @@ function printHuman(c: CommandContext, e: Explanation): void {
   for (const t of e.targets) printTarget(c, t);
 }
 
+/** What `--command LINE` would see in the sandbox (docs/RUNTIME.md, "Running a permitted command"). */
+function commandView(policy: PolicySet, user: string, ctx: SessionContext, line: string, values: OptionValues): { line: string; runs: boolean; reason: string | null; sees: string[] } {
+  const workspaceDir = str(values.workspace);
+  const memoriesDir = str(values.memories);
+  if (workspaceDir === undefined || memoriesDir === undefined) throw new WardenError('--command needs --workspace DIR and --memories DIR (the host directories behind /workspace/ and /memories/)', EXIT.usage);
+  const d = commandArgv(accessFor(policy, resolveTier(policy, user, ctx)), line);
+  if (!d.permitted) return { line, runs: false, reason: d.reason, sees: [] };
+  if (d.shell) return { line, runs: false, reason: 'the owner\'s shell is not run in the sandbox', sees: [] };
+  const preview = sandboxPreview(sandboxPlanFor(policy, user, ctx, d.argv, { workspaceDir, memoriesDir }));
+  return preview.ok ? { line, runs: true, reason: null, sees: preview.lines } : { line, runs: false, reason: preview.reason, sees: [] };
+}
+
 export const explainCommand: CommandSpec = {
   name: 'explain',
   summary: 'Show what a person can see right now: tier and why, blocks, commands, and allow/deny per target.',
-  usage: 'explain --user U (--dm CH | --guild G --channel CH [--nsfw] [--forum F] | --internal) [--write] [TARGET…] [--root DIR] [--json]',
+  usage: 'explain --user U (--dm CH | --guild G --channel CH [--nsfw] [--forum F] | --internal) [--write] [TARGET…] [--command LINE --workspace DIR --memories DIR] [--root DIR] [--json]',
   allowPositionals: true,
   options: {
     user: { type: 'string' },
@@ -91,6 +104,9 @@ export const explainCommand: CommandSpec = {
     forum: { type: 'string' },
     internal: { type: 'boolean', default: false },
     write: { type: 'boolean', default: false },
+    command: { type: 'string' },
+    workspace: { type: 'string' },
+    memories: { type: 'string' },
   },
   async run(c) {
     const { user, ctx } = contextFromFlags(c.values);
@@ -100,8 +116,16 @@ export const explainCommand: CommandSpec = {
     const loaded = loadPolicyFromRoot(c.root);
     const e = explain(loaded.policy, user, ctx, c.positionals, { write: c.values.write === true });
     if (loaded.errors.length) c.out.err(`warden explain: warning: the policy has ${loaded.errors.length} error(s); files with errors grant nothing (run 'warden check')`);
-    if (c.json) c.out.json({ ...e, policy_errors: loaded.errors.length });
-    else printHuman(c, e);
-    return e.targets.every((t) => t.decision === 'allow') ? EXIT.ok : EXIT.finding;
+    const line = str(c.values.command);
+    const cmd = line === undefined ? null : commandView(loaded.policy, user, ctx, line, c.values);
+    if (c.json) c.out.json({ ...e, policy_errors: loaded.errors.length, ...(cmd ? { command: cmd } : {}) });
+    else {
+      printHuman(c, e);
+      if (cmd) {
+        c.out.line(`${c.out.color.bold('command')}: ${cmd.line} — ${cmd.runs ? 'runs in the sandbox; it would see now:' : `not run: ${cmd.reason}`}`);
+        for (const l of cmd.sees) c.out.line(`  ${l}`);
+      }
+    }
+    return e.targets.every((t) => t.decision === 'allow') && (cmd === null || cmd.runs) ? EXIT.ok : EXIT.finding;
   },
 };

@@ -1,0 +1,39 @@
+/**
+ * Whose change is it (docs/PROFILES.md, "The runtime's own writes")? A runtime that rewrites
+ * a protected file itself (Codex refreshing its tokens) may change only the keys its
+ * profile names for it, never one of their exceptions; a change it writes on the user's
+ * behalf (Claude Code's "don't ask again") becomes a request the owner approves. Pure.
+ */
+import { atOrBelow, type KeyPattern } from '../profiles/keys.js';
+import type { RuntimeWrite } from '../profiles/schema.js';
+import type { GrantChange } from './types.js';
+
+export interface WriteFacts {
+  runtimeWrites: readonly { write: RuntimeWrite; keys: readonly KeyPattern[]; except: readonly KeyPattern[] }[];
+}
+
+/**
+ * own: every change lies within keys the runtime may change by itself (accept it);
+ * on-behalf: every change lies within the runtime's own or on-behalf keys, at least one
+ * on-behalf (a pending request); foreign: anything else (revert, as any direct edit).
+ * No change in meaning (a rewrite with other bytes) is "own" only for a file the runtime
+ * rewrites itself; elsewhere it is "foreign" with nothing outside: warden keeps bytes.
+ */
+export type WriteVerdict = { kind: 'own' } | { kind: 'on-behalf'; changes: GrantChange[] } | { kind: 'foreign'; outside: GrantChange[] };
+
+export function classifyWrite(changes: readonly GrantChange[], facts: WriteFacts): WriteVerdict {
+  const outside: GrantChange[] = [];
+  const onBehalf: GrantChange[] = [];
+  for (const c of changes) {
+    const modes = facts.runtimeWrites
+      .filter((w) => w.keys.some((k) => atOrBelow(k, c.keyPath)) && !w.except.some((k) => atOrBelow(k, c.keyPath)))
+      .map((w) => w.write.mode);
+    if (modes.includes('own')) continue;
+    if (modes.includes('on-behalf')) onBehalf.push(c);
+    else outside.push(c);
+  }
+  if (outside.length) return { kind: 'foreign', outside };
+  if (onBehalf.length) return { kind: 'on-behalf', changes: onBehalf };
+  if (changes.length === 0 && !facts.runtimeWrites.some((w) => w.write.mode === 'own')) return { kind: 'foreign', outside: [] };
+  return { kind: 'own' };
+}
