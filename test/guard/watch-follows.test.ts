@@ -101,8 +101,9 @@ describe('below a ** glob base, at any depth', () => {
 });
 
 describe('a protected directory made again: its watch follows', () => {
+  /** orgs/ approved again: a directory with the approved file, and verify clean (a foreign directory is moved aside first, then one warden makes is filled). */
   const orgsBack = (t: TestRoot, approved: string) => () => {
-    try { return lstatSync(t.p('orgs')).isDirectory() && readFileSync(t.p('orgs/bookclub.toml'), 'utf8') === approved; } catch { return false; }
+    try { return lstatSync(t.p('orgs')).isDirectory() && readFileSync(t.p('orgs/bookclub.toml'), 'utf8') === approved && cli(t, ['verify']).code === 0; } catch { return false; }
   };
 
   for (const who of ['agent', 'root'] as const) {
@@ -111,9 +112,10 @@ describe('a protected directory made again: its watch follows', () => {
       const approved = readFileSync(t.p('orgs/bookclub.toml'), 'utf8');
       await world.daemon(t);
       const run = (s: string) => { if (who === 'agent') asAgent(a, s); else execFileSync('sh', ['-c', s]); };
-      // The guard may put files back while rm -rf runs (it then fails with ENOTEMPTY): the agent tries again.
-      run(`cd '${t.root}' && for i in 1 2 3 4 5; do rm -rf orgs 2>/dev/null && break; done; mkdir -p orgs && echo 'members = ["agent"]' > orgs/bookclub.toml`);
-      await waitFor(orgsBack(t, approved), 10_000, 'the approved orgs/ back');
+      // The guard may put files back while rm -rf runs (it then fails with ENOTEMPTY: the agent
+      // tries again), and may move the new orgs/ aside before the echo lands: whatever the race, the approved orgs/ comes back.
+      run(`cd '${t.root}' && for i in 1 2 3 4 5; do rm -rf orgs 2>/dev/null && break; done; mkdir -p orgs && echo 'members = ["agent"]' > orgs/bookclub.toml; true`);
+      await waitFor(orgsBack(t, approved), 15_000, 'the approved orgs/ back');
       writeFileSync(join(t.base, 'grant.toml'), 'name = "grant"\nmembers = ["agent"]\n');
       if (who === 'agent') execFileSync('chown', [`${a.uid}:${a.gid}`, join(t.base, 'grant.toml')]);
       run(`mv '${join(t.base, 'grant.toml')}' '${t.p('orgs/grant.toml')}'`);
@@ -148,7 +150,7 @@ describe('a protected directory made again: its watch follows', () => {
     await world.daemon(t);
     for (let round = 0; round < 3; round++) {
       asAgent(a, `cd '${t.root}' && for i in 1 2 3 4 5; do rm -rf orgs 2>/dev/null && break; done; true`);
-      await waitFor(orgsBack(t, approved), 10_000, 'the approved orgs/ back');
+      await waitFor(orgsBack(t, approved), 15_000, 'the approved orgs/ back');
       const f = join(t.base, `grant${round}.toml`);
       writeFileSync(f, 'members = ["agent"]\n');
       execFileSync('chown', [`${a.uid}:${a.gid}`, f]);
@@ -218,13 +220,14 @@ describe('inode watches follow restores', () => {
     } finally { closeInotify(fd); }
   });
 
-  it('below a ** glob base, a directory whose name is not UTF-8 made with a file in it at once: the file is removed in real time', async () => {
+  it('below a ** glob base, a directory whose name is not UTF-8 moved in with a file in it: the file is removed in real time', async () => {
     const { t, a } = agentRoot(DEEP_TOML, (t) => { mkdirSync(t.p('deep')); writeFileSync(t.p('deep/top.txt'), 'top\n'); });
     await world.daemon(t);
     const dir = Buffer.concat([Buffer.from(t.p('deep') + '/d'), Buffer.from([0xff])]);
     const file = Buffer.concat([dir, Buffer.from('/x/evil.txt')]);
-    // The agent's shell: printf makes the byte.
-    asAgent(a, `d="$(printf '${t.p('deep')}/d\\377')" && mkdir -p "$d/x" && echo evil > "$d/x/evil.txt"`);
+    // The agent's shell: printf makes the byte. Made beside the root and moved in whole (made in
+    // place, the guard may move the directory aside before mkdir -p has made its child).
+    asAgent(a, `cd '${t.base}' && d="$(printf 'd\\377')" && mkdir -p "$d/x" && echo evil > "$d/x/evil.txt" && mv "$d" '${t.p('deep')}/'`);
     await msUntil(() => !existsSync(file), 3_000, 'the file below the directory whose name is not UTF-8 removed');
   });
 });
