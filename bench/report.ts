@@ -65,6 +65,12 @@ export function table(): string {
     rows.push(['storm: alerts recorded / reverts done', `${st.alertsRecorded} / ${st.journalReverts}`, '', '', 'equal', ok(met.everyRevertRecorded)]);
     rows.push(['storm: Discord messages (min gap s)', `${st.messages} (${f1(st.minGapSeconds, 1)})`, `alerts per msg ${(st.messageAlertCounts as number[]).join('+')}`, '', '≤ 1 per 10 s', ok(met.perInterval)]);
   } else rows.push(['storm', 'error', String(st?.error ?? 'not run'), '', '', '']);
+  const fl = results.flood as Json | undefined;
+  if (fl && !fl.error) {
+    const met = fl.met as Json;
+    rows.push([`flood: ${Number(fl.files).toLocaleString('en-US')} unprotected files into orgs/, guard RSS growth (MB peak / after)`, `${f1(fl.growthPeakMB)} / ${f1(fl.growthAfterMB)}`, `RSS before ${f1(fl.rssBeforeMB)} MB`, '', '≤ +30 MB', ok(met.memory)]);
+    rows.push(['flood: revert of an approved file meanwhile (ms p50 / max)', `${f1(fl.revertP50Ms)} / ${f1(fl.revertMaxMs)}`, `${fl.reverts} edits`, '', '< 1 s', ok(met.reverts)]);
+  } else rows.push(['flood', 'error', String(fl?.error ?? 'not run'), '', '', '']);
   const ns = results.notifierSends as Json | undefined;
   if (ns && !ns.error) {
     const b = ns.before as Json, a = ns.after as Json;

@@ -3,7 +3,7 @@
  * Prints a table on stdout, progress on stderr, and writes bench/results.json.
  * See docs/BENCHMARKS.md for what each number means.
  * The sections live in bench/<section>.ts (machine, revert, big-root, init, verify, startup,
- * footprint, storm, policy-scale, report); this file runs them in order, one at a time (no two overlap).
+ * footprint, storm, flood, policy-scale, report); this file runs them in order, one at a time (no two overlap).
  */
 import { existsSync } from 'node:fs';
 import { DiscordEmulator } from '../test/helpers/discord-emulator.js';
@@ -19,6 +19,7 @@ import { startup } from './startup.js';
 import { moduleLoad } from './module-load.js';
 import { footprint } from './footprint.js';
 import { storm } from './storm.js';
+import { flood } from './flood.js';
 import { lastCompleteCrashRun } from './crash-main.js';
 import { table, updateDocs } from './report.js';
 import { policyScale } from './policy-scale.js';
@@ -63,6 +64,7 @@ async function main(): Promise<void> {
     await phase('footprint', () => footprint(big));
     results.crash = lastCompleteCrashRun();
     await phase('storm', () => storm(emu));
+    await phase('flood', () => flood());
     await phase('policy', policyScale);
     await phase('notifierSends', notifierSends);
   } finally {

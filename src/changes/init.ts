@@ -18,6 +18,7 @@ import { publishManifest } from '../store/manifest.js';
 import { loadKeyOrExplainMove, recordKeyOwner } from '../store/rehome.js';
 import { NotInitialised, Store } from '../store/store.js';
 import { withDirsOnTheWay } from '../guard/dirs-on-the-way.js';
+import { MAX_DEPTH, withinDepth } from '../guard/inspect.js';
 import { approvedXattrsAt, type XattrSet } from '../fsx/xattrs.js';
 
 /** Exact protected paths plus whatever the globs match on disk now. */
@@ -28,10 +29,10 @@ export function candidatePathsFor(rootFd: number, pset: ProtectedSet): string[] 
     for (const n of names) {
       const rel = dir === '' ? n.name : `${dir}/${n.name}`;
       if (pset.kindOf(rel)) set.add(rel);
-      if (n.dir && depth > 1) walk(rel, depth - 1);
+      if (n.dir && depth > 1 && withinDepth(rel)) walk(rel, depth - 1);
     }
   };
-  for (const base of pset.listedDirs) walk(base, pset.patterns.some((p) => p.base === base && p.deep) ? 8 : 1);
+  for (const base of pset.listedDirs) walk(base, pset.patterns.some((p) => p.base === base && p.deep) ? MAX_DEPTH : 1); // the guard's own bounds (guard/inspect.ts)
   return [...set].sort();
 }
 

@@ -111,6 +111,10 @@ export function protectedSet(config: Pick<WardenConfig, 'protect' | 'credentials
         for (const p of patterns) if (p.match(rel)) { k = p.kind; break; }
         if (k === null && rawUnexpected(rel)) k = 'text';
       }
+      // Only protected paths are remembered: a flood of names that match nothing (200,000 in
+      // orgs/, listed by every rescan) would otherwise fill and clear this map over and over,
+      // each name outliving a young-generation collection (+30 MB of the guard's RSS).
+      if (k === null) return k;
       if (cache.size > 50_000) cache.clear();
       cache.set(rel, k);
       return k;

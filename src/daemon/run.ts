@@ -196,8 +196,6 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
       };
       const g = new Guard({ root: opts.root, rootFd, store, config, state, log, journal, writers, blobStamps: { path: blobStampsPath(opts.root), key }, defer: (rel) => hints?.later(rel), onDirRepaired: () => {
         for (const d of watcher?.rearmChanged() ?? []) log(`<6>warden: re-armed the watch on ${d}`);
-        // chokidar re-adds a directory asynchronously; the per-file inode watches re-arm now.
-        watcher?.syncFiles(guard?.state.paths() ?? []);
       }, onRootReplaced: (fd) => {
         // SPEC §4: the guard now holds the directory at the root path; what it publishes and
         // records names that one (the runtime's view fails closed until this manifest lands).
@@ -211,7 +209,7 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
       // Swapped while warden was stopped: the directory opened above is not warden's; nothing
       // below writes into it (docs/ARCHITECTURE.md, invariant 19).
       g.checkRootAtStart();
-      const q = new HintQueue((rel, isDir) => { g.onPathEvent(rel, isDir); if (g.state.entry(rel)) watcher?.refreshFile(rel); }, {
+      const q = new HintQueue((rel, isDir) => g.onPathEvent(rel, isDir), {
         urgent: (rel, isDir) => g.isUrgent(rel, isDir), onOverflow: () => g.rescan(),
       });
       hints = q;
@@ -256,7 +254,6 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
       // The index bytes now; the blobs at the first backstop rescan (as before: it hashes each once).
       g.verifyStore(false, '-');
       g.lastRescanAt = Date.now();
-      watcher.syncFiles(g.state.paths());
 
       const ctx = (): ApplyContext => ({ root: opts.root, rootFd: g.rootFd, store, state: g.state, config: g.config, pset: g.pset });
       const reload = async (next: WardenConfig) => {
@@ -267,7 +264,6 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
         const extra = reconcileProtectedSet(c, g.pset, next.max_bytes, log);
         if (extra.length) { g.state.commit(store.fd, extra); dropStaleBlobs(store.fd, g.state, extra); }
         await watcher?.restart();
-        watcher?.syncFiles(g.state.paths());
         notifier?.reload(next);
         link?.update(next); // an approved [witness] enforce takes effect now, not at the next start
         g.rescan();

@@ -8,6 +8,7 @@
  */
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { nameToBytes } from '../common/names.js';
 
 export const IN_MODIFY = 0x2;
 export const IN_ATTRIB = 0x4;
@@ -83,7 +84,7 @@ let sigioIgnored = false;
 function writersNow(fcntl: (fd: number, cmd: number, arg: number) => number, errno: () => number, name: string, ino: number): { writers: Writers; opened: boolean } {
   if (!sigioIgnored) { process.on('SIGIO', () => {}); sigioIgnored = true; }
   let fd: number;
-  try { fd = openSync(name, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY); } catch { return { writers: 'unknown', opened: false }; }
+  try { fd = openSync(nameToBytes(name), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY); } catch { return { writers: 'unknown', opened: false }; }
   try {
     const st = fstatSync(fd);
     // `opened`: this inode was opened (and is closed below): an IN_OPEN and an IN_CLOSE_NOWRITE of our own.
@@ -113,7 +114,9 @@ export function loadInotify(): Inotify | null {
     const errno = () => koffi.errno();
     cached = {
       init: () => init(IN_NONBLOCK | IN_CLOEXEC) as number,
-      addWatch: (fd, path, mask) => add(fd, path, (mask | IN_DONT_FOLLOW) >>> 0) as number,
+      // Names are bytes (common/names.ts): the path goes to the kernel as its own bytes, NUL-ended
+      // (a string would go as UTF-8, and a name that is not UTF-8 would name nothing).
+      addWatch: (fd, path, mask) => add(fd, Buffer.concat([nameToBytes(path), Buffer.of(0)]), (mask | IN_DONT_FOLLOW) >>> 0) as number,
       removeWatch: (fd, wd) => { rm(fd, wd); },
       errno,
       writers: (name, ino) => writersNow(fcntl, errno, name, ino),

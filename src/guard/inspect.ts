@@ -3,7 +3,7 @@
  * (which changes nothing) and by the guard before it acts.
  */
 import { nameFromBytes } from '../common/names.js';
-import { fstatSync, opendirSync, type Dir } from 'node:fs';
+import { fstatSync, opendirSync, type Dir, type Dirent } from 'node:fs';
 import { at, lstatAt, tryOpenDir, safeClose, typeOf, withDir } from '../fsx/beneath.js';
 import { classify, type Observation, type Verdict } from './classify.js';
 import { observe } from './observe.js';
@@ -70,7 +70,7 @@ export function candidatePaths(rootFd: number, state: BaselineState, pset: Prote
     if (flat) { for (const rel of flat[i] ?? []) set.add(rel); return; }
     if (!deep(base)) { for (const rel of flatMatches(rootFd, base, pset)) set.add(rel); return; }
     // Baseline paths are protected by definition: skip the glob matcher for them.
-    listDir(rootFd, base, 8, (rel) => { if (!set.has(rel) && pset.kindOf(rel)) set.add(rel); });
+    listDir(rootFd, base, MAX_DEPTH, (rel) => { if (!set.has(rel) && pset.kindOf(rel)) set.add(rel); });
   });
   const paths = Object.freeze([...set].sort());
   memo = flat ? { rootFd, files: state.index.files, pset, flat, paths } : null;
@@ -103,24 +103,80 @@ function flatMatches(rootFd: number, base: string, pset: ProtectedSet): string[]
 }
 
 /**
- * Hand every entry below `dir` to `each`, streaming (opendir): a directory holding a million
- * names that match nothing costs one pass, never an array of a million entries.
+ * How far below a `**` glob's base the watches and the rescan go: every level, up to bounds
+ * a hostile tree cannot push past (docs/ARCHITECTURE.md, "Watching, and what it costs").
+ * A directory deeper than MAX_DEPTH levels below the root, or whose path below the root is
+ * longer than MAX_REL_BYTES (PATH_MAX: no path-based reader can name what lies beyond), is
+ * not descended into; nor is any directory past MAX_LISTED_DIRS in one pass. The watcher,
+ * whose own walk stops at the same depth and length (and at its watch limit, lower than
+ * MAX_LISTED_DIRS), raises a `watch-degraded` alert naming the limit when a tree reaches one.
+ */
+export const MAX_DEPTH = 128;
+export const MAX_REL_BYTES = 4096;
+export const MAX_LISTED_DIRS = 100_000;
+
+/** Is `rel` (a directory below the root) within MAX_DEPTH and MAX_REL_BYTES? Pure. */
+export function withinDepth(rel: string): boolean {
+  if (rel.length > MAX_REL_BYTES) return false; // a UTF-16 unit is at least one byte
+  let levels = 1;
+  for (let i = rel.indexOf('/'); i !== -1; i = rel.indexOf('/', i + 1)) if (++levels > MAX_DEPTH) return false;
+  return Buffer.byteLength(rel) <= MAX_REL_BYTES;
+}
+
+/**
+ * Every name in the directory at `path` (a path, or `at(fd, '.')`), streamed (opendir): a
+ * directory holding a million names costs one pass, never an array. Listed as UTF-8 first
+ * (one string per name: a flood of names costs no Buffer each); only when some name did not
+ * decode (it holds U+FFFD) is the directory listed again as bytes, and the names that did not
+ * decode are handed over then, carried losslessly (common/names.ts). So every name is handed
+ * over once, as its own bytes. Throws what opendir throws (the caller decides).
+ */
+export function eachName(path: string | Buffer, fn: (name: string, isDir: boolean) => void): void {
+  let undecoded = false;
+  stream(path, 'utf8', (ent) => {
+    const name = ent.name as string;
+    if (name.includes('\uFFFD')) undecoded = true;
+    else fn(name, ent.isDirectory());
+  });
+  if (!undecoded) return;
+  stream(path, 'buffer', (ent) => {
+    const raw = ent.name as unknown as Buffer;
+    if (raw.toString('utf8').includes('\uFFFD')) fn(nameFromBytes(raw), ent.isDirectory());
+  });
+}
+
+function stream(path: string | Buffer, encoding: 'utf8' | 'buffer', fn: (ent: Dirent) => void): void {
+  const d: Dir = opendirSync(path, { bufferSize: 256, encoding: encoding as BufferEncoding });
+  try {
+    for (let ent = d.readSync(); ent !== null; ent = d.readSync()) fn(ent);
+  } finally {
+    try { d.closeSync(); } catch { /* closed */ }
+  }
+}
+
+/**
+ * Hand every entry below `dir` to `each`, `depth` levels down, streaming (opendir): a
+ * directory holding a million names that match nothing costs one pass, never an array of
+ * a million entries. Iterative, one directory open at a time (no descriptor held per level,
+ * no recursion): the subdirectories still to list wait as paths, at most MAX_LISTED_DIRS.
  */
 function listDir(rootFd: number, dir: string, depth: number, each: (rel: string) => void): void {
-  withDir(rootFd, dir, (fd) => {
-    let d: Dir | null = null;
-    try {
-      // Names are bytes (SPEC §4): listed undecoded, carried losslessly (common/names.ts).
-      d = opendirSync(at(fd, '.'), { bufferSize: 256, encoding: 'buffer' as BufferEncoding });
-      for (let ent = d.readSync(); ent !== null; ent = d.readSync()) {
-        const name = nameFromBytes(ent.name as unknown as Buffer);
-        const rel = dir === '' ? name : `${dir}/${name}`;
-        each(rel);
-        if (depth > 1 && ent.isDirectory()) listDir(rootFd, rel, depth - 1, each);
-      }
-    } catch { /* vanished while listing: the next event or rescan looks again */ }
-    finally { try { d?.closeSync(); } catch { /* closed */ } }
-  }, () => undefined);
+  const todo: { rel: string; depth: number }[] = [{ rel: dir, depth }];
+  let listed = 0;
+  while (todo.length) {
+    const { rel: at0, depth: left } = todo.pop() as { rel: string; depth: number };
+    if (++listed > MAX_LISTED_DIRS) return;
+    withDir(rootFd, at0, (fd) => {
+      try {
+        // Names are bytes (SPEC §4): carried losslessly (eachName, common/names.ts).
+        eachName(at(fd, '.'), (name, isDir) => {
+          const rel = at0 === '' ? name : `${at0}/${name}`;
+          each(rel);
+          if (left > 1 && isDir && withinDepth(rel) && todo.length < MAX_LISTED_DIRS) todo.push({ rel, depth: left - 1 });
+        });
+      } catch { /* vanished while listing: the next event or rescan looks again */ }
+    }, () => undefined);
+  }
 }
 
 /** Inspect one file, its directory already open. Null when it matches the baseline. */

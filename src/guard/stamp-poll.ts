@@ -22,6 +22,7 @@
  * nothing is read or hashed unless a stamp moved or the file is open.
  */
 import { lstatSync } from 'node:fs';
+import { nameToBytes } from '../common/names.js';
 import { withCwdAt } from '../fsx/beneath.js';
 import { DirCache, baseOf, dirOf } from './inspect.js';
 import { OpenWatch } from './open-watch.js';
@@ -127,12 +128,14 @@ export class StampPoll {
       this.parsed.set(rel, p);
     }
     const name = baseOf(rel);
-    const st = lstatSync(name, { throwIfNoEntry: false });
+    // Names are bytes (common/names.ts): a name that is not UTF-8 is looked up by its own bytes.
+    const bytes = nameToBytes(name);
+    const st = lstatSync(bytes, { throwIfNoEntry: false });
     if (!st || !st.isFile() || st.ino !== p.ino || st.size !== p.size || st.ctimeMs !== p.ctimeMs) { moved.add(rel); this.hot.add(rel); return; }
     if (!this.opens.watched(rel, p.ino)) {
       // Watch the inode, then make sure the name still names it (a swap in between would watch another one).
       if (!this.opens.watch(rel, name, p.ino)) return;
-      const again = lstatSync(name, { throwIfNoEntry: false });
+      const again = lstatSync(bytes, { throwIfNoEntry: false });
       if (!again || again.ino !== p.ino || again.ctimeMs !== p.ctimeMs) { this.opens.forget(rel); moved.add(rel); return; }
       // Then: was it open for writing before the watch existed (a mapping that writes unseen)?
       this.opens.settle(rel, name);

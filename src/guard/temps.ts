@@ -4,8 +4,8 @@
  * the middle of a write. Everything runs synchronously, so no restore is in flight while
  * this runs.
  */
-import { fstatSync, readdirSync } from 'node:fs';
-import { nameFromBytes } from '../common/names.js';
+import { fstatSync } from 'node:fs';
+import { eachName } from './inspect.js';
 import { at, unlinkAt, withDir } from '../fsx/beneath.js';
 
 /** The temp names replaceFileAt creates (".<name>.warden-<pid>-<hex>.tmp"). */
@@ -26,12 +26,14 @@ export function sweepTemps(rootFd: number, dirs: Iterable<string>): void {
       const stamp = [st.ino, st.mtimeMs, st.ctimeMs].join(':');
       if (clean.get(key) === stamp) return;
       let left = false;
+      // Streamed (eachName): a directory flooded with a million names costs one pass and a
+      // few kilobytes, not an array of a million names. A name that is not UTF-8 is unlinked
+      // by its own bytes (common/names.ts).
       try {
-        // Names as bytes (common/names.ts): a name that is not UTF-8 is unlinked by its own bytes.
-        for (const name of readdirSync(at(fd, '.'), { encoding: 'buffer' }).map(nameFromBytes)) {
-          if (!TEMP_NAME.test(name)) continue;
+        eachName(at(fd, '.'), (name) => {
+          if (name.charCodeAt(0) !== 0x2e || !TEMP_NAME.test(name)) return;
           try { unlinkAt(fd, name); } catch { left = true; /* still stuck: next time */ }
-        }
+        });
       } catch { left = true; /* unreadable: next time */ }
       // ctime has clock-tick granularity: a directory changed within the last two seconds is listed again next time.
       if (left || Date.now() - st.ctimeMs < 2000) clean.delete(key);

@@ -8,6 +8,8 @@
  *   flood of errors costs one log line, one alert and at most one rescan per second.
  * - While polling, inotify is tried again on the rescan timer (backing off when it still
  *   fails); when it arms cleanly, polling stops.
+ * - A tree past the watcher's bounds (depth, path length, the number of directory watches)
+ *   raises `watch-degraded` naming the bound, once per watcher.
  */
 import type { ProtectedSet } from '../config/protected-set.js';
 import type { AlertReason } from '../store/alert-types.js';
@@ -62,8 +64,6 @@ export class WatchSupervisor {
   }
 
   rearmChanged(): string[] { return this.handle?.rearmChanged() ?? []; }
-  syncFiles(paths: string[]): void { this.handle?.syncFiles(paths); }
-  refreshFile(rel: string): void { this.handle?.refreshFile(rel); }
 
   close(): Promise<void> {
     this.closed = true;
@@ -90,6 +90,8 @@ export class WatchSupervisor {
         if (!armed && EXHAUSTED.has(err.code ?? '') && !polling) { failedWhileArming ??= err; return; }
         this.onError(gen, err);
       },
+      // A tree past the watcher's bounds (watcher.ts): said once per watcher, so once per arming.
+      onLimit: (path, detail) => { if (gen === this.generation) this.o.flag('watch-degraded', path, detail); },
     }, polling);
     armed = true;
     if (this.closed || gen !== this.generation) { await h.close(); return; }

@@ -1,55 +1,62 @@
 /**
- * Watch the protected directories with chokidar. Events are hints only: each one makes
- * the guard go and look. Known traps (NOTES.md): a watch can be lost silently when a
- * directory is recreated, and an exhausted inotify limit arrives only as an `error`
- * event. So we watch from the root down (the root itself is never recreated), re-arm a
- * directory whose inode changed, and fall back to polling on ENOSPC/EMFILE.
+ * Watch the protected directories (docs/ARCHITECTURE.md, "Watching, and what it costs").
+ * Events are hints only: each one makes the guard go and look.
  *
- * Cost: with inotify we watch directories with a plain fs.watch each (one inotify watch,
- * no listing, no per-entry state): a directory watch sees every create, delete, rename,
- * write and chmod made through it, naming the child. chokidar instead lists a watched
- * directory at start and again on changes, so a million names that match nothing cost it
- * gigabytes and a core; here they cost one name match per event. A write through a hard
- * link elsewhere is seen only by a watch on the file's inode, so the first
- * FILE_WATCH_LIMIT approved files also get a plain per-file fs.watch (re-armed when the
- * inode changes); beyond that, the backstop rescan finds such a write. Polling (inotify
- * exhausted) uses chokidar, which must track files to see inside them.
+ * With inotify, each watched directory (the root, the protected ones, the store's, and every
+ * directory below a `**` glob base, to any depth within the bounds of inspect.ts) has one
+ * plain fs.watch: no per-entry state. A directory watch sees every create, delete, rename,
+ * write and chmod made through it, naming the child. A write through a hard link elsewhere
+ * passes through no watched directory: the stamp poll's inode watches see it
+ * (open-watch.ts), for every approved file; this file keeps no per-file watch.
+ *
+ * Every watch follows the object now at its path. A watch is on an inode, not a path: a
+ * directory deleted and made again (or exchanged, or put back by the guard's repair) leaves
+ * the old watch on the old inode, and the kernel often hands the freed inode number to the
+ * new directory at once, so a directory is known by device, inode and birth time. Whenever
+ * an event names a directory that should be watched (a parent's event naming the child, the
+ * directory's own move or deletion), the directory at the path now is armed if it is not the
+ * one watched, then listed: its names made before the watch existed become hints (arm first,
+ * then list, so nothing falls in between), and its subdirectories that should be watched are
+ * armed the same way. So a tree made with `mkdir -p` and filled at once is seen whole.
+ * Polling (inotify exhausted) uses chokidar, which must track files to see inside them.
  *
  * Errors: an exhausted inotify shows as fs.watch throwing ENOSPC/EMFILE while arming, or as
  * an `error` event later. Both go to onError — also while arming, before the caller holds
- * the handle (watch-supervisor.ts copes with that).
+ * the handle (watch-supervisor.ts copes with that). A tree past the bounds (inspect.ts
+ * MAX_DEPTH, MAX_REL_BYTES; MAX_DIR_WATCHES here) goes to onLimit, once per watcher.
  */
 import { hasRawBytes, nameFromBytes, nameToBytes } from '../common/names.js';
 import type { FSWatcher } from 'chokidar';
-import { lstatSync, opendirSync, readdirSync, watch as fsWatch, type Dir, type FSWatcher as NodeWatcher, type Stats } from 'node:fs';
+import { lstatSync, opendirSync, watch as fsWatch, type Dir, type FSWatcher as NodeWatcher, type Stats } from 'node:fs';
 import { basename, dirname, join, relative, sep } from 'node:path';
 import { errnoCode } from '../common/errors.js';
 import type { ProtectedSet } from '../config/protected-set.js';
+import { MAX_DEPTH, MAX_REL_BYTES, eachName, withinDepth } from './inspect.js';
 import { watchSeams } from './test-seams.js';
 
 export interface WatchEvents {
   onEvent(rel: string, isDirEvent: boolean): void;
   /** The watcher broke (error event); the caller rescans and may switch to polling. */
   onError(err: Error & { code?: string }): void;
+  /** A tree reached a bound (depth, path length, the watch limit): what is past it is not watched. Once per watcher. */
+  onLimit?(path: string, detail: string): void;
 }
 
 export interface WatchHandle {
   readonly polling: boolean;
   /** False after an error until re-armed. */
   alive(): boolean;
-  /** Re-add directories whose inode changed since they were armed. */
+  /** Re-arm directories now at their paths that are not the ones watched (and watch new ones); returns them. */
   rearmChanged(): string[];
-  /** Keep per-file inode watches on these approved files (up to the limit). */
-  syncFiles(paths: string[]): void;
-  /** After a check: re-arm the file's inode watch if the inode changed. */
-  refreshFile(rel: string): void;
   close(): Promise<void>;
 }
 
-export const FILE_WATCH_LIMIT = 1000;
+/** Directory watches at most (inotify watches are a per-user kernel resource). */
+export const MAX_DIR_WATCHES = 10_000;
 
 const STORE_DIRS = /^snapshots(\/(baseline|blobs|secrets))?$/;
 const STORE_FILES = /^snapshots\/(baseline\/index|(blobs|secrets)\/[0-9a-f]{64}|alerts\.jsonl|quarantine|pending|journal|control|outbox|notify|history)$/;
+const FIXED_STORE_DIRS = ['snapshots', 'snapshots/baseline', 'snapshots/blobs', 'snapshots/secrets'];
 
 
 /** Is this path (relative to the root) worth an event? Everything else is not even descended into. */
@@ -58,6 +65,19 @@ export function relevantPath(rel: string, pset: ProtectedSet): boolean {
   if (pset.isProtectedDir(rel) || pset.kindOf(rel) !== null) return true;
   if (STORE_DIRS.test(rel) || STORE_FILES.test(rel)) return true;
   return pset.inDeepGlob(rel);
+}
+
+/** Is `rel` a directory the inotify watcher keeps a watch on (when one is there)? Pure. */
+export function wantsWatch(rel: string, pset: ProtectedSet): boolean {
+  if (rel === '' || STORE_DIRS.test(rel)) return true;
+  // The store's other directories (quarantine, control, …) are never watched, whatever a glob says.
+  if (rel === 'snapshots' || rel.startsWith('snapshots/')) return false;
+  return pset.isProtectedDir(rel) || pset.inDeepGlob(rel);
+}
+
+/** Which directory is at a path: device, inode and birth time (an inode number alone is handed out again at once). */
+export function dirIdentity(st: Pick<Stats, 'dev' | 'ino' | 'birthtimeMs'>): string {
+  return `${st.dev}:${st.ino}:${st.birthtimeMs}`;
 }
 
 export async function startWatcher(root: string, pset: ProtectedSet, events: WatchEvents, polling: boolean): Promise<WatchHandle> {
@@ -81,20 +101,7 @@ function takeFault(): { code: string; when: string } | null {
  */
 const blindDir = (): string | null => watchSeams.dirWatchBlind;
 
-const MAX_DIR_WATCHES = 10_000;
-
-/** Directories to watch: the root, the protected ones, the store's, and every directory below a `**` glob base. */
-function dirsToWatch(root: string, pset: ProtectedSet): string[] {
-  const out = new Set<string>(['', ...pset.dirs, 'snapshots', 'snapshots/baseline', 'snapshots/blobs', 'snapshots/secrets']);
-  const walk = (rel: string, depth: number) => {
-    if (depth === 0 || out.size >= MAX_DIR_WATCHES) return;
-    let names: string[];
-    try { names = readdirSync(nameToBytes(join(root, rel)), { withFileTypes: true, encoding: 'buffer' }).filter((e) => e.isDirectory()).map((e) => nameFromBytes(e.name)); } catch { return; }
-    for (const n of names) { const r = rel === '' ? n : `${rel}/${n}`; out.add(r); walk(r, depth - 1); }
-  };
-  for (const p of pset.patterns) if (p.deep) walk(p.base, 8);
-  return [...out];
-}
+interface DirWatch { id: string; watcher: NodeWatcher }
 
 async function startInotify(root: string, pset: ProtectedSet, events: WatchEvents): Promise<WatchHandle> {
   let alive = true;
@@ -104,47 +111,133 @@ async function startInotify(root: string, pset: ProtectedSet, events: WatchEvent
     alive = false;
     events.onError(err);
   };
-  const inode = (rel: string) => { try { return lstatSync(nameToBytes(join(root, rel))).ino; } catch { return -1; } };
-  const dirWatches = new Map<string, { ino: number; watcher: NodeWatcher }>();
+  let limited = false;
+  const limit = (rel: string, detail: string) => {
+    if (limited || !alive) return;
+    limited = true;
+    events.onLimit?.(rel === '' ? '.' : rel, detail);
+  };
+  const tooDeep = (rel: string) => `a directory deeper than ${MAX_DEPTH} levels or a path longer than ${MAX_REL_BYTES} bytes below the root: ${rel} is watched and checked, what is below it is not`;
+  const abs = (rel: string) => nameToBytes(rel === '' ? root : join(root, rel));
+  const dirWatches = new Map<string, DirWatch>();
   const unwatchDir = (rel: string) => {
     const dw = dirWatches.get(rel);
     if (dw) { dw.watcher.close(); dirWatches.delete(rel); }
   };
-  const onDirEvent = (watched: string, name: string | null) => {
-    if (!alive) return;
-    if (watched === blindDir()) return;
-    // No name: the directory itself or an overflow. A name equal to the directory's own
-    // (chmod of the directory itself) is a hint on the directory too.
-    if (name === null || name === basename(join(root, watched)) || watched === '' && name === basename(root)) events.onEvent(watched, true);
-    if (name === null) return;
-    const rel = watched === '' ? name : `${watched}/${name}`;
-    if (relevantPath(rel, pset)) events.onEvent(rel, false);
-    // A new directory below a `**` glob base gets its own watch.
-    if (pset.inDeepGlob(rel) && !dirWatches.has(rel) && dirWatches.size < MAX_DIR_WATCHES) {
-      try { if (lstatSync(nameToBytes(join(root, rel))).isDirectory()) watchDir(rel); } catch { /* gone again */ }
-    }
+  /** Drop the watches of `rel` and of everything below it (the directory is gone from the path). */
+  const unwatchTree = (rel: string) => {
+    unwatchDir(rel);
+    const prefix = rel === '' ? '' : `${rel}/`;
+    for (const k of [...dirWatches.keys()]) if (k.startsWith(prefix) && k !== '') unwatchDir(k);
   };
-  const watchDir = (rel: string): void => {
-    const ino = inode(rel);
-    if (ino === -1) return;
+
+  /**
+   * Make sure the directory at `rel` is the one watched (and, below a `**` base, every
+   * directory below it). A directory armed anew is listed after its watch exists: with
+   * `hint`, every relevant name in it becomes a hint (what was made before the watch).
+   * Iterative: a queue of directories, never a recursion per level. Returns the armed ones.
+   */
+  const ensure = (first: string, hint: boolean, descendAll = false, force = false): string[] => {
+    const armed: string[] = [];
+    const todo = [first];
+    while (todo.length && alive) {
+      const rel = todo.pop() as string;
+      let st: Stats | undefined;
+      try { st = lstatSync(abs(rel), { throwIfNoEntry: false }); } catch { st = undefined; }
+      if (!st || !st.isDirectory()) { if (dirWatches.has(rel)) unwatchTree(rel); continue; }
+      const id = dirIdentity(st);
+      const known = dirWatches.get(rel);
+      // Without a birth time (a file system that keeps none) a reused inode number looks the
+      // same: after an event that may have replaced the directory, it is armed again anyway.
+      const fresh = known?.id !== id || (force && rel === first && st.birthtimeMs === 0);
+      if (fresh) {
+        if (!known && dirWatches.size >= MAX_DIR_WATCHES) {
+          limit(rel, `more than ${MAX_DIR_WATCHES.toLocaleString('en-US')} directories to watch: ${rel || '.'} and what is below it are not watched; changes there are found only by the backstop rescan (remove the excess directories or narrow the ** glob)`);
+          continue;
+        }
+        if (!arm(rel, id)) continue;
+        armed.push(rel);
+      }
+      // Listed: a directory armed anew (its names and subdirectories from before the watch), and
+      // every directory below a `**` base when asked to walk (the start, the rescan's re-arm).
+      if (!fresh && !(descendAll && pset.inDeepGlob(rel))) continue;
+      // At the start nothing needs a hint (the startup pass checks everything), and every
+      // directory outside a `**` base that wants a watch is in the settings' list already.
+      if (!hint && !pset.inDeepGlob(rel)) continue;
+      if (STORE_DIRS.test(rel)) {
+        // The store's own directories: one hint for the directory; the store check looks inside.
+        if (hint && fresh) events.onEvent(rel, true);
+        for (const d of FIXED_STORE_DIRS) if (dirname(d) === rel) todo.push(d);
+        continue;
+      }
+      list(rel, hint && fresh, (child) => todo.push(child));
+    }
+    return armed;
+  };
+
+  /** A watch on the directory at `rel` now (known as `id`): the new one first, then the old one closed. */
+  const arm = (rel: string, id: string): boolean => {
     try {
       if (fault?.when === 'early') throw Object.assign(new Error(`simulated ${fault.code}`), { code: fault.code });
       // Names are bytes (SPEC §4): the event's name undecoded, carried losslessly (common/names.ts).
-      const watcher = fsWatch(nameToBytes(join(root, rel)), { persistent: false, encoding: 'buffer' }, (_type, name) => onDirEvent(rel, name === null ? null : nameFromBytes(name)));
+      const watcher = fsWatch(abs(rel), { persistent: false, encoding: 'buffer' }, (type, name) => onDirEvent(rel, type, name === null ? null : nameFromBytes(name)));
       watcher.on('error', (err) => {
-        unwatchDir(rel);
+        if (dirWatches.get(rel)?.watcher === watcher) dirWatches.delete(rel);
+        watcher.close();
         const code = errnoCode(err);
         if (code === 'ENOSPC' || code === 'EMFILE' || code === 'ENFILE') fail(err as Error & { code?: string });
         else events.onEvent(rel, true);
       });
-      dirWatches.set(rel, { ino, watcher });
+      dirWatches.get(rel)?.watcher.close();
+      dirWatches.set(rel, { id, watcher });
+      return true;
     } catch (err) {
       const code = errnoCode(err);
-      if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'EACCES' || code === 'ELOOP') return; // the guard repairs it, then re-arms
+      if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'EACCES' || code === 'ELOOP') return false; // the guard repairs it, then re-arms
       fail(err as Error & { code?: string });
+      return false;
     }
   };
-  for (const d of dirsToWatch(root, pset)) { if (!alive) break; watchDir(d); }
+
+  /**
+   * The names in the directory at `rel`, streamed (opendir: a directory flooded with a million
+   * names costs one pass, never an array): each relevant one a hint when `hint`; each
+   * subdirectory that wants a watch handed to `sub`, within the depth bounds.
+   */
+  const list = (rel: string, hint: boolean, sub: (child: string) => void): void => {
+    try {
+      eachName(abs(rel), (name, isDir) => {
+        const child = rel === '' ? name : `${rel}/${name}`;
+        if (hint && relevantPath(child, pset)) events.onEvent(child, false);
+        if (!isDir || !wantsWatch(child, pset)) return;
+        if (withinDepth(child)) sub(child);
+        else limit(child, tooDeep(rel));
+      });
+    } catch { /* gone or unreadable: the guard's check of the directory repairs it, then re-arms */ }
+  };
+
+  const onDirEvent = (watched: string, type: string, name: string | null) => {
+    if (!alive) return;
+    if (watched === blindDir()) return;
+    const self = name === null || name === basename(watched === '' ? root : join(root, watched));
+    // No name: the directory itself or an overflow. A name equal to the directory's own
+    // (chmod of the directory itself, or its own move or deletion) is a hint on the directory too.
+    if (self) events.onEvent(watched, true);
+    // Its own move or deletion ('rename'): is the directory at the path still the one watched?
+    if (self && type === 'rename' && watched !== '') ensure(watched, true, false, true);
+    if (name === null) return;
+    const rel = watched === '' ? name : `${watched}/${name}`;
+    if (relevantPath(rel, pset)) events.onEvent(rel, false);
+    // A directory that should be watched, created, deleted, renamed or exchanged here: the
+    // one at the path now gets the watch (a chmod, 'change', leaves the same one there).
+    if (type === 'rename' || !dirWatches.has(rel)) {
+      if (!wantsWatch(rel, pset)) return;
+      if (withinDepth(rel)) ensure(rel, true, false, type === 'rename');
+      else limit(rel, tooDeep(watched));
+    }
+  };
+
+  for (const d of new Set(['', ...pset.dirs, ...FIXED_STORE_DIRS])) { if (!alive) break; ensure(d, false, true); }
   // SPEC §4: the root is a path. Its parent is watched for the root's own name (a rename of
   // the root, or something put in its place); the guard then checks what the path names.
   let parentWatch: NodeWatcher | null = null;
@@ -154,27 +247,6 @@ async function startInotify(root: string, pset: ProtectedSet, events: WatchEvent
     });
     parentWatch.on('error', () => { parentWatch?.close(); parentWatch = null; events.onEvent('', true); });
   } catch { /* the root's parent cannot be watched: the guard's 100 ms root check remains */ }
-
-  const fileWatches = new Map<string, { ino: number; watcher: NodeWatcher }>();
-  const unwatchFile = (rel: string) => {
-    const fw = fileWatches.get(rel);
-    if (fw) { fw.watcher.close(); fileWatches.delete(rel); }
-  };
-  const refreshFile = (rel: string) => {
-    if (!alive) return;
-    const known = fileWatches.get(rel);
-    if (!known && fileWatches.size >= FILE_WATCH_LIMIT) return;
-    let st: Stats | null = null;
-    try { st = lstatSync(join(root, rel)); } catch { st = null; }
-    if (!st || !st.isFile()) { if (known) unwatchFile(rel); return; }
-    if (known?.ino === st.ino) return;
-    unwatchFile(rel);
-    try {
-      const watcher = fsWatch(join(root, rel), { persistent: false }, () => events.onEvent(rel, false));
-      watcher.on('error', () => unwatchFile(rel));
-      fileWatches.set(rel, { ino: st.ino, watcher });
-    } catch { /* vanished or limit: the directory watch and the rescan remain */ }
-  };
 
   if (fault && fault.when !== 'early') {
     const err = () => Object.assign(new Error(`simulated ${fault.code}`), { code: fault.code });
@@ -193,27 +265,20 @@ async function startInotify(root: string, pset: ProtectedSet, events: WatchEvent
     alive: () => alive,
     rearmChanged() {
       const changed: string[] = [];
-      for (const d of dirsToWatch(root, pset)) {
-        const ino = inode(d);
-        const known = dirWatches.get(d);
-        if (ino === (known?.ino ?? -1)) continue;
-        unwatchDir(d);
-        if (ino !== -1 && alive) { watchDir(d); changed.push(d); }
+      if (!alive) return changed;
+      for (const d of new Set(['', ...pset.dirs, ...FIXED_STORE_DIRS])) changed.push(...ensure(d, true, true));
+      // Watches whose directory is gone from its path (or no longer wanted): dropped.
+      for (const k of [...dirWatches.keys()]) {
+        if (!wantsWatch(k, pset)) { unwatchDir(k); continue; }
+        let st: Stats | undefined;
+        try { st = lstatSync(abs(k), { throwIfNoEntry: false }); } catch { st = undefined; }
+        if (!st || !st.isDirectory() || dirIdentity(st) !== dirWatches.get(k)?.id) changed.push(...ensure(k, true));
       }
       return changed;
-    },
-    syncFiles(paths) {
-      const want = new Set(paths.slice(0, FILE_WATCH_LIMIT));
-      for (const rel of [...fileWatches.keys()]) if (!want.has(rel)) unwatchFile(rel);
-      for (const rel of want) refreshFile(rel);
-    },
-    refreshFile(rel) {
-      if (fileWatches.has(rel) || fileWatches.size < FILE_WATCH_LIMIT) refreshFile(rel);
     },
     async close() {
       alive = false;
       parentWatch?.close();
-      for (const rel of [...fileWatches.keys()]) unwatchFile(rel);
       for (const rel of [...dirWatches.keys()]) unwatchDir(rel);
     },
   };
@@ -288,8 +353,6 @@ async function startPolling(root: string, pset: ProtectedSet, events: WatchEvent
       }
       return changed;
     },
-    syncFiles() { /* chokidar polls the files themselves */ },
-    refreshFile() { /* idem */ },
     async close() { alive = false; await w.close(); },
   };
 }

@@ -1,19 +1,20 @@
 /**
  * The guard's watcher (src/guard/watcher.ts) in this process, on a real directory tree, its
- * hints collected: the per-file inode watch sees a write through a hard link made outside
- * the root (which no directory watch sees); below a `**` glob base, a directory there at
- * start and one made later are watched; while polling (inotify exhausted), an edit, a name
+ * hints collected: a directory made again at its path is watched again (and what was put in
+ * it before its watch is a hint); below a `**` glob base, a directory there at start, one
+ * made later and a twelve-level `mkdir -p` filled at once are watched; while polling (inotify exhausted), an edit, a name
  * that is not UTF-8 and the handle's state after close. Part of the guard's fast mutation tier.
  */
 import { after, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { linkSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startWatcher, type WatchHandle } from '../../src/guard/watcher.js';
 import { parseWardenConfig } from '../../src/config/warden-config.js';
 import { protectedSet } from '../../src/config/protected-set.js';
-import { nameFromBytes } from '../../src/common/names.js';
+import { nameFromBytes, nameToBytes } from '../../src/common/names.js';
+import { MAX_DEPTH, MAX_REL_BYTES, eachName, withinDepth } from '../../src/guard/inspect.js';
 import { TEST_WARDEN_TOML, waitFor } from '../helpers/root.js';
 
 const base = realpathSync(mkdtempSync(join(tmpdir(), 'warden-io-watch-')));
@@ -31,18 +32,33 @@ function tree(extra = '') {
   return { root, pset: protectedSet(parsed.config), hints, events: { onEvent: (rel: string) => { hints.push(rel); }, onError: (e: Error) => { hints.push(`error ${e.message}`); } } };
 }
 
-it('inotify: a write through a hard link made outside the root is seen by the file\'s own watch', async () => {
+it('inotify: a directory made again at its path (its inode number often reused) is watched again, and what was moved in before is a hint', async () => {
   const t = tree();
   const h = await startWatcher(t.root, t.pset, t.events, false);
   handles.push(h);
-  const outside = join(base, `hl${n}`);
-  linkSync(join(t.root, 'orgs/bookclub.toml'), outside);
-  h.syncFiles(['orgs/bookclub.toml']);
-  t.hints.length = 0;
-  writeFileSync(outside, 'name = "evil"\n');
-  await waitFor(() => t.hints.includes('orgs/bookclub.toml'), 5_000, 'the hint from the inode watch');
+  for (let round = 0; round < 3; round++) {
+    rmSync(join(t.root, 'orgs'), { recursive: true });
+    mkdirSync(join(t.root, 'orgs'));
+    writeFileSync(join(t.root, 'orgs', `early${round}.toml`), 'x\n');
+    await waitFor(() => t.hints.includes(`orgs/early${round}.toml`), 5_000, `round ${round}: a hint for the name made right after the directory`);
+    t.hints.length = 0;
+    writeFileSync(join(t.root, 'orgs', `late${round}.toml`), 'x\n');
+    await waitFor(() => t.hints.includes(`orgs/late${round}.toml`), 5_000, `round ${round}: a hint from the new directory's own watch`);
+  }
   await h.close();
   assert.equal(h.alive(), false);
+});
+
+it('inotify: mkdir -p twelve levels below a ** glob base and a file written at once: a hint for the file', async () => {
+  const t = tree('\n[[protect]]\npath = "data/**/*.txt"\n');
+  const h = await startWatcher(t.root, t.pset, t.events, false);
+  handles.push(h);
+  const d = `data/${Array.from({ length: 12 }, (_, i) => `n${i}`).join('/')}`;
+  mkdirSync(join(t.root, d), { recursive: true });
+  writeFileSync(join(t.root, d, 'x.txt'), 'x\n');
+  await waitFor(() => t.hints.includes(`${d}/x.txt`), 5_000, 'the hint for the file twelve levels down');
+  writeFileSync(join(t.root, d, 'y.txt'), 'y\n');
+  await waitFor(() => t.hints.includes(`${d}/y.txt`), 5_000, 'a hint from the deepest directory\'s own watch');
 });
 
 it('inotify: below a ** glob base, a directory there at start and one made later are watched', async () => {
@@ -56,6 +72,54 @@ it('inotify: below a ** glob base, a directory there at start and one made later
   writeFileSync(join(t.root, 'data/new/y.txt'), 'y\n');
   await waitFor(() => t.hints.includes('data/new/y.txt'), 5_000, 'a hint from inside the new directory');
   assert.ok(!t.hints.some((x) => x.startsWith('/') || x.startsWith('error')), t.hints.join(', '));
+});
+
+it('inotify: a tree deeper than the bound below a ** glob base: said once (onLimit), and what is within the bound is still watched', async () => {
+  const t = tree('\n[[protect]]\npath = "data/**/*.txt"\n');
+  const levels = Array.from({ length: MAX_DEPTH + 3 }, () => 'n');
+  mkdirSync(join(t.root, 'data', ...levels), { recursive: true });
+  const limits: string[] = [];
+  const h = await startWatcher(t.root, t.pset, { ...t.events, onLimit: (p: string, detail: string) => { limits.push(`${p}: ${detail}`); } }, false);
+  handles.push(h);
+  assert.equal(limits.length, 1, limits.join('\n'));
+  assert.match(limits[0]!, new RegExp(`deeper than ${MAX_DEPTH} levels`));
+  const within = `data/${levels.slice(0, MAX_DEPTH - 2).join('/')}`;
+  assert.ok(withinDepth(within) && !withinDepth(`data/${levels.join('/')}`));
+  writeFileSync(join(t.root, within, 'x.txt'), 'x\n');
+  await waitFor(() => t.hints.includes(`${within}/x.txt`), 5_000, 'a hint from the deepest directory within the bound');
+  h.rearmChanged();
+  assert.equal(limits.length, 1, 'once per watcher, not once per rescan');
+});
+
+it('eachName: every name once, as its own bytes (UTF-8 names as strings, a name that is not UTF-8 losslessly, a literal U+FFFD as itself)', () => {
+  const dir = join(base, `names${++n}`);
+  mkdirSync(dir);
+  const raw = Buffer.concat([Buffer.from('r'), Buffer.from([0xff]), Buffer.from('.toml')]);
+  const literal = Buffer.from('l\uFFFD.toml');
+  for (const b of [Buffer.from('a.toml'), Buffer.from('é.toml'), raw, literal]) writeFileSync(Buffer.concat([Buffer.from(dir + '/'), b]), 'x');
+  mkdirSync(join(dir, 'sub'));
+  const seen: string[] = [];
+  eachName(dir, (name, isDir) => { seen.push(`${name}${isDir ? '/' : ''}`); });
+  assert.deepEqual(seen.sort(), ['a.toml', 'é.toml', nameFromBytes(raw), 'l\uFFFD.toml', 'sub/'].sort());
+  assert.ok(nameToBytes(nameFromBytes(raw)).equals(raw));
+  // Only UTF-8 names: one pass, the same names.
+  const plain = join(base, `names${++n}`);
+  mkdirSync(plain);
+  writeFileSync(join(plain, 'x'), 'x');
+  const once: string[] = [];
+  eachName(plain, (name) => { once.push(name); });
+  assert.deepEqual(once, ['x']);
+});
+
+it('withinDepth: levels and bytes below the root', () => {
+  assert.equal(withinDepth('a'), true);
+  assert.equal(withinDepth(Array.from({ length: MAX_DEPTH }, () => 'a').join('/')), true);
+  assert.equal(withinDepth(Array.from({ length: MAX_DEPTH + 1 }, () => 'a').join('/')), false);
+  assert.equal(withinDepth('x'.repeat(MAX_REL_BYTES)), true);
+  assert.equal(withinDepth('x'.repeat(MAX_REL_BYTES + 1)), false);
+  // Bytes, not UTF-16 units: 2,048 two-byte letters are 4,096 bytes, 2,049 are more.
+  assert.equal(withinDepth('é'.repeat(MAX_REL_BYTES / 2)), true);
+  assert.equal(withinDepth('é'.repeat(MAX_REL_BYTES / 2 + 1)), false);
 });
 
 it('polling: an edit, and a new name that is not UTF-8, each a hint; closed, the handle is not alive', async () => {
