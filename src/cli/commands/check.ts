@@ -24,7 +24,7 @@ function inRoot(root: string, path: string): string {
 
 export const checkCommand: CommandSpec = {
   name: 'check',
-  summary: 'Validate conditions.toml, guests.toml, orgs/*.toml, blocks/conditional/*.md and the owner (exit 1 on any error).',
+  summary: "Validate conditions.toml, guests.toml, orgs/*.toml, blocks/conditional/*.md and the owner, or a runtime's files (--profile) with their grants (exit 1 on any error).",
   usage: 'check [PATH | --from FILE PATH] [--root DIR] [--json]\ncheck --profile NAME [--home DIR] [--project DIR] [PATH [--from FILE]] [--json]',
   allowPositionals: true,
   options: { from: { type: 'string' }, profile: { type: 'string' }, home: { type: 'string' }, project: { type: 'string' } },
