@@ -136,4 +136,26 @@ describe("warden check --profile with the runtime's own check", () => {
       assert.equal(readFileSync(config, 'utf8'), 'sandbox_mode = "workspace-write"\n');
     });
   });
+
+  const claude = cachedPackages(cache, '@anthropic-ai/claude-code');
+  const skipClaude = claude.length === 0 ? `Claude Code is not in ${cache} (npm run test:runtimes installs it)` : false;
+
+  it("Claude Code's own settings load accepts Bash(curl:*) in permissions.allow (grant shown) and rejects an unknown default mode, naming the real file", { skip: skipClaude }, () => {
+    withHome((home, top) => {
+      const settings = join(home, '.claude', 'settings.json');
+      writeFileSync(settings, '{ "permissions": { "allow": ["Read"] } }\n');
+      const cand = join(top, 'new.json');
+      writeFileSync(cand, '{ "permissions": { "allow": ["Read", "Bash(curl:*)"] } }\n');
+      const ok = run(top, ['check', '--profile', 'claude-code', '--home', home, settings, '--from', cand], { WARDEN_RUNTIMES_CACHE: cache });
+      assert.equal(ok.status, 0, ok.stdout + ok.stderr);
+      assert.match(ok.stdout, /^ {2}grant permissions\.allow \+ "Bash\(curl:\*\)"$/m);
+      assert.ok(ok.stdout.includes(`>>> ${settings}: accepted by claude-code settings load (exit 1, `), ok.stdout);
+      writeFileSync(cand, '{ "permissions": { "defaultMode": "yolo" } }\n');
+      const no = run(top, ['check', '--profile', 'claude-code', '--home', home, settings, '--from', cand, '--json'], { WARDEN_RUNTIMES_CACHE: cache });
+      assert.equal(no.status, 1, no.stdout + no.stderr);
+      const v = JSON.parse(no.stdout).files[0].validators[0];
+      assert.equal(v.status, 'invalid');
+      assert.ok(v.message.includes(`${settings} (permissions.defaultMode)`), v.message);
+    });
+  });
 });
