@@ -189,6 +189,7 @@ export async function checkProfile(ctx: CommandContext): Promise<number> {
   }
   ctx.out.line();
   const bad = reports.filter(failed).length;
-  ctx.out.line(ok ? green(`${reports.filter((r) => r.comparison).length} file${reports.length === 1 ? '' : 's'} OK`) : red(`${bad} file${bad === 1 ? '' : 's'} invalid`));
+  const good = reports.filter((r) => r.comparison).length;
+  ctx.out.line(ok ? green(`${good} file${good === 1 ? '' : 's'} OK`) : red(`${bad} file${bad === 1 ? '' : 's'} invalid`));
   return ok ? EXIT.ok : EXIT.finding;
 }
