@@ -107,6 +107,11 @@ describe('warden check --profile', () => {
       assert.equal(run(top, ['check', '--profile', 'no-such', '--home', home]).status, 2);
       assert.equal(run(top, ['check', '--profile', 'claude-code', '--home', home, join(top, 'elsewhere.json')]).status, 2);
       assert.equal(run(top, ['check', '--profile', 'claude-code', '--home', home, '--from', join(top, 'x.json')]).status, 2);
+      // without --profile, check still needs a root, and --home means nothing
+      const noRoot = run(top, ['check']);
+      assert.equal(noRoot.status, 2);
+      assert.match(noRoot.stderr, /not inside a warden root/);
+      assert.equal(run(top, ['check', '--home', home]).status, 2);
     });
   });
 });
