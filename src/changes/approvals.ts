@@ -13,7 +13,8 @@ import { EXIT, WardenError } from '../common/errors.js';
 import type { WardenConfig } from '../config/warden-config.js';
 import { applyChanges, checkChanges, currentBase, modeOf, StaleError, type ApplyContext, type BaseHashes, type ChangeRequest, type CheckOptions } from './apply.js';
 import { describeChanges } from './diff.js';
-import { appendOutboxMessage } from '../store/outbox-messages.js';
+import { appendOutboxMessage, redactOutboxMessage } from '../store/outbox-messages.js';
+import { ownerCodeRefusalAt } from './owner-code.js';
 import type { Alert, AlertReason } from '../store/alert-types.js';
 import { newAlertId } from '../store/alerts.js';
 import { hmacEqual } from '../store/keys.js';
@@ -31,6 +32,11 @@ export interface ChangeEnv {
   key: Buffer;
   /** Record an alert durably (the guard's record() in the daemon, appendAlert otherwise). */
   raise(a: Alert): void;
+  /**
+   * Ids of the owner messages the notifier has delivered (its delivery state): their
+   * one-time codes are blanked in the outbox at the next sweep.
+   */
+  deliveredMessages?(): ReadonlySet<string>;
   /** The daemon reloads warden.toml live after a sanctioned change of it. */
   reload?(c: WardenConfig): Promise<void>;
   now?(): number;
@@ -46,6 +52,17 @@ export const dec = (cs: PendingChange[]): ChangeRequest[] => cs.map((c) => ({
   path: String(c.path), content: c.keep || c.content_b64 === null ? null : Buffer.from(String(c.content_b64), 'base64'),
   ...(c.keep === true ? { keep: true } : {}), ...(typeof c.mode === 'number' ? { mode: c.mode } : {}),
 }));
+
+const messageId = (id: string): string => `approval-${id}`;
+
+/**
+ * A request is done with (answered, denied, expired, cancelled, replaced): its record goes,
+ * and so does its one-time code from the outbox (docs/CHANGES.md, "owner-code").
+ */
+function settle(env: ChangeEnv, id: string): void {
+  removePending(env.ctx.store.fd, id);
+  try { redactOutboxMessage(env.ctx.store.fd, messageId(id)); } catch { /* no outbox: nothing to blank */ }
+}
 
 function fail(err: unknown): Reply {
   if (err instanceof StaleError) return { ok: false, stale: true, error: err.message, exitCode: err.exitCode, paths: err.stalePaths };
@@ -69,6 +86,7 @@ export function viewOf(env: ChangeEnv, rec: PendingRecord): PendingView {
     id: rec.id, approval: rec.approval, paths: rec.changes.map((c) => c.path), command: rec.command, user: rec.user, created: rec.created,
     expires: new Date(rec.expires_at).toISOString(), proposal_sha: rec.proposal_sha, summary: summaryOf(env, dec(rec.changes)),
     attempts_left: MAX_CODE_ATTEMPTS - rec.attempts, supersedes: rec.supersedes ?? null,
+    ...(rec.owner_code_refused ? { notice: rec.owner_code_refused } : {}),
   };
 }
 
@@ -82,13 +100,17 @@ async function applyNow(env: ChangeEnv, changes: ChangeRequest[], command: strin
 function createPending(env: ChangeEnv, changes: ChangeRequest[], command: string, user: string, supersedes?: string, confirmed: readonly string[] = []): PendingRecord {
   const now = env.now?.() ?? Date.now();
   const cfg = env.ctx.config;
-  const approval = cfg.approval === 'owner-code' ? 'owner-code' : 'tty';
+  // owner-code only where the agent cannot read the code on its way (owner-code.ts);
+  // elsewhere the request is confirmed on a terminal, and the reply says why.
+  const refusal = cfg.approval === 'owner-code' ? ownerCodeRefusalAt(env.ctx.store.fd) : null;
+  const approval = cfg.approval === 'owner-code' && !refusal ? 'owner-code' : 'tty';
   const pc = enc(changes);
   const id = newPendingId();
   const rec: PendingRecord = {
     version: 1, id, created: new Date(now).toISOString(), expires_at: now + cfg.approval_ttl_seconds * 1000, approval, command, user,
     base: currentBase(env.ctx, changes.map((c) => c.path)), changes: pc, proposal_sha: proposalSha(pc), attempts: 0,
     ...(supersedes ? { supersedes } : {}), ...(confirmed.length ? { confirmed: [...confirmed] } : {}),
+    ...(refusal ? { owner_code_refused: refusal } : {}),
   };
   let code: string | null = null;
   if (approval === 'owner-code') {
@@ -100,13 +122,13 @@ function createPending(env: ChangeEnv, changes: ChangeRequest[], command: string
     const paths = rec.changes.map((c) => c.path).join(', ');
     try {
       appendOutboxMessage(env.ctx.store.fd, {
-        id: `approval-${id}`, time: rec.created, kind: 'owner-code',
+        id: messageId(id), time: rec.created, kind: 'owner-code',
         text: `warden: one-time code ${code} approves request ${id}: 'warden ${command}' by ${user} (${paths}). It expires ${new Date(rec.expires_at).toISOString()}. If you did not ask for this, do nothing: 'warden deny ${id}'.`,
       });
     } catch (err) {
       // No code reached the owner (say snapshots/outbox was swapped for a link): a request
       // nobody can answer is withdrawn at once.
-      try { removePending(env.ctx.store.fd, id); } catch { /* it expires */ }
+      try { settle(env, id); } catch { /* it expires */ }
       const why = (err as NodeJS.ErrnoException)?.code ?? String((err as Error)?.message ?? err);
       throw new WardenError(`cannot queue the one-time code for the owner in snapshots/outbox (${why}); nothing was requested or changed`, EXIT.finding);
     }
@@ -122,7 +144,7 @@ function alertFor(rec: PendingRecord, reason: AlertReason, detail: string, advic
 }
 
 function expire(env: ChangeEnv, rec: PendingRecord): void {
-  removePending(env.ctx.store.fd, rec.id);
+  settle(env, rec.id);
   const paths = rec.changes.map((c) => c.path).join(', ');
   env.raise(alertFor(rec, 'approval-expired',
     `approval ${rec.id} for 'warden ${rec.command}' by ${rec.user} (${paths}), requested ${rec.created}, expired unanswered at ${new Date(rec.expires_at).toISOString()}; nothing was applied`,
@@ -133,19 +155,25 @@ function expire(env: ChangeEnv, rec: PendingRecord): void {
 export function sweepPending(env: ChangeEnv): number {
   const now = env.now?.() ?? Date.now();
   let n = 0;
+  let delivered: ReadonlySet<string> | null = null;
   for (const id of listPendingIds(env.ctx.store.fd)) {
     const r = readPending(env.ctx.store.fd, env.key, id);
     if (!r.ok) {
       if (r.problem === 'tampered') {
-        removePending(env.ctx.store.fd, id);
+        settle(env, id);
         env.raise({ id: newAlertId(), time: new Date().toISOString(), path: `snapshots/pending/${id}.json`, action: 'flagged', reason: 'baseline-tampered', before: null, after: null, quarantine: null, detail: `${r.detail}; removed, never applied`, advice: `warden's store was edited outside warden; check who wrote to snapshots/.` });
       }
       continue;
     }
-    if (now > r.rec.expires_at) { expire(env, r.rec); n++; }
+    if (now > r.rec.expires_at) { expire(env, r.rec); n++; continue; }
+    if (r.rec.approval === 'owner-code' && !delivered) { try { delivered = env.deliveredMessages?.() ?? new Set(); } catch { delivered = new Set(); } }
+    if (r.rec.approval === 'owner-code' && delivered?.has(messageId(id))) {
+      try { redactOutboxMessage(env.ctx.store.fd, messageId(id)); } catch { /* next sweep */ }
+    }
   }
   return n;
 }
+
 
 /** Before a writer starts work: finish or undo an interrupted transaction, report expired approvals. */
 export function prepareWriter(env: ChangeEnv): void {
@@ -219,16 +247,22 @@ export async function proposeChanges(env: ChangeEnv, changes: ChangeRequest[], c
     const summary = summaryOf(env, normalized);
     return { ...(await applyNow(env, normalized, command, user, base, confirmed)), summary };
   }
-  // Requests never pile up unseen: a new proposal for a path that has a pending request
-  // says so (approving one makes the other stale: it is then recomputed, never applied as it was).
+  // A new proposal for a path supersedes the pending requests it covers whole (every path
+  // of theirs is in it): they are withdrawn, never applied. One that also changes other
+  // paths stays, and the reply names it (approving one makes the other stale: it is then
+  // recomputed, never applied as it was).
   const paths = new Set(normalized.map((c) => c.path));
   const superseded: string[] = [];
+  const alsoPending: string[] = [];
   for (const id of listPendingIds(env.ctx.store.fd)) {
     const r = readPending(env.ctx.store.fd, env.key, id);
-    if (r.ok && r.rec.changes.some((c) => paths.has(c.path))) superseded.push(r.rec.id);
+    if (!r.ok || !r.rec.changes.some((c) => paths.has(c.path))) continue;
+    if (r.rec.changes.every((c) => paths.has(c.path))) superseded.push(r.rec.id);
+    else alsoPending.push(r.rec.id);
   }
-  const rec = createPending(env, normalized, command, user, undefined, confirmed);
-  return { ok: true, pending: viewOf(env, rec), ...(superseded.length ? { also_pending: superseded } : {}) };
+  const rec = createPending(env, normalized, command, user, superseded[0], confirmed);
+  for (const id of superseded) settle(env, id);
+  return { ok: true, pending: viewOf(env, rec), ...(superseded.length ? { superseded_requests: superseded } : {}), ...(alsoPending.length ? { also_pending: alsoPending } : {}) };
 }
 
 /** If the approved files moved on since the request, replace it with a fresh one (nothing applied). */
@@ -238,7 +272,7 @@ function refreshIfStale(env: ChangeEnv, rec: PendingRecord, seenSha?: string): R
   const staleFiles = Object.keys(rec.base).filter((p) => rec.base[p] !== now[p]);
   const proposalChanged = proposalSha(rec.changes) !== rec.proposal_sha || (seenSha !== undefined && seenSha !== rec.proposal_sha);
   if (!staleFiles.length && !proposalChanged) return null;
-  removePending(env.ctx.store.fd, rec.id);
+  settle(env, rec.id);
   const why = staleFiles.length ? `${staleFiles.join(', ')} changed since request ${rec.id} was made` : `the proposal of request ${rec.id} is not the one you were shown`;
   let next: PendingRecord;
   try {
@@ -264,7 +298,7 @@ async function answer(req: Answer, env: ChangeEnv): Promise<Reply> {
     return { ok: false, expired: true, error: `approval ${id} expired at ${new Date(rec.expires_at).toISOString()}; nothing was applied (reported as an approval-expired alert)`, exitCode: EXIT.finding };
   }
   if (req.answer === 'deny') {
-    removePending(env.ctx.store.fd, id);
+    settle(env, id);
     return { ok: true, denied: true };
   }
   if (rec.approval === 'owner-code') {
@@ -273,7 +307,7 @@ async function answer(req: Answer, env: ChangeEnv): Promise<Reply> {
     if (!rec.code_hmac || !hmacEqual(rec.code_hmac, codeHmac(env.key, id, code))) {
       rec.attempts += 1;
       if (rec.attempts >= MAX_CODE_ATTEMPTS) {
-        removePending(env.ctx.store.fd, id);
+        settle(env, id);
         env.raise(alertFor(rec, 'approval-refused',
           `a wrong one-time code was given ${MAX_CODE_ATTEMPTS} times for approval ${id} ('warden ${rec.command}' by ${rec.user}); the change was cancelled, nothing was applied`,
           `If you did not try to approve this, someone else did: check who ran 'warden ${rec.command}'. Otherwise propose the change again.`));
@@ -289,6 +323,6 @@ async function answer(req: Answer, env: ChangeEnv): Promise<Reply> {
   const seenSha = req.proposal_sha ?? rec.proposal_sha;
   const stale = refreshIfStale(env, rec, seenSha);
   if (stale) return stale;
-  removePending(env.ctx.store.fd, id);
+  settle(env, id);
   return await applyNow(env, dec(rec.changes), rec.command, rec.user, rec.base, rec.confirmed ?? []);
 }

@@ -5,6 +5,8 @@
 import { diffCredentials } from '../credentials/rules.js';
 import type { WardenConfig } from '../config/warden-config.js';
 import type { FileKind } from '../config/protected-set.js';
+import { createHash } from 'node:crypto';
+import { notTextReason } from '../common/text.js';
 
 export interface DiffInput { path: string; kind: FileKind; before: Buffer | null; after: Buffer | null; beforeMode?: number | null; afterMode?: number | null }
 
@@ -31,7 +33,21 @@ function describeOne(i: DiffInput, config: WardenConfig): string {
     if (!lines.length) lines.push('  (no value changes; comments or layout only)');
     return `${head}\n  credential values are shown as fingerprints (first 12 hex digits of sha256)\n${lines.join('\n')}`;
   }
-  return `${head}\n${lineDiff(i.before?.toString('utf8') ?? '', i.after.toString('utf8'))}`;
+  return `${head}\n${binaryDiff(i.before, i.after, 'approved', 'proposed') ?? lineDiff(i.before?.toString('utf8') ?? '', i.after.toString('utf8'))}`;
+}
+
+const shortSha = (b: Buffer): string => createHash('sha256').update(b).digest('hex').slice(0, 12);
+const side = (b: Buffer | null): string => (b === null ? 'none' : `${b.length.toLocaleString('en-US')} bytes, sha256 ${shortSha(b)}${notTextReason(b) ? ', binary' : ''}`);
+
+/**
+ * When either side is not text (a NUL byte, or not UTF-8), the content is summarised as
+ * git does ("Binary files differ"), with sizes and hashes, never printed: a line diff of
+ * an ELF file is kilobytes of escapes. Null when both sides are text. Pure.
+ */
+export function binaryDiff(before: Buffer | null, after: Buffer | null, beforeLabel: string, afterLabel: string): string | null {
+  if (!(before && notTextReason(before)) && !(after && notTextReason(after))) return null;
+  if (before && after && before.equals(after)) return `  binary content, unchanged (${side(after)})`;
+  return `  binary content differs (not shown): ${beforeLabel} ${side(before)} → ${afterLabel} ${side(after)}`;
 }
 
 /** "CRLF", "LF", "mixed" or "none": how a text ends its lines. */

@@ -36,6 +36,8 @@ export interface PendingRecord {
   attempts: number;
   /** Set when this record replaces a stale one. */
   supersedes?: string;
+  /** Why approval = "owner-code" was not used for this request (changes/owner-code.ts). */
+  owner_code_refused?: string;
   /** Credential keys ("group.key") the person re-entered unchanged: they count as changed (SPEC §7). */
   confirmed?: string[];
 }

@@ -43,6 +43,8 @@ export type ChangeCommand = z.infer<typeof changeCommandSchema>;
 export const pendingViewSchema = z.object({
   id: z.string(), approval: z.string(), paths: z.array(z.string()), command: z.string(), user: z.string(), created: z.string(), expires: z.string(),
   proposal_sha: z.string(), summary: z.string(), attempts_left: z.number(), supersedes: z.string().nullable(),
+  /** approval = "owner-code" was refused for this request, and why (it is confirmed on a terminal). */
+  notice: z.string().optional(),
 });
 export type PendingView = z.infer<typeof pendingViewSchema>;
 
@@ -73,5 +75,7 @@ export const replySchema = z.looseObject({
   superseded: z.string().optional(),
   /** A new proposal for a path that has pending requests: their ids. */
   also_pending: z.array(z.string()).optional(),
+  /** Pending requests this proposal replaced (they covered only its paths): withdrawn. */
+  superseded_requests: z.array(z.string()).optional(),
 });
 export type Reply = z.infer<typeof replySchema>;

@@ -7,6 +7,11 @@ import { commands } from './commands/index.js';
 import { chooseRoot, hasWardenToml, rootRelative, WARDEN_TOML_REL } from './root.js';
 import { GLOBAL_HELP, GROUPS, HELP } from './help.js';
 import { isInitialised } from '../store/initialised.js';
+import { deployedGuardFor, heldRootMessage } from '../store/deployed.js';
+import { closest, didYouMean } from '../common/suggest.js';
+import { stateBase } from '../store/location.js';
+import { deployedAdvice, setAdviceCommandStyle } from '../guard/classify.js';
+import { userInfo } from 'node:os';
 import { NotInitialised, Store } from '../store/store.js';
 import type { CommandSpec } from './types.js';
 import type { CommandEntry } from './commands/index.js';
@@ -20,6 +25,8 @@ const GLOBAL_OPTIONS = {
 /** Commands whose first positional is a PATH in the root (relative to the cwd, or absolute inside the root). */
 const PATH_FIRST = new Set(['why', 'history', 'edit', 'apply', 'rm']);
 /** Commands that read files only and need no baseline. */
+/** Commands that work on a root a deployed guard holds, whoever runs them (they need no store). */
+const ANY_CALLER = new Set(['check', 'explain', 'install-units', 'completion', 'desktop', 'notify test', 'profiles']);
 const NO_BASELINE = new Set(['init', 'check', 'explain', 'install-units', 'rehome', 'completion', 'desktop', 'profiles']);
 export { version };
 
@@ -88,8 +95,11 @@ export function argumentError(err: unknown, spec: CommandSpec): string {
     .map(([n, o]) => `${'short' in o && o.short ? `-${o.short}/` : ''}--${n}${o.type === 'string' ? ' X' : ''}`).join(', ');
   const help = `see 'warden ${spec.name} --help'`;
   switch (e.code) {
-    case 'ERR_PARSE_ARGS_UNKNOWN_OPTION':
-      return `unknown option ${token} (warden ${spec.name} takes ${takes}; ${help})`;
+    case 'ERR_PARSE_ARGS_UNKNOWN_OPTION': {
+      const names = Object.keys({ ...GLOBAL_OPTIONS, ...(spec.options ?? {}) }).map((n) => `--${n}`);
+      const near = token.startsWith('--') ? closest(token.split('=')[0]!, names) : null;
+      return `unknown option ${token}${near ? ` (did you mean ${near}?)` : ''} (warden ${spec.name} takes ${takes}; ${help})`;
+    }
     case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE':
       return /does not take an argument/.test(e.message ?? '')
         ? `option ${token.split(', ').pop()} takes no value (${help})`
@@ -99,6 +109,29 @@ export function argumentError(err: unknown, spec: CommandSpec): string {
     default:
       return `${(e.message ?? String(err)).split('\n')[0]} (${help})`;
   }
+}
+
+/** The arguments as given, without --root (the advice adds the real root). */
+function withoutRoot(argv: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--root') { i++; continue; }
+    if (a.startsWith('--root=')) continue;
+    out.push(a);
+  }
+  return out;
+}
+
+function accountOfSelf(): string {
+  try { return userInfo().username; } catch { return `#${process.geteuid?.() ?? '?'}`; }
+}
+
+function callerName(): string {
+  if (process.geteuid?.() === 0) return 'root must not write to (what root makes there belongs to root, and the guard could not use it)';
+  let who = `uid ${process.geteuid?.() ?? '?'}`;
+  try { who = userInfo().username; } catch { /* no passwd entry */ }
+  return `you (${who}) cannot read`;
 }
 
 /** `warden --root DIR status` as well as `warden status --root DIR`. */
@@ -147,14 +180,14 @@ export async function main(rawArgv: string[]): Promise<number> {
       return asked ? EXIT.ok : EXIT.usage;
     }
     if (!entry || !group.subcommands.some(([s]) => s.split(' ')[0] === sub)) {
-      const msg = `unknown subcommand "${name} ${sub}"`;
+      const msg = `unknown subcommand "${name} ${sub}"${didYouMean(sub, group.subcommands.map(([x]) => x.split(' ')[0]!), (x) => `"${name} ${x}"`)}`;
       if (wantsJson) out.json({ error: msg, subcommands: group.subcommands.map(([s]) => `${name} ${s.split(' ')[0]}`) });
       else process.stderr.write(`warden: ${msg}\n\n${groupHelp(name)}\n`);
       return EXIT.usage;
     }
   }
   if (!entry) {
-    const msg = name.startsWith('-') ? `unknown option "${name}" (a command comes first)` : `unknown command "${name}"`;
+    const msg = name.startsWith('-') ? `unknown option "${name}" (a command comes first)` : `unknown command "${name}"${didYouMean(name, [...new Set(commands.map((c) => c.name.split(' ')[0]!))])}`;
     if (wantsJson) out.json({ error: msg, commands: commands.map((c) => c.name) });
     else process.stderr.write(`warden: ${msg}\n\n${topHelp()}\n`);
     return EXIT.usage;
@@ -176,6 +209,21 @@ export async function main(rawArgv: string[]): Promise<number> {
       throw new WardenError(spec.name === 'init'
         ? `nothing to protect in ${root}: it has no ${WARDEN_TOML_REL} (warden's settings, which also name what to protect). Create one (the example root's config/warden.toml is a start), then run 'warden init' again.`
         : `${root} is not a warden root: it has no ${WARDEN_TOML_REL}`);
+    }
+    // A root a deployed guard holds, asked by another account: say so and what works,
+    // never "not initialised" (and never a second store): docs/DEPLOY.md, "Who runs which command".
+    // The witness runs as root beside the guard and keeps no store of its own here.
+    if (!ANY_CALLER.has(spec.name) && !(spec.name === 'run' && values.witness)) {
+      const held = deployedGuardFor(root);
+      if (held) throw new WardenError(heldRootMessage(held, withoutRoot(rawArgv), callerName(), spec.name), EXIT.usage);
+    }
+    // Run as the deployed guard's account: the commands its messages advise are the ones
+    // that work here, `sudo -u warden warden … --root ROOT` (docs/DEPLOY.md §2.6).
+    if (spec.name !== 'run' && process.geteuid?.() !== 0 && stateBase().deployment) {
+      const style = { account: accountOfSelf(), root };
+      setAdviceCommandStyle(style);
+      const plainErr = out.err.bind(out);
+      out.err = (text: string) => plainErr(deployedAdvice(text, style));
     }
     // `run` says it itself: a guard exits 78 (the unit's RestartPreventExitStatus) rather than 2.
     const needsBaseline = !NO_BASELINE.has(spec.name) && spec.name !== 'run';

@@ -9,6 +9,7 @@ import type { WardenConfig } from '../config/warden-config.js';
 import type { ApplyContext } from '../changes/apply.js';
 import { loadKey } from '../store/keys.js';
 import type { ChangeEnv } from '../changes/approvals.js';
+import { findNotifierStateDir, readDeliveryState } from '../notifier/delivery-state.js';
 import type { ChangeCommand, Reply } from '../changes/protocol.js';
 import { at, withDir } from '../fsx/beneath.js';
 import { JOURNAL_DIR, PENDING_DIR } from '../store/layout.js';
@@ -19,8 +20,16 @@ import type { StoreFd } from '../store/store.js';
 // loads journal.ts only (test/daemon/lazy-modules.test.ts).
 const approvals = () => import('../changes/approvals.js');
 
+/** Owner messages the notifier has delivered on some channel (the owner has their codes). */
+function deliveredMessages(root: string): ReadonlySet<string> {
+  const out = new Set<string>();
+  const report = readDeliveryState(root, findNotifierStateDir(root));
+  for (const [id, per] of Object.entries(report.messages)) if (Object.values(per).some((d) => d?.state === 'delivered')) out.add(id);
+  return out;
+}
+
 function envOf(g: Guard, ctx: ApplyContext, reload?: (c: WardenConfig) => Promise<void>): ChangeEnv {
-  return { ctx, key: loadKey(g.root, false), raise: (a) => g.record(a), ...(reload ? { reload } : {}) };
+  return { ctx, key: loadKey(g.root, false), raise: (a) => g.record(a), deliveredMessages: () => deliveredMessages(g.root), ...(reload ? { reload } : {}) };
 }
 
 const ctxOf = (g: Guard): ApplyContext => ({ root: g.root, rootFd: g.rootFd, store: g.storeHandle, state: g.state, config: g.config, pset: g.pset });

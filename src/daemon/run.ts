@@ -30,7 +30,8 @@ import type { AnyReply, ControlRequest } from './protocol.js';
 import { acquireLock, type Lock } from '../store/lock.js';
 import { createJournalSender } from './journald.js';
 import { createSdNotifier } from './sd-notify.js';
-import { adviceFor } from '../guard/classify.js';
+import { adviceFor, setAdviceCommandStyle } from '../guard/classify.js';
+import { userInfo } from 'node:os';
 import { muteStreamErrors, rateLimitedWriter, writeLineSync } from '../common/diagnostics.js';
 import { linkWitness, type WitnessLink, type WitnessReport } from './witness-link.js';
 import type { Writer } from '../store/alert-types.js';
@@ -115,6 +116,8 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
   try { store = Store.open(opts.root, { create: opts.guard && opts.initIfNeeded }); }
   catch (err) { throw opts.guard && err instanceof NotInitialised ? notInitialisedError(opts.root) : err; }
   if (opts.guard && !opts.initIfNeeded && notInitialised(store.fd, opts.root)) { store.close(); throw notInitialisedError(opts.root); }
+  // In the deployment, the advice in alerts names the command that works there.
+  if (store.loc.base.deployment && process.geteuid?.() !== 0) setAdviceCommandStyle({ account: (() => { try { return userInfo().username; } catch { return `#${process.geteuid?.() ?? 0}`; } })(), root: opts.root });
   // The guard takes its settings from the authenticated baseline once loaded (below); a
   // notifier alone, from the approved copy in the store it holds (never from the root).
   let config: WardenConfig;

@@ -58,8 +58,30 @@ export function classify(approved: Approved | undefined, obs: Observation): Verd
   return reason ? { reason, also, action: 'reverted' } : null;
 }
 
+/**
+ * The commands in advice are the ones that work where the alert comes from
+ * (docs/DEPLOY.md, "Making changes the right way"): in the deployment the owner runs them
+ * as the guard's account, with the root named, so `'warden edit P'` reads
+ * `'sudo -u warden warden edit P --root ROOT'`. Set once by the daemon at start.
+ */
+let commandStyle: { account: string; root: string } | null = null;
+export function setAdviceCommandStyle(style: { account: string; root: string } | null): void { commandStyle = style; }
+export const adviceCommandStyle = (): { account: string; root: string } | null => commandStyle;
+
+const word = (s: string): string => (/^[A-Za-z0-9_./=:@%+,-]+$/.test(s) ? s : `"${s.replace(/(["\\$`])/g, '\\$1')}"`);
+
+/** Rewrite each quoted 'warden …' command for the deployment. Pure. */
+export function deployedAdvice(text: string, style: { account: string; root: string } | null): string {
+  if (!style) return text;
+  return text.replace(/'warden ([^']*)'/g, (_m, args: string) => `'sudo -u ${word(style.account)} warden ${args} --root ${word(style.root)}'`);
+}
+
 /** How to make the change properly — every alert and message carries it (SPEC §6). `kind` 'directory': an approved directory. */
 export function adviceFor(path: string, reason: AlertReason, alertId: string, kind: string | null): string {
+  return deployedAdvice(plainAdvice(path, reason, alertId, kind), commandStyle);
+}
+
+function plainAdvice(path: string, reason: AlertReason, alertId: string, kind: string | null): string {
   if (reason === 'watch-degraded') return "warden could not add more inotify watches and now polls, which is slower; raise fs.inotify.max_user_watches and restart warden.";
   if (reason === 'root-replaced') return `Something renamed the root (or a directory above it) and put another one, a link or a file at its path; warden put the approved tree back at ${path === '' || path === '.' ? 'the root path' : path}. A root is moved with warden stopped: 'systemctl stop warden-guard', mv, 'warden rehome --from OLD', start. See 'warden alerts'.`;
   if (reason === 'baseline-tampered') return `warden's store was edited outside warden and was put back; check who wrote to snapshots/. See 'warden why ${path}'.`;

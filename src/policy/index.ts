@@ -35,7 +35,7 @@ export { buildPolicy, parseOwner, policyKindOf } from './load.js';
 export { resolveTier, accessFor, tierGrantsPath, commandPermitted, sessionChannels, type Access, type Resolution, type ResolvedBy } from './tiers.js';
 export { commandArgv, argvPermitted, shellSyntax, type CommandDecision } from './commands.js';
 export {
-  sandboxPlan, sandboxView, sandboxLayout, sandboxArgs, describeLayout, DEFAULT_LIMITS, MAX_SANDBOX_ENTRIES,
+  sandboxPlan, sandboxView, sandboxLayout, sandboxArgs, describeLayout, DEFAULT_LIMITS, MAX_SANDBOX_ENTRIES, MAX_LAYOUT_ENTRIES, MAX_WALK_NAMES,
   type SandboxPlan, type SandboxOptions, type PathProbe, type SandboxView, type SandboxLimits, type SandboxSection,
   type SandboxLayout, type SandboxEntry, type HostEntry, type HostKind, type HostWalker,
 } from './sandbox.js';

@@ -188,6 +188,6 @@ function health(p: Parsed, policy: PolicySet): FileHealth {
     case 'block':
       return { ...base, grantsNothing: unusable, reason: unusable ? `${p.status}: never loads` : null };
     case 'warden':
-      return { ...base, grantsNothing: policy.owner === null, reason: policy.owner === null ? (unusable ? `${p.status}: no owner` : 'no owner configured') : null };
+      return { ...base, grantsNothing: policy.owner === null, reason: policy.owner === null ? (unusable ? (p.errors.length && p.status !== 'missing' && p.status !== 'empty' ? `${p.status}: its [owner] is not used until it is fixed` : `${p.status}: no owner`) : 'no owner configured') : null };
   }
 }

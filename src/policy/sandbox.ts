@@ -12,6 +12,7 @@
  * rebuilt in the sandbox's own (read-only) root, entry by entry, from what exists at run
  * time. A path created later beneath such a directory is therefore absent, not uncovered.
  */
+import { escapeText } from '../common/escape.js';
 import { argvPermitted } from './commands.js';
 import { contextFacts, evaluatePath } from './conditions.js';
 import { splitTarget, type PathSection } from './paths.js';
@@ -43,6 +44,15 @@ export const DEFAULT_LIMITS: Readonly<SandboxLimits> = Object.freeze({
 
 /** More entries than this to bind (each is a descriptor handed to bwrap) and the run is refused. */
 export const MAX_SANDBOX_ENTRIES = 512;
+/**
+ * More entries of any kind (binds, made directories, made symlinks: each is an option to
+ * bwrap, which takes at most 9000 arguments), or more names in one directory the walk
+ * rebuilds, and the run is refused: a member who can write in a folder the sandbox
+ * rebuilds entry by entry must not make the runtime hold a descriptor per entry, or walk for
+ * minutes, before the refusal.
+ */
+export const MAX_LAYOUT_ENTRIES = 2048;
+export const MAX_WALK_NAMES = 65536;
 
 export interface SandboxOptions {
   /** Host directory behind /memories/ and /workspace/. */
@@ -143,8 +153,10 @@ export function sandboxPlan(policy: PolicySet, user: string, ctx: SessionContext
   }
   // No /proc at all: its sys, sysrq-trigger… are host-wide knobs, /proc/1 is bwrap (its
   // environment and argv) and every process's mountinfo names the host path behind each
-  // bind. cat, ls, find, grep and git log need none of it. A private /dev, a bounded /tmp.
-  setup.push('--dev', '/dev', '--size', String(limits.tmpBytes), '--tmpfs', '/tmp');
+  // bind. cat, ls, find, grep and git log need none of it. A private /dev, read-only (bwrap
+  // makes it a tmpfs the command's uid owns, of no bounded size: `find -fprintf /dev/x` could
+  // fill the host's memory past /tmp's bound; its devices stay writable), a bounded /tmp.
+  setup.push('--dev', '/dev', '--remount-ro', '/dev', '--size', String(limits.tmpBytes), '--tmpfs', '/tmp');
   const sections: SandboxSection[] = [];
   for (const section of ['memories', 'workspace'] as const) {
     if (!access.folders.some((f) => splitTarget(f)?.section === section)) continue;
@@ -166,8 +178,12 @@ export interface HostEntry<H> { name: string; kind: HostKind; handle: H; target?
 export interface HostWalker<H> {
   /** The section's host directory (reached without following any symlink), or null when absent. */
   root(section: SandboxSection): HostEntry<H> | null;
-  /** The entries of a directory the walker returned. */
-  children(dir: H): HostEntry<H>[];
+  /**
+   * The entries of a directory the walker returned: only the names `want` accepts are opened
+   * (a walker may ignore it; the layout decides anyway). Null when the directory holds more
+   * than `limits.names` names, or more than `limits.open` wanted ones: the layout is refused.
+   */
+  children(dir: H, want?: (name: string) => boolean, limits?: { names: number; open: number }): HostEntry<H>[] | null;
 }
 
 export type SandboxEntry<H> =
@@ -189,7 +205,15 @@ export function sandboxLayout<H>(plan: Extract<SandboxPlan, { ok: true }>, walke
   const v = plan.view;
   const entries: SandboxEntry<H>[] = [];
   let binds = 0;
+  const tooMany = { ok: false as const, reason: `the command would see more than ${max} separately mounted entries (or ${MAX_LAYOUT_ENTRIES} entries of any kind, or a folder it sees entry by entry holds more than ${MAX_WALK_NAMES} names): list fewer, larger folders` };
+  class TooMany extends Error {}
+  // Only a name that can be placed is opened: readable itself, or a directory to rebuild or bind.
+  const wanted = (path: string) => (name: string): boolean => {
+    const p = `${path}/${name}`;
+    return v.readable(p) || v.mixed(p) || v.readable(`${p}/x`);
+  };
   const place = (path: string, e: HostEntry<H>): void => {
+    if (binds > max || entries.length > MAX_LAYOUT_ENTRIES) throw new TooMany();
     if (e.kind === 'file') {
       if (v.readable(path)) { entries.push({ op: 'bind', path, kind: 'file', handle: e.handle, write: plan.write }); binds++; }
     } else if (e.kind === 'symlink') {
@@ -198,7 +222,9 @@ export function sandboxLayout<H>(plan: Extract<SandboxPlan, { ok: true }>, walke
       if (v.mixed(path)) {
         const at = entries.length;
         entries.push({ op: 'dir', path });
-        for (const c of walker.children(e.handle)) {
+        const listed = walker.children(e.handle, wanted(path), { names: MAX_WALK_NAMES, open: MAX_LAYOUT_ENTRIES - entries.length + 1 });
+        if (listed === null) throw new TooMany();
+        for (const c of listed) {
           if (c.name === '' || c.name === '.' || c.name === '..' || c.name.includes('/') || c.name.includes('\0')) continue;
           place(`${path}/${c.name}`, c);
         }
@@ -212,12 +238,16 @@ export function sandboxLayout<H>(plan: Extract<SandboxPlan, { ok: true }>, walke
       }
     }
   };
-  for (const s of plan.sections) {
-    const root = walker.root(s);
-    if (root) place(s.path, root);
-    if (binds > max) return { ok: false, reason: `the command would see more than ${max} separately mounted entries: list fewer, larger folders` };
+  try {
+    for (const s of plan.sections) {
+      const root = walker.root(s);
+      if (root) place(s.path, root);
+    }
+  } catch (err) {
+    if (err instanceof TooMany) return tooMany;
+    throw err;
   }
-  if (binds > max) return { ok: false, reason: `the command would see more than ${max} separately mounted entries: list fewer, larger folders` };
+  if (binds > max || entries.length > MAX_LAYOUT_ENTRIES) return tooMany;
   const dirs = new Set(entries.flatMap((e) => (e.op === 'dir' || (e.op === 'bind' && e.kind === 'dir') ? [e.path] : [])));
   const cwd = v.folders.map((f) => (f.length > 1 && f.endsWith('/') ? f.slice(0, -1) : f)).find((f) => dirs.has(f)) ?? '/tmp';
   return { ok: true, entries, cwd };
@@ -244,11 +274,16 @@ export function sandboxArgs(plan: Extract<SandboxPlan, { ok: true }>, layout: Ex
   return { options, command };
 }
 
-/** What a layout shows, one line per entry, for the owner to check (explain, the runtime's logs). */
+/**
+ * What a layout shows, one line per entry, for the owner to check (explain, the runtime's
+ * logs). Each string is escaped: a symlink's text is whatever a member wrote, and a newline
+ * in it would forge a line.
+ */
 export function describeLayout<H>(layout: Extract<SandboxLayout<H>, { ok: true }>, hostOf: (h: H) => string): string[] {
+  const x = escapeText;
   return layout.entries.map((e) => {
-    if (e.op === 'dir') return `${e.path}/  (made by the sandbox: only the entries listed beneath)`;
-    if (e.op === 'symlink') return `${e.path} -> ${e.target}  (symlink, resolved inside the sandbox)`;
-    return `${e.path}${e.kind === 'dir' ? '/' : ''}  (${e.write ? 'read-write' : 'read-only'} ${e.kind === 'dir' ? 'directory, everything beneath' : 'file'}, from ${hostOf(e.handle)})`;
-  }).concat(`working directory: ${layout.cwd}`);
+    if (e.op === 'dir') return `${x(e.path)}/  (made by the sandbox: only the entries listed beneath)`;
+    if (e.op === 'symlink') return `${x(e.path)} -> ${x(e.target)}  (symlink, resolved inside the sandbox)`;
+    return `${x(e.path)}${e.kind === 'dir' ? '/' : ''}  (${e.write ? 'read-write' : 'read-only'} ${e.kind === 'dir' ? 'directory, everything beneath' : 'file'}, from ${x(hostOf(e.handle))})`;
+  }).concat(`working directory: ${x(layout.cwd)}`);
 }

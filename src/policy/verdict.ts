@@ -8,6 +8,7 @@ import type { FileHealth } from './types.js';
 
 export function errorVerdicts(files: readonly FileHealth[]): string[] {
   return files.filter((f) => f.errors.length).map((f) => {
+    if (f.kind === 'warden') return `${f.path} is refused as a whole until it is fixed (warden's settings: 'warden apply' would not install it, and its [owner] is not used)`;
     if (f.grantsNothing) return `${f.path} grants nothing until it is fixed`;
     if (f.kind === 'block') return `${f.path} never loads until it is fixed`;
     return `${f.path} still applies as it is (warden explain uses it); only what the errors name has no effect`;

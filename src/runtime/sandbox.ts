@@ -8,7 +8,7 @@
  * runtime (environment, argv, host paths) is visible inside, not even in /proc/1.
  */
 import { spawn, type StdioOptions } from 'node:child_process';
-import { closeSync, constants, existsSync, fstatSync, lstatSync, openSync, readdirSync, readlinkSync } from 'node:fs';
+import { closeSync, constants, existsSync, fstatSync, lstatSync, opendirSync, openSync, readlinkSync, type Dir } from 'node:fs';
 import { join } from 'node:path';
 import {
   describeLayout, sandboxArgs, sandboxLayout, sandboxPlan,
@@ -16,7 +16,7 @@ import {
 } from '../policy/index.js';
 import { O_PATH } from '../fsx/beneath.js';
 import { systemOptions } from './sandbox-system.js';
-import { closeOnExecAll } from './sandbox-fds.js';
+import { closeOnExecAll } from '../fsx/close-on-exec.js';
 
 const { O_NOFOLLOW, O_DIRECTORY } = constants;
 
@@ -82,19 +82,27 @@ function fdWalker(opened: number[]): HostWalker<number> {
       opened.push(r.fd);
       return { name: s.path, kind: r.kind, handle: r.fd };
     },
-    children(dirFd) {
-      let names: Buffer[];
-      try { names = readdirSync(`/proc/self/fd/${dirFd}`, { encoding: 'buffer' }); } catch { return []; } // unreadable: nothing shown
+    children(dirFd, want, limits) {
+      // Read lazily: a directory of a million names is refused at the limit, not listed whole.
+      let dir: Dir;
+      try { dir = opendirSync(`/proc/self/fd/${dirFd}`, { encoding: 'buffer' as BufferEncoding }); } catch { return []; } // unreadable: nothing shown
       const out: HostEntry<number>[] = [];
-      for (const raw of names) {
-        const name = raw.toString('utf8');
-        if (!Buffer.from(name, 'utf8').equals(raw)) continue; // not UTF-8: no runtime path names it
-        let fd: number;
-        try { fd = openSync(at(dirFd, name), O_PATH | O_NOFOLLOW); } catch { continue; } // gone meanwhile
-        opened.push(fd);
-        out.push(entry(name, fd, kindOf(fd), dirFd));
-      }
-      return out;
+      let seen = 0;
+      try {
+        for (let d = dir.readSync(); d !== null; d = dir.readSync()) {
+          if (limits && ++seen > limits.names) return null;
+          const raw = d.name as unknown as Buffer;
+          const name = raw.toString('utf8');
+          if (!Buffer.from(name, 'utf8').equals(raw)) continue; // not UTF-8: no runtime path names it
+          if (want && !want(name)) continue; // nothing the command could see: never opened
+          if (limits && out.length >= limits.open) return null;
+          let fd: number;
+          try { fd = openSync(at(dirFd, name), O_PATH | O_NOFOLLOW); } catch { continue; } // gone meanwhile
+          opened.push(fd);
+          out.push(entry(name, fd, kindOf(fd), dirFd));
+        }
+      } catch { /* unreadable from here: not shown */ } finally { try { dir.closeSync(); } catch { /* closed */ } }
+      return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)); // in name order, as a listing reads
     },
   };
 }
@@ -168,6 +176,10 @@ export function runSandboxed(plan: SandboxPlan, opts: RunSandboxedOptions = {}):
 export function startSandbox(plan: SandboxPlan, prepared: PreparedSandbox, opts: RunSandboxedOptions = {}): Promise<SandboxResult> {
   try {
     return start(plan, prepared.layout, opts);
+  } catch (e) {
+    // spawn throws (E2BIG: a member's word longer than execve takes…): refused by the
+    // promise, never thrown at a runtime that only listens to it.
+    return Promise.reject(e instanceof Error ? e : new Error(String(e)));
   } finally { prepared.close(); } // the child holds its own copies from here
 }
 

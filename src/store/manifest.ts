@@ -37,14 +37,21 @@ export function holdsExactly(dirFd: number, name: string, bytes: Uint8Array, mod
 
 export type PublishResult = { ok: true; path: string } | { ok: false; path: string; error: string };
 
+/** The deployment's runtime directory (`/run/warden-guard`) is absent: not made by systemd yet. */
+function deploymentDirMissing(dir: string): boolean {
+  try { statSync(dir); return false; } catch (e) { return errnoCode(e) === 'ENOENT'; }
+}
+
 /** Write the manifest of `index` for the root behind rootFd. Never throws. */
 export function publishManifest(rootFd: number, index: BaselineIndex, env: NodeJS.ProcessEnv = process.env,
   log: (line: string) => void = (l) => process.stderr.write(l + '\n')): PublishResult {
   let path = '(unknown)';
+  let deployDir: string | null = null;
   try {
     const id = rootIdentityOf(rootFd);
     const loc = publishLocation(id.path, env);
     path = loc.path;
+    if (loc.setup === 'deployment') deployDir = loc.dir;
     const bytes = serializeManifest(manifestFromIndex(index, id));
     const fd = loc.setup === 'session' ? ensureDirBeneath(rootFd, SNAPSHOTS, 0o700) : openRoot(loc.dir);
     try {
@@ -55,6 +62,10 @@ export function publishManifest(rootFd: number, index: BaselineIndex, env: NodeJ
     return { ok: true, path };
   } catch (err) {
     const code = errnoCode(err) ?? (err as Error)?.message ?? String(err);
+    // The deployment's runtime directory does not exist yet (`warden init` run before the
+    // guard's unit ever started, as docs/DEPLOY.md's block does): systemd makes it when
+    // the guard starts, and the guard publishes the manifest then. Nothing has failed.
+    if (code === 'ENOENT' && deployDir !== null && !env.RUNTIME_DIRECTORY && deploymentDirMissing(deployDir)) return { ok: false, path, error: 'not yet: the guard publishes it at its start' };
     log(`<3>warden: could not publish the runtime manifest ${path} (${code}); the runtime's approved view keeps the previous approved state until the guard publishes it`);
     return { ok: false, path, error: String(code) };
   }

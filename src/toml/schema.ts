@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { Located } from '../common/errors.js';
 import { locateKey } from './index.js';
+import { didYouMean } from '../common/suggest.js';
 
 /**
  * Validate parsed TOML against a strict zod schema and turn every issue into a located
@@ -28,7 +29,7 @@ export function validateToml<T>(schema: z.ZodType<T>, value: unknown, source: st
       const path = [...prefix, ...inner];
       const at = locateKey(source, path);
       const key = path.join('.') || '(top level)';
-      const message = issue.code === 'unrecognized_keys' ? `unknown key "${path[path.length - 1]}"`
+      const message = issue.code === 'unrecognized_keys' ? `unknown key "${path[path.length - 1]}"${didYouMean(String(inner[inner.length - 1]), keysAt(schema, basePath) ?? [])}`
         // A required key that is absent: say so, not only what its type must be.
         : (issue.code === 'invalid_type' || issue.code === 'invalid_union') && inner.length > 0 && valueAt(value, inner) === undefined
           ? (/^must be /.test(issue.message) ? `is required; it ${issue.message}` : 'is required')
@@ -61,4 +62,36 @@ function droppedProto(raw: unknown, out: unknown, path: (string | number)[]): (s
     found.push(...droppedProto((raw as Record<string | number, unknown>)[k], (out as Record<string | number, unknown>)[k], [...path, k]));
   }
   return found;
+}
+
+type Def = { type?: string; innerType?: unknown; in?: unknown; shape?: Record<string, unknown>; element?: unknown; valueType?: unknown; options?: unknown[]; getter?: () => unknown };
+const defOf = (s: unknown): Def | undefined => (s as { _zod?: { def?: Def } } | undefined)?._zod?.def;
+
+function unwrap(s: unknown): unknown {
+  for (let i = 0; i < 16; i++) {
+    const d = defOf(s);
+    if (!d) return s;
+    if (d.type === 'optional' || d.type === 'default' || d.type === 'nullable' || d.type === 'prefault' || d.type === 'catch' || d.type === 'readonly' || d.type === 'nonoptional') s = d.innerType;
+    else if (d.type === 'pipe') s = d.in;
+    else if (d.type === 'lazy' && d.getter) s = d.getter();
+    else return s;
+  }
+  return s;
+}
+
+/** The keys a strict object schema takes at `path` (for "did you mean"), or null. */
+function keysAt(schema: unknown, path: readonly (string | number)[]): string[] | null {
+  let s = unwrap(schema);
+  for (const k of path) {
+    const d = defOf(s);
+    if (!d) return null;
+    if (d.type === 'object' && d.shape) s = d.shape[String(k)];
+    else if (d.type === 'array') s = d.element;
+    else if (d.type === 'record') s = d.valueType;
+    else if (d.type === 'union' && d.options) s = d.options.map(unwrap).find((o) => defOf(o)?.type === 'object' && Object.hasOwn(defOf(o)!.shape ?? {}, String(k)));
+    else return null;
+    s = unwrap(s);
+  }
+  const d = defOf(s);
+  return d?.type === 'object' && d.shape ? Object.keys(d.shape) : null;
 }

@@ -101,7 +101,10 @@ describe('staleness is decided before asking', () => {
   it('a tty request made stale by a later change is replaced before the y/N question, which shows the diff against the new state', async () => {
     setup('tty');
     d = await startDaemon(t);
-    const s = await run(t, ['apply', ORG, '--from', proposal(31)]);
+    // It also changes another file, so the next proposal for ORG alone does not supersede it.
+    const guests = join(t.base, 'guests-next.toml');
+    writeFileSync(guests, `${readFileSync(t.p('config/guests.toml'), 'utf8')}\n# reviewed\n`);
+    const s = await run(t, ['apply', ORG, '--from', proposal(31), 'config/guests.toml', '--from', guests]);
     const first = /request ([a-z0-9]+)/.exec(s.stdout)?.[1] ?? '';
     assert.ok(first);
     const b = pty([['\\[y/N\\] ', 'y\r']], ['apply', ORG, '--from', proposal(32)]);

@@ -19,6 +19,8 @@ const secrets: string[] = [];
 
 const setup = (approval: string, ttl?: number): void => { t = makeInitRoot({ wardenToml: wardenToml({ approval, ...(ttl ? { ttl } : {}) }) }); };
 const proposal = (cap: number): string => capProposal(t, cap, ORG);
+const GUESTS = 'config/guests.toml';
+const guestsProposal = (): string => { const p = join(t.base, 'guests-next.toml'); writeFileSync(p, `${readFileSync(t.p(GUESTS), 'utf8')}\n# reviewed\n`); return p; };
 
 const pty = (answers: [string, string][], args: string[], env: NodeJS.ProcessEnv = {}) => ptyCli(t, answers, args, env);
 
@@ -180,8 +182,8 @@ describe('owner-code approval', () => {
     setup('owner-code');
     const before = fileSha(t.p(ORG));
     const id = pendingId((await run(t, ['apply', ORG, '--from', proposal(43)])).stdout);
-    assert.equal((await run(t, ['deny', id])).code, 0);
     const code = outboxCodes(t).find((m) => m.request === id)!.code;
+    assert.equal((await run(t, ['deny', id])).code, 0);
     assert.equal((await run(t, ['approve', id, '--code', code])).code, 1);
     assert.equal(fileSha(t.p(ORG)), before);
   });
@@ -189,13 +191,14 @@ describe('owner-code approval', () => {
   it('a stale request is recomputed: nothing applied, asked again against the new state', async () => {
     setup('owner-code');
     d = await startDaemon(t);
-    const first = pendingId((await run(t, ['apply', ORG, '--from', proposal(51)])).stdout);
+    // The first request also changes another file, so the second (ORG alone) does not supersede it.
+    const first = pendingId((await run(t, ['apply', ORG, '--from', proposal(51), GUESTS, '--from', guestsProposal()])).stdout);
+    const code1 = outboxCodes(t).find((m) => m.request === first)!.code;
     const second = pendingId((await run(t, ['apply', ORG, '--from', proposal(52)])).stdout);
     const code2 = outboxCodes(t).find((m) => m.request === second)!.code;
     assert.equal((await run(t, ['approve', second, '--code', code2])).code, 0);
     assert.match(readFileSync(t.p(ORG), 'utf8'), /hourly_cap = 52/);
     // The first request was made against the old file: answering it applies nothing and asks again.
-    const code1 = outboxCodes(t).find((m) => m.request === first)!.code;
     const r = await run(t, ['approve', first, '--code', code1]);
     assert.match(r.stderr, /changed since request .* nothing was applied/);
     assert.match(readFileSync(t.p(ORG), 'utf8'), /hourly_cap = 52/);
@@ -213,6 +216,7 @@ describe('owner-code approval', () => {
     const before = fileSha(t.p(ORG));
     const s = await run(t, ['apply', ORG, '--from', proposal(61)]);
     const id = pendingId(s.stdout);
+    const code = outboxCodes(t).find((m) => m.request === id)!.code;
     const expires = Date.parse(/expires (\S+)/.exec(s.stdout)![1]!);
     await d.stop();
     d = null;
@@ -224,7 +228,7 @@ describe('owner-code approval', () => {
     const a = readAlertsOf(t).find((x) => x.reason === 'approval-expired')!;
     assert.equal(a.path, ORG);
     assert.match(a.detail ?? '', new RegExp(id));
-    const code = outboxCodes(t).find((m) => m.request === id)!.code;
+    assert.ok(!outboxCodes(t).some((m) => m.code === code), 'the expired request\'s code is blanked in the outbox');
     const late = await run(t, ['approve', id, '--code', code]);
     assert.equal(late.code, 1);
     assert.equal(fileSha(t.p(ORG)), before);

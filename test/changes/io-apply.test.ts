@@ -109,6 +109,73 @@ describe('apply (approval none)', () => {
   });
 });
 
+describe('several files, new files, and the order of the request', () => {
+  const NEWORG = 'members = ["777777777777777777"]\nchannels = []\nfolders = []\ncommands = []\nhourly_cap = 2\n';
+  it('three files at once, one of them new: all written through the journal, the new one 0644 and in the baseline as an org', async () => {
+    const t = await R.init();
+    const guests = 'channels = []\nfolders = []\n';
+    const { reply } = await propose(t, [{ path: ORG, content_b64: b64(orgWith(t, 7)) }, { path: 'orgs/chess.toml', content_b64: b64(NEWORG) }, { path: GUESTS, content_b64: b64(guests) }]);
+    assert.deepEqual(reply.applied, { generation: 2, paths: [ORG, 'orgs/chess.toml', GUESTS], commit: headOf(t).split(' ')[0] }, JSON.stringify(reply));
+    assert.equal(text(t.p('orgs/chess.toml')), NEWORG);
+    assert.equal(modeOf(t.p('orgs/chess.toml')), 0o644);
+    assert.equal(text(t.p(ORG)), orgWith(t, 7));
+    assert.equal(text(t.p(GUESTS)), guests);
+    const n = approved(t, 'orgs/chess.toml');
+    assert.deepEqual([n.e?.kind, n.e?.sha256, n.e?.mode, n.gen], ['org', sha256Hex(Buffer.from(NEWORG)), 0o644, 2]);
+    assert.equal(approved(t, GUESTS).e?.sha256, sha256Hex(Buffer.from(guests)));
+    assert.ok(existsSync(join(t.p('snapshots/blobs'), sha256Hex(Buffer.from(NEWORG)))), 'the new file has its blob');
+    assert.deepEqual(readdirSync(t.p('snapshots/journal')), []);
+    const files = spawnSync('git', ['-C', t.p('snapshots/history'), 'show', '--name-only', '--format=', 'HEAD'], { encoding: 'utf8' }).stdout.trim().split('\n').sort();
+    assert.ok(files.includes('orgs/chess.toml'), files.join());
+  });
+
+  it('a new credential file (listed in warden.toml, absent at init) is created 0600, stored in secrets/ (0600), never in blobs/', async () => {
+    const NEWCRED = 'config/extra-cred.toml';
+    const t = R.make({ wardenToml: TEST_WARDEN_TOML.replace('files = ["config/credentials.toml"]', `files = ["config/credentials.toml", "${NEWCRED}"]`) });
+    const { initRoot } = await import('../../src/changes/init.js');
+    await initRoot(t.root, { force: false });
+    assert.equal(existsSync(t.p(NEWCRED)), false);
+    const body = '[extra]\nkey = "value-new-cred-0001"\n';
+    const sha = sha256Hex(Buffer.from(body));
+    // Alone (no journal), then in a request of two (through the journal).
+    const { reply } = await propose(t, [{ path: NEWCRED, content_b64: b64(body) }]);
+    assert.equal(reply.ok, true, JSON.stringify(reply));
+    assert.equal(text(t.p(NEWCRED)), body);
+    assert.equal(modeOf(t.p(NEWCRED)), 0o600, 'a credential file is created owner-only');
+    assert.deepEqual([approved(t, NEWCRED).e?.kind, approved(t, NEWCRED).e?.mode], ['credentials', 0o600]);
+    assert.equal(modeOf(join(t.p('snapshots/secrets'), sha)), 0o600);
+    assert.equal(existsSync(join(t.p('snapshots/blobs'), sha)), false);
+    assert.ok(!text(t.p('snapshots/baseline/index')).includes('value-new-cred-0001'));
+    const NEW2 = 'config/extra-cred2.toml';
+    const t2 = R.make({ wardenToml: TEST_WARDEN_TOML.replace('files = ["config/credentials.toml"]', `files = ["config/credentials.toml", "${NEW2}"]`) });
+    await initRoot(t2.root, { force: false });
+    const r2 = await propose(t2, [{ path: ORG, content_b64: b64(orgWith(t2, 8)) }, { path: NEW2, content_b64: b64(body) }]);
+    assert.equal(r2.reply.ok, true, JSON.stringify(r2.reply));
+    assert.equal(modeOf(t2.p(NEW2)), 0o600, 'through the journal too');
+    assert.equal(modeOf(join(t2.p('snapshots/secrets'), sha)), 0o600);
+    assert.deepEqual(readdirSync(t2.p('snapshots/journal')), []);
+  });
+
+  it('warden.toml not first in the request: the new settings still load, and a newly protected file is adopted', async () => {
+    const t = await R.init();
+    mkdirSync(t.p('notes'));
+    writeFileSync(t.p('notes/todo.md'), 'later\n', { mode: 0o640 });
+    const protect = `${TEST_WARDEN_TOML}\n[[protect]]\npath = "notes/todo.md"\n`;
+    const w = writer(t, { prepare: false });
+    try {
+      const r = applyChanges(w.env.ctx, [{ path: ORG, content: Buffer.from(orgWith(t, 11)) }, { path: GUESTS, content: Buffer.from('channels = []\nfolders = []\n') }, { path: 'config/warden.toml', content: Buffer.from(protect) }], 'apply', 'tester');
+      assert.deepEqual(r.paths, [ORG, GUESTS, 'config/warden.toml', 'notes/todo.md']);
+      assert.equal(r.newConfig?.protect[0]?.path, 'notes/todo.md');
+      assert.equal(r.generation, 3);
+      assert.deepEqual([w.loaded.state.entry('notes/todo.md')?.kind, w.loaded.state.entry('notes/todo.md')?.mode], ['text', 0o640]);
+      assert.equal(text(t.p('config/warden.toml')), protect);
+      assert.equal(text(t.p(ORG)), orgWith(t, 11));
+      await r.history;
+    } finally { w.close(); }
+    assert.deepEqual(readdirSync(t.p('snapshots/journal')), []);
+  });
+});
+
 describe('refusals change nothing', () => {
   async function refusal(t: TestRoot, changes: Parameters<typeof propose>[1], extra: Record<string, unknown> = {}) {
     const snap = treeSnapshot(t.root);

@@ -115,7 +115,8 @@ describe('approval tty', () => {
     assert.deepEqual(shown.reply, { ok: false, expired: true, error: `approval ${a} has expired; nothing was applied (reported as an approval-expired alert)`, exitCode: 1 });
     assert.equal(shown.alerts.filter((x) => x.reason === 'approval-expired').length, 1);
     const b = view((await proposeCap(t, 21, {}, T0)).reply).id;
-    const c = view((await proposeCap(t, 22, {}, T0 + 100_000)).reply).id;
+    // Another file's request: a new proposal for the same file would supersede b.
+    const c = view((await op(t, { action: 'propose', changes: [{ path: 'config/guests.toml', content_b64: b64('channels = []\nfolders = []\n') }] }, { now: at(T0 + 100_000) })).reply).id;
     // At T0 + ttl + 50 s, b has expired and c has not.
     const w = writer(t, { now: at(T0 + TTL * 1000 + 50_000), prepare: false });
     try {
@@ -145,12 +146,15 @@ describe('approval tty', () => {
     assert.deepEqual((await op(t, { action: 'show', id: 'zzzz9999' })).reply, { ok: false, error: 'no pending approval zzzz9999 (already answered, cancelled or expired?)', exitCode: 1 });
   });
 
-  it('a second proposal for a path says which requests are pending for it', async () => {
+  it('a second proposal for a path supersedes the request it covers whole, and names one that also changes other paths', async () => {
     const t = await R.init({ wardenToml: tomlWith('tty', TTL) });
     const a = view((await proposeCap(t, 24)).reply).id;
     await op(t, { action: 'propose', changes: [{ path: 'config/guests.toml', content_b64: b64('channels = []\nfolders = []\n') }] }, { now: at(T0) });
     const second = (await proposeCap(t, 25)).reply;
-    assert.deepEqual(second.also_pending, [a]);
+    assert.deepEqual(second.superseded_requests, [a]);
+    assert.equal(second.also_pending, undefined);
+    assert.equal(view(second).supersedes, a);
+    assert.deepEqual((await op(t, { action: 'show', id: a })).reply.ok, false, 'the superseded request is gone');
   });
 
   it('approved state moved on since the request: nothing applied, a fresh request against the new state', async () => {

@@ -14,7 +14,7 @@ import { readSeal, sealPath } from '../../src/store/keys.js';
 import { WardenError } from '../../src/common/errors.js';
 import type { TestRoot } from '../helpers/root.js';
 import { readAlertsOf } from '../helpers/root.js';
-import { roots, text, tomlWith, writer } from './io-world.js';
+import { modeOf, op, roots, text, tomlWith, writer, b64 } from './io-world.js';
 
 const R = roots();
 after(() => R.cleanup());
@@ -77,6 +77,25 @@ describe('plan', () => {
     assert.ok(p.summary.startsWith('no history to compare with (snapshots/history is missing or empty): every file is shown as new'));
   });
 
+  it('a history without warden.toml: approval tty (never the disk\'s "none")', async () => {
+    const t = await R.init({ wardenToml: tomlWith('none') });
+    const git = (...a: string[]) => spawnSync('git', ['-C', t.p('snapshots/history'), ...a], { encoding: 'utf8' });
+    const rm = git('rm', '-q', '--cached', 'config/warden.toml');
+    assert.equal(rm.status, 0, rm.stderr);
+    const c = git('-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-q', '-m', 'drop warden.toml');
+    assert.equal(c.status, 0, c.stderr);
+    const p = await plan(t);
+    assert.equal(p.commit, head(t));
+    assert.equal(p.approval, 'tty');
+    assert.deepEqual(p.changed, ['config/warden.toml']);
+  });
+
+  it('a history whose warden.toml says approval "none" only in a comment or another key: tty', async () => {
+    const t = await R.init({ wardenToml: tomlWith('tty').replace(/^(approval = .*)$/m, '# approval = "none" was the old setting\n$1') });
+    const p = await plan(t);
+    assert.equal(p.approval, 'tty');
+  });
+
   it('invalid files are located errors, and adopting is refused, changing nothing', async () => {
     const t = await R.init();
     writeFileSync(t.p(ORG), 'members = [\n');
@@ -122,6 +141,8 @@ describe('adopt', () => {
     assert.equal(a.path, 'snapshots/baseline/index');
     assert.equal(a.quarantine, `snapshots/quarantine/${a.id}/index`);
     assert.deepEqual(readFileSync(t.p(a.quarantine!)), failed, 'kept whole');
+    assert.equal(modeOf(t.p(a.quarantine!)), 0o600, 'the failed index kept owner-only');
+    assert.equal(modeOf(t.p(a.quarantine!.replace(/\/index$/, ''))), 0o700);
     assert.equal(a.detail, `recovered by 'warden init --force' (tester): the store did not authenticate; the owner approved the files on disk as the new baseline after seeing 1 path(s) differ from history ${commit.slice(0, 10)} (${ORG})`);
     assert.equal(a.advice, "If you did not run this recovery, someone with a terminal did: check 'warden history' and the files it names.");
     const w = writer(t, { prepare: false });
@@ -131,6 +152,21 @@ describe('adopt', () => {
     } finally { w.close(); }
     const log = spawnSync('git', ['-C', t.p('snapshots/history'), 'log', '-1', '--format=%B'], { encoding: 'utf8' }).stdout;
     assert.match(log, new RegExp(`init --force \\(recovery after the store failed authentication; 1 path\\(s\\) differed from history ${commit.slice(0, 10)}\\)`));
+  });
+
+  it('after a recovery with no history, the next request is approved as the adopted warden.toml says (tty: a pending request, nothing applied)', async () => {
+    const t = await R.init({ wardenToml: tomlWith('tty') });
+    rmSync(t.p('snapshots/history'), { recursive: true });
+    writeFileSync(t.p('snapshots/baseline/index'), 'not an index');
+    const p = await plan(t);
+    assert.equal(p.approval, 'tty');
+    await withOpen(t, (fd, s) => adoptRecovery(t.root, fd, s, p, 'tester'));
+    const before = text(t.p(ORG));
+    const { reply } = await op(t, { action: 'propose', changes: [{ path: ORG, content_b64: b64(before.replace('hourly_cap = 20', 'hourly_cap = 22')) }], command: 'apply' } as never);
+    assert.equal(reply.ok, true, JSON.stringify(reply));
+    assert.equal(reply.applied, undefined, JSON.stringify(reply));
+    assert.equal((reply.pending as { approval?: string } | undefined)?.approval, 'tty', JSON.stringify(reply));
+    assert.equal(text(t.p(ORG)), before, 'nothing applied before the answer');
   });
 
   it('nothing differed and no history: said so in the alert', async () => {

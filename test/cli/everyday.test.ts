@@ -283,19 +283,23 @@ describe('item 9: wording tells the truth', () => {
     assert.doesNotMatch(r.stdout, /^ {2}- /m);
   });
 
-  it('a second proposal for a path with one pending says so, and deny --all drops them all', () => {
+  it('a new proposal for a path supersedes its pending request, and deny --all drops the rest', () => {
     const t = inited(TEST_WARDEN_TOML.replace('approval = "none"', 'approval = "tty"'));
     const v = (n: number) => readFileSync(t.p(ORG), 'utf8').replace('hourly_cap = 20', `hourly_cap = ${n}`);
     const first = cli(t, ['apply', ORG, '--from', '-'], { input: v(21) });
     const id1 = /request (\S+) awaits/.exec(first.stdout)![1]!;
     const second = cli(t, ['apply', ORG, '--from', '-'], { input: v(22) });
-    assert.match(second.stderr, new RegExp(`request ${id1} is also pending for the same file: approving one makes the other stale .* 'warden deny ${id1}' or 'warden deny --all'`));
-    assert.equal((JSON.parse(cli(t, ['approve', '--json']).stdout) as unknown[]).length, 2);
+    assert.match(second.stderr, new RegExp(`this proposal supersedes request ${id1} for the same file: withdrawn, nothing of it was applied`));
+    const third = cli(t, ['apply', ORG, '--from', '-'], { input: v(23) });
+    assert.equal(third.code, 0, third.stderr);
+    const left = JSON.parse(cli(t, ['approve', '--json']).stdout) as { id: string; supersedes: string | null }[];
+    assert.equal(left.length, 1, 'three apply runs for one path leave one request');
+    assert.ok(left[0]!.supersedes, 'the request says which one it replaced');
     cli(t, ['apply', 'config/guests.toml', '--from', '-'], { input: readFileSync(t.p('config/guests.toml'), 'utf8') + '\n' });
-    assert.equal((JSON.parse(cli(t, ['approve', '--json']).stdout) as unknown[]).length, 3);
+    assert.equal((JSON.parse(cli(t, ['approve', '--json']).stdout) as unknown[]).length, 2);
     const d = cli(t, ['deny', '--all']);
     assert.equal(d.code, 0, d.stderr);
-    assert.match(d.stdout, /3 request\(s\) denied; nothing was changed/);
+    assert.match(d.stdout, /2 request\(s\) denied; nothing was changed/);
     assert.match(cli(t, ['approve']).stdout, /no pending approvals/);
   });
 });

@@ -65,7 +65,7 @@ test('plan: every namespace, no nested user namespace, no capability, an environ
   const p = ok(sandboxPlan(withFolders(['/workspace/bookclub/'], ['cat']), ALICE, guild(BOOK_CH), ['cat', 'x'], OPTS));
   const a = p.setup.join(' ');
   for (const f of ['--unshare-all', '--unshare-user', '--disable-userns', '--die-with-parent', '--new-session', '--cap-drop ALL', '--clearenv', '--setenv PATH /usr/bin:/bin']) assert.ok(a.includes(f), f);
-  assert.ok(a.includes('--symlink usr/bin /bin --ro-bind /lib64 /lib64 --dev /dev --size 67108864 --tmpfs /tmp'), a);
+  assert.ok(a.includes('--symlink usr/bin /bin --ro-bind /lib64 /lib64 --dev /dev --remount-ro /dev --size 67108864 --tmpfs /tmp'), a);
   assert.ok(!a.includes('/usr /usr'), 'of /usr, the runtime binds what the programs need');
   assert.deepEqual([p.programs, p.systemLinks], [['cat'], ['/bin', '/lib64']]);
   assert.equal(ok(sandboxPlan(policy, OWNER, { kind: 'dm', channel: '9' }, ['sh'], OPTS)).programs, null, 'any command: /usr whole');

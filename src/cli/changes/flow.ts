@@ -14,6 +14,7 @@ import type { ChangeCommand, PendingView, Reply } from '../../changes/protocol.j
 import { enc } from '../../changes/approvals.js';
 import type { PendingChange } from '../../changes/pending.js';
 import { codeDelivery, codeWhere } from './code-delivery.js';
+import { adviceCommandStyle, deployedAdvice } from '../../guard/classify.js';
 
 const MAX_ROUNDS = 5;
 
@@ -57,6 +58,10 @@ export async function handleProposal(ctx: CommandContext, r: Reply, code?: strin
     if (!ctx.json && r.summary) ctx.out.line(String(r.summary));
     return reportApplied(ctx, r);
   }
+  const replaced = r.superseded_requests ?? [];
+  if (replaced.length && !ctx.json) ctx.out.err(`warden: this proposal supersedes request${replaced.length > 1 ? 's' : ''} ${replaced.join(', ')} for the same file${replaced.length > 1 ? 's' : ''}: withdrawn, nothing of ${replaced.length > 1 ? 'them' : 'it'} was applied`);
+  const notice = (r.pending as PendingView | undefined)?.notice;
+  if (notice && !ctx.json) ctx.out.err(`warden: ${notice}; this request is confirmed on a terminal instead (approval "tty")`);
   const older = r.also_pending ?? [];
   if (older.length && !ctx.json) ctx.out.err(`warden: request${older.length > 1 ? 's' : ''} ${older.join(', ')} ${older.length > 1 ? 'are' : 'is'} also pending for the same file: approving one makes the other stale (it is then shown again against the new state, never applied as it was); drop ${older.length > 1 ? 'them' : 'it'} with 'warden deny ${older[0]}' or 'warden deny --all'`);
   return approveLoop(ctx, r.pending as PendingView, code);
@@ -77,7 +82,7 @@ export async function approveLoop(ctx: CommandContext, first: PendingView, code?
     if (p.approval === 'tty') {
       const a = await askTty(`${ctx.json ? `${p.summary}\n` : ''}Apply request ${p.id}? [y/N] `);
       if (a === null) {
-        if (answering) throw new WardenError(`no terminal to confirm request ${p.id} on: approval = "tty" is a y/N asked of a person at a terminal, and this process has none (a script or an agent's shell cannot answer it). Run 'warden approve ${p.id}' in a terminal, or 'warden deny ${p.id}'. For approvals from anywhere, set approval = "owner-code" in config/warden.toml: a one-time code goes to the owner's Discord and 'warden approve ${p.id} --code CODE' works without a terminal.`, EXIT.usage);
+        if (answering) throw new WardenError(`no terminal to confirm request ${p.id} on: approval = "tty" is a y/N asked of a person at a terminal, and this process has none (a script or an agent's shell cannot answer it). Run 'warden approve ${p.id}' in a terminal, or 'warden deny ${p.id}'. For approvals from anywhere, set approval = "owner-code" in config/warden.toml: a one-time code goes to the owner's Discord and 'warden approve ${p.id} --code CODE' works without a terminal (where the guard runs under an account of its own: docs/DEPLOY.md, "The agent runs as you").`, EXIT.usage);
         return leavePending(ctx, p, `confirm it on a terminal: 'warden approve ${p.id}' (or 'warden deny ${p.id}')`);
       }
       if (!/^y(es)?$/i.test(a.trim())) {
@@ -118,7 +123,7 @@ export async function approveLoop(ctx: CommandContext, first: PendingView, code?
 
 function leavePending(ctx: CommandContext, p: PendingView, how: string): number {
   if (ctx.json) ctx.out.json({ ok: true, pending: { ...p, summary: undefined } });
-  else ctx.out.line(`pending: request ${p.id} awaits approval; ${how}. Nothing is changed until then.`);
+  else ctx.out.line(`pending: request ${p.id} awaits approval; ${deployedAdvice(how, adviceCommandStyle())}. Nothing is changed until then.`);
   return EXIT.ok;
 }
 

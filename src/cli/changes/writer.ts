@@ -14,6 +14,7 @@ import { loadBaseline } from '../../store/load-baseline.js';
 import { loadKey } from '../../store/keys.js';
 import { appendAlert } from '../../store/alerts.js';
 import { journalLine } from '../../guard/alert-sink.js';
+import { deliveryReport } from '../delivery.js';
 import { changeOp, prepareWriter, type ChangeEnv } from '../../changes/approvals.js';
 import type { ChangeCommand, Reply } from '../../changes/protocol.js';
 import { sendChange } from '../daemon-client.js';
@@ -51,6 +52,7 @@ export async function runChangeOp(root: string, req: ChangeCommand, log: (l: str
           ctx: { root, rootFd: l.rootFd, store: l.store, state: l.state, config: l.config, pset: l.pset },
           key: loadKey(root, false),
           raise: (a) => { appendAlert(l.store.fd, a); log(journalLine(a)); },
+          deliveredMessages: () => new Set(Object.entries(deliveryReport(root)?.messages ?? {}).filter(([, per]) => Object.values(per).some((d) => d?.state === 'delivered')).map(([id]) => id)),
         };
         prepareWriter(env);
         return { ...(await changeOp(req, env)), via: 'lock' };

@@ -40,7 +40,12 @@ export const checkCommand: CommandSpec = {
     const path = given === undefined ? null : rootRelative(ctx.root, given);
     const candidate = path === null ? null : readCandidate(path, from ?? inRoot(ctx.root, path));
     const r = buildPolicy(candidate ? withCandidate(readPolicyFiles(ctx.root), candidate) : readPolicyFiles(ctx.root));
-    if (candidate) r.errors.push(...settingsErrors(candidate));
+    // The policy loader already reports warden.toml's errors (it reads the owner with the
+    // same parser): each error is listed, and counted, once.
+    if (candidate) {
+      const seen = new Set(r.errors.map((e) => formatLocated(e)));
+      for (const e of settingsErrors(candidate)) if (!seen.has(formatLocated(e))) { seen.add(formatLocated(e)); r.errors.push(e); }
+    }
     if (candidate && !ctx.json) ctx.out.line(`checking ${escapeText(candidate.from === '-' ? 'stdin' : candidate.from)} as ${escapeText(candidate.path)} (nothing is installed)`);
     const ok = r.errors.length === 0;
     const credModes = credentialModeReport(ctx.root);
@@ -58,7 +63,8 @@ export const checkCommand: CommandSpec = {
     const width = Math.max(...r.files.map((f) => f.path.length));
     for (const f of r.files) {
       const state = f.errors.length ? red(`${f.errors.length} error${f.errors.length === 1 ? '' : 's'}`) : f.status === 'ok' ? green('ok') : yellow(f.status);
-      const note = f.grantsNothing ? yellow(` — grants nothing${f.reason ? ` (${f.reason})` : ''}`) : f.reason ? dim(` — ${f.reason}`) : '';
+      const note = f.kind === 'warden' && f.errors.length ? yellow(` — refused as a whole: ${f.status}, its [owner] and every setting are not used until it is fixed`)
+        : f.grantsNothing ? yellow(` — grants nothing${f.reason ? ` (${f.reason})` : ''}`) : f.reason ? dim(` — ${f.reason}`) : '';
       ctx.out.line(`${escapeText(f.path).padEnd(width)}  ${state}${note}`);
     }
     if (r.errors.length) ctx.out.line();

@@ -12,7 +12,7 @@ import { blobDir, sha256Hex } from '../../store/baseline.js';
 import { loadBaseline, octal } from '../../store/load-baseline.js';
 import { lstatAt, readRegularAt, withDir } from '../../fsx/beneath.js';
 import { credentialFingerprintText, diffCredentials } from '../../credentials/rules.js';
-import { lineDiff } from '../../changes/diff.js';
+import { binaryDiff, lineDiff } from '../../changes/diff.js';
 import type { FileKind } from '../../config/protected-set.js';
 import type { Alert } from '../../store/alert-types.js';
 import type { Store, StoreFd } from '../../store/store.js';
@@ -90,7 +90,9 @@ export const diffCommand: CommandSpec = {
     let body = '';
     const oldText = asText(approved);
     const newText = rejectedBytes ? asText(rejectedBytes) : '';
+    const binary = secret ? null : binaryDiff(approved, rejectedBytes, 'approved', 'rejected');
     if (rejectedBytes && approved !== null && rejectedBytes.equals(approved)) body = '  (same content as approved)';
+    else if (binary) body = binary;
     else if (oldText === '' || newText === '') body = wholeFile(oldText === '' ? '+' : '-', oldText || newText);
     else body = lineDiff(oldText, newText);
     const keyChanges = secret && rejectedBytes ? diffCredentials(approved?.toString('utf8') ?? null, rejectedBytes.toString('utf8'), l.config, a.path) : null;

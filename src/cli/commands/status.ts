@@ -1,3 +1,4 @@
+import { ownerCodeRefusalAt } from '../../changes/owner-code.js';
 import { escapeText } from '../../common/escape.js';
 import type { CommandSpec } from '../types.js';
 import { inspectAll } from '../../guard/inspect.js';
@@ -18,7 +19,7 @@ import { credentialModeReport } from '../changes/cred-mode.js';
 const LIST_AT_MOST = 50;
 
 /** What approval = "tty" is worth where the agent runs as the owner's own user (docs/CHANGES.md, "tty"). */
-export const TTY_NOTE = 'approval = "tty": a y/N on a terminal. It stops scripts and piped input from approving, and an agent that cannot reach the guard (the deployment: another user); it does not stop a program running as you with its own pseudo-terminal (script -c "warden approve ID"). Where the agent runs as you (npm start, warden run in your session), use approval = "owner-code".';
+export const TTY_NOTE = 'approval = "tty": a y/N on a terminal. It stops scripts and piped input from approving, and an agent that cannot reach the guard (the deployment: another user); it does not stop a program running as you with its own pseudo-terminal (script -c "warden approve ID"). Where the agent runs as you, nothing in your session can keep it from approving (approval = "owner-code" is refused there: the agent could read the code on its way); run the guard and notifier under an account of their own and use approval = "owner-code" (docs/DEPLOY.md, "The agent runs as you").';
 
 export const statusCommand: CommandSpec = {
   name: 'status',
@@ -52,6 +53,8 @@ export const statusCommand: CommandSpec = {
       const policy = policyFileHealth(ctx.root);
       const warnings: string[] = [];
       if (l.config.approval === 'none') warnings.push('approval = "none": changes are applied without confirmation (tests and development only)');
+      const codeRefused = l.config.approval === 'owner-code' ? ownerCodeRefusalAt(l.store.fd) : null;
+      if (codeRefused) warnings.push(`${codeRefused}; requests are confirmed on a terminal (approval "tty") instead`);
       const notes: string[] = [];
       if (l.config.approval === 'tty') notes.push(TTY_NOTE);
       warnings.push(...credentialModeReport(ctx.root).map((f) => f.message));
