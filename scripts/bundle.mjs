@@ -58,6 +58,10 @@ try {
     // has not got: bundled, every notifier state write outside the root failed (seen under
     // the real systemd). It loads from node_modules as before.
     external: ['koffi', 'unix-dgram', 'node-notifier', 'write-file-atomic'],
+    // jsonc-parser's "main" is a UMD file whose require('./impl/…') calls esbuild cannot
+    // follow (every JSON parse in the bundle failed: "Cannot find module './impl/format'");
+    // its ES module build bundles whole.
+    alias: { 'jsonc-parser': 'jsonc-parser/lib/esm/main.js' },
     // CommonJS dependencies inside an ES module bundle call require() for node's built-ins.
     banner: { js: `${BANNER}\nimport { createRequire as __wardenCreateRequire } from 'node:module';\nconst require = __wardenCreateRequire(import.meta.url);` },
   });

@@ -133,9 +133,22 @@ export const HELP: Record<string, HelpText> = {
     examples: ['warden accept mx4gos3d01-0539 # propose the rejected content again, through approval'],
   },
   check: {
-    options: [['--from FILE|-', 'with PATH: check FILE (or stdin) as the candidate content of PATH, as visudo -c -f does; nothing is installed']],
-    examples: ['warden check', 'warden check --from /tmp/new.toml orgs/bookclub.toml', 'warden check orgs/bookclub.toml'],
-    notes: ['Exit codes: 0 every policy file is valid, 1 an error (each with file:line:column).', 'With a candidate the other policy files are read as they are, so errors across files (a channel bound to two orgs) are found too.'],
+    options: [
+      ['--from FILE|-', 'with PATH: check FILE (or stdin) as the candidate content of PATH, as visudo -c -f does; nothing is installed'],
+      ['--profile NAME', "check a runtime's policy files instead of a root (see 'warden profiles'): each parsed, its grants said, the runtime's own check run where installed"],
+      ['--home DIR', 'with --profile: DIR stands for $HOME (~)'],
+      ['--project DIR', "with --profile: a project's directory (<project>); its files are checked too"],
+    ],
+    examples: [
+      'warden check', 'warden check --from /tmp/new.toml orgs/bookclub.toml', 'warden check orgs/bookclub.toml',
+      'warden check --profile claude-code --project .',
+      'warden check --profile claude-code ~/.claude/settings.json --from /tmp/settings.json',
+    ],
+    notes: [
+      'Exit codes: 0 every policy file is valid, 1 an error (each with file:line:column).',
+      'With a candidate the other policy files are read as they are, so errors across files (a channel bound to two orgs) are found too.',
+      "With --profile: a candidate is compared key by key with the file on disk and every change said in the owner's words (credential values as fingerprints); without one, each file's grants are listed. A grant is shown, not refused: exit 1 only for a file that does not parse or that the runtime's own check rejects (or cannot answer), 0 otherwise. A runtime not installed (on PATH or in ~/.cache/warden-runtimes) is skipped with one line.",
+    ],
   },
   explain: {
     options: [

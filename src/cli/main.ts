@@ -203,8 +203,9 @@ export async function main(rawArgv: string[]): Promise<number> {
     const values = parsed.values as Record<string, string | boolean | string[] | undefined>;
     const sub = GROUPS[spec.name] ? parsed.positionals[0] : undefined;
     if (values.help) { process.stdout.write(commandHelp(spec, sub) + '\n'); return EXIT.ok; }
-    const { root } = chooseRoot(values.root as string | undefined, process.env, process.cwd(), spec.rootOptional ?? false);
-    if (!spec.rootOptional && !hasWardenToml(root)) {
+    const rootOptional = typeof spec.rootOptional === 'function' ? spec.rootOptional(values) : spec.rootOptional ?? false;
+    const { root } = chooseRoot(values.root as string | undefined, process.env, process.cwd(), rootOptional);
+    if (!rootOptional && !hasWardenToml(root)) {
       throw new WardenError(spec.name === 'init'
         ? `nothing to protect in ${root}: it has no ${WARDEN_TOML_REL} (warden's settings, which also name what to protect). Create one (the example root's config/warden.toml is a start), then run 'warden init' again.`
         : `${root} is not a warden root: it has no ${WARDEN_TOML_REL}`);

@@ -29,7 +29,7 @@ export interface CommandSpec {
   usage: string;
   options?: NonNullable<ParseArgsConfig['options']>;
   allowPositionals?: boolean;
-  /** Commands that need no root directory (none today; kept for `install-units`). */
-  rootOptional?: boolean;
+  /** Commands that need no root directory (`install-units`, `profiles`), or need none with these options (`check --profile`). */
+  rootOptional?: boolean | ((values: OptionValues) => boolean);
   run(ctx: CommandContext): Promise<number>;
 }

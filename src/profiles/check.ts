@@ -6,6 +6,7 @@
 import type { Located } from '../common/errors.js';
 import { locateKey } from '../toml/index.js';
 import { parseKeyPattern } from './keys.js';
+import { fromProfileValidator } from '../validators/builtin.js';
 import type { Level, ProfileData } from './schema.js';
 
 const PREFIX: Record<Level, RegExp> = {
@@ -59,6 +60,15 @@ export function checkProfile(p: ProfileData, source: string, file: string, stem:
     known(['runtime_writes', i, 'file'], w.file);
     [...w.keys, ...(w.except ?? [])].forEach((k) => { if (!parseKeyPattern(k)) err(['runtime_writes', i, 'keys'], `"${k}" is not a key pattern`); });
   });
-  p.validator.forEach((v, i) => v.files.forEach((f, j) => known(['validator', i, 'files', j], f)));
+  p.validator.forEach((v, i) => {
+    v.files.forEach((f, j) => known(['validator', i, 'files', j], f));
+    // the harness must be able to run it on a candidate (docs/RUNTIMES.md, "A profile's [[validator]] table")
+    try { fromProfileValidator(p.name, v); } catch (e) { err(['validator', i, 'name'], (e as Error).message); }
+    for (const k of ['valid_output', 'invalid_output'] as const) {
+      const re = v[k];
+      if (re !== undefined) try { new RegExp(re, 'm'); } catch { err(['validator', i, k], `"${re}" is not a regular expression`); }
+    }
+    (v.drop_lines ?? []).forEach((re, j) => { try { new RegExp(re); } catch { err(['validator', i, 'drop_lines', j], `"${re}" is not a regular expression`); } });
+  });
   return errors;
 }

@@ -87,6 +87,15 @@ export const validatorSchema = z.strictObject({
   node_major: z.number().int().positive().optional(),
   /** Where the runtime writes beside the candidate (a `$schema` key, a default config): the harness ignores these. */
   side_effects: z.array(z.string()).optional(),
+  /** Where the candidate's copy goes, under `{scratch}`; absent: the harness's built-in check of that name places it, else `{scratch}/candidate/{name}` (docs/RUNTIMES.md). */
+  candidate: z.string().regex(/^\{scratch\}\//, 'must start with {scratch}/').optional(),
+  /** A regular expression the output must match for a pass; one whose match means invalid. */
+  valid_output: z.string().optional(),
+  invalid_output: z.string().optional(),
+  /** Output lines that are noise (regular expressions). */
+  drop_lines: z.array(z.string()).optional(),
+  /** The check may run code the candidate names (then only inside bubblewrap); a check not built in is assumed to. */
+  may_run_code: z.boolean().optional(),
   notes: z.string().optional(),
 });
 export type Validator = z.infer<typeof validatorSchema>;

@@ -5,3 +5,4 @@ export { judge, statusOf, cleanMessage, stripAnsi, openclawLines, showVerdict, u
 export { BUILTIN, builtinFor, fromProfileValidator, type ProfileValidator } from './builtin.js';
 export { locateProgram, pickNode, nodeMajor, probeIsolation, packageRootOf } from './locate.js';
 export { validate, spawnBounded, HIDDEN, HIDDEN_FILES, type ValidateOptions } from './run.js';
+export { runtimesCache, cachedPackages, cachedNodes, installedOptions } from './installed.js';

@@ -20,8 +20,8 @@ export const FLOORS: string[][] = [
   ['changes', 'notifier', 'runtime'],
   ['guard', 'witness'],
   ['store', 'policy', 'grants'],
-  ['credentials', 'fsx', 'profiles', 'validators'],
-  ['config', 'formats'],
+  ['credentials', 'fsx', 'profiles'],
+  ['config', 'formats', 'validators'],
   ['toml'],
   ['common'],
 ];

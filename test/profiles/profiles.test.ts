@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import {
   atOrBelow, expandPath, factsFor, fileEntryFor, keyWords, loadProfiles, matchKey, parseKeyPattern, parseProfile, reachesBelow, ruleWords, userProfilesDir,
 } from '../../src/profiles/index.js';
+import { BUILTIN, fromProfileValidator } from '../../src/validators/index.js';
 
 const SHIPPED = ['claude-code', 'codex', 'gemini-cli', 'openclaw', 'opencode', 'warden-example'];
 
@@ -70,6 +71,44 @@ describe('the shipped profiles', () => {
     const oc = profiles.find((p) => p.data.name === 'opencode')!.data.validator[0]!;
     assert.deepEqual([oc.args, oc.env.OPENCODE_CONFIG, oc.invalid_exit_codes], [['debug', 'config'], '{candidate}', [1]]);
     assert.equal(profiles.find((p) => p.data.name === 'openclaw')!.data.validator[0]!.node_major, 24);
+  });
+
+  it("every shipped validator maps onto the harness: each sees the candidate, and the built-in checks' places apply", () => {
+    const mapped: string[] = [];
+    for (const p of profiles) {
+      for (const v of p.data.validator) {
+        const spec = fromProfileValidator(p.data.name, v);
+        mapped.push(`${p.data.name}: ${spec.name}`);
+        const builtin = BUILTIN.find((b) => b.runtime === p.data.name && b.name === v.name);
+        assert.ok(builtin, `${p.data.name} "${v.name}" is a built-in check of the harness`);
+        assert.equal(spec.candidate, builtin.candidate);
+      }
+    }
+    assert.deepEqual(mapped.sort(), ['claude-code: settings load', 'codex: execpolicy check', 'codex: features list', 'gemini-cli: settings load', 'openclaw: config validate', 'opencode: debug config']);
+  });
+});
+
+describe("a user's validator", () => {
+  it('that would never see the candidate is an error located at its table; one that names its candidate place loads', () => {
+    const never = `${MINIMAL}
+[[validator]]
+name = "lint"
+command = "mine"
+args = ["lint"]
+files = ["~/.mine/policy.json"]
+valid_exit_codes = [0]
+strength = "schema"
+`;
+    const r = parseProfile(never, '/p/mine.toml', 'mine');
+    assert.equal(r.ok, false);
+    const e = !r.ok ? r.errors.find((x) => x.key === 'validator.0.name') : undefined;
+    assert.ok(e, JSON.stringify(r));
+    assert.match(e.message, /never see the file it checks/);
+    assert.ok(e.line !== undefined && e.line > 1);
+    const placed = parseProfile(`${never}candidate = "{scratch}/.mine/policy.json"\n`, '/p/mine.toml', 'mine');
+    assert.equal(placed.ok, true, JSON.stringify(placed));
+    const outside = parseProfile(`${never}candidate = "/etc/passwd"\n`, '/p/mine.toml', 'mine');
+    assert.equal(outside.ok, false);
   });
 });
 

@@ -24,11 +24,15 @@ function inRoot(root: string, path: string): string {
 
 export const checkCommand: CommandSpec = {
   name: 'check',
-  summary: 'Validate conditions.toml, guests.toml, orgs/*.toml, blocks/conditional/*.md and the owner (exit 1 on any error).',
-  usage: 'check [PATH | --from FILE PATH] [--root DIR] [--json]',
+  summary: "Validate conditions.toml, guests.toml, orgs/*.toml, blocks/conditional/*.md and the owner, or a runtime's files (--profile) with their grants (exit 1 on any error).",
+  usage: 'check [PATH | --from FILE PATH] [--root DIR] [--json]\ncheck --profile NAME [--home DIR] [--project DIR] [PATH [--from FILE]] [--json]',
   allowPositionals: true,
-  options: { from: { type: 'string' } },
+  options: { from: { type: 'string' }, profile: { type: 'string' }, home: { type: 'string' }, project: { type: 'string' } },
+  // a profile's files are not in a root (docs/PROFILES.md, "warden check --profile")
+  rootOptional: (values) => typeof values.profile === 'string',
   async run(ctx) {
+    if (typeof ctx.values.profile === 'string') return (await import('./check-profile.js')).checkProfile(ctx);
+    if (ctx.values.home !== undefined || ctx.values.project !== undefined) throw new WardenError('--home and --project go with --profile NAME', EXIT.usage);
     const [given, ...extra] = ctx.positionals;
     const from = ctx.values.from as string | undefined;
     if (extra.length || (from !== undefined && given === undefined)) throw new WardenError('usage: warden check [PATH | --from FILE PATH]', EXIT.usage);
