@@ -1,0 +1,128 @@
+/**
+ * Red-team attacks on invariant 19 of docs/ARCHITECTURE.md (warden changes the owner, mode
+ * or content only of what belongs to the approved state), as the agent: a second user who
+ * owns the root and its parent, the guard running as root (a plain `warden run`). Each
+ * attack is bounded in time; after it, every foreign object keeps its owner, mode and
+ * content, `warden verify` is clean within seconds, and the daemon is alive.
+ */
+import { after, afterEach, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, lstatSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { cli, readAlertsOf, testWorld, waitFor, type Daemon, type TestRoot } from '../helpers/root.js';
+import { giveToAgent, makeAgent, type Agent } from '../helpers/agent.js';
+
+const ORG = 'orgs/bookclub.toml';
+const world = testWorld();
+const agents: Agent[] = [];
+afterEach(async () => { await world.cleanup(); });
+after(() => { for (const a of agents) a.remove(); });
+
+async function guarded(prefix: string): Promise<{ t: TestRoot; a: Agent; d: Daemon; approved: string }> {
+  const t = world.root();
+  const a = makeAgent(prefix);
+  agents.push(a);
+  giveToAgent(t, a);
+  const init = cli(t, ['init']);
+  assert.equal(init.code, 0, init.stderr);
+  const d = await world.daemon(t);
+  return { t, a, d, approved: readFileSync(t.p(ORG), 'utf8') };
+}
+
+/**
+ * The agent, for `seconds`, exchanges `a` and `b` (in `dir`) with renameat2(RENAME_EXCHANGE)
+ * as fast as it can, ignoring failures (a name briefly missing while warden repairs).
+ * Prints "swaps failures".
+ */
+const SPIN = (dir: string, a: string, b: string, seconds: number): string =>
+  `cd '${dir}' && python3 -c "
+import ctypes,time
+l=ctypes.CDLL(None, use_errno=True)
+end=time.time()+${seconds}; ok=0; bad=0
+while time.time()<end:
+    if l.renameat2(-100, b'${a}', -100, b'${b}', 2)==0: ok+=1
+    else: bad+=1
+print(ok, bad)"`;
+
+/** Where the object with inode `ino` now is (below `under`, one file system), or null. */
+function findInode(under: string, ino: number): string | null {
+  const out = execFileSync('find', [under, '-xdev', '-inum', String(ino)], { encoding: 'utf8' }).trim().split('\n').filter(Boolean);
+  return out[0] ?? null;
+}
+
+const ownerMode = (p: string): string => { const st = lstatSync(p); return `${st.uid}:${st.gid}:${(st.mode & 0o7777).toString(8)}`; };
+
+async function settled(t: TestRoot, d: Daemon): Promise<void> {
+  await waitFor(() => cli(t, ['verify']).code === 0, 10_000, 'verify clean after the attack', 200);
+  assert.equal(d.proc.exitCode, null, 'the daemon is alive');
+}
+
+describe('attacks on the root-swap repair (the guard as root)', () => {
+  it('an empty root-owned 0700 directory exchanged in a tight loop onto the root path is never chowned to the agent', async () => {
+    const { t, a, d } = await guarded('wrte');
+    // A locked, empty directory of root's in the agent's home (an empty ~/.ssh, 0700): the
+    // very shape of a directory warden (as root) has just made.
+    const e = join(t.base, 'e');
+    mkdirSync(e, { mode: 0o700 });
+    chmodSync(e, 0o700);
+    const ino = lstatSync(e).ino;
+    const before = ownerMode(e);
+    const r = a.sh(SPIN(t.base, 'e', 'root', 4));
+    process.stdout.write(`# spin e<->root: ${r.out.trim()} (swaps failures)\n`);
+    await settled(t, d);
+    const now = findInode(t.base, ino);
+    assert.ok(now, 'the foreign directory still exists');
+    process.stdout.write(`# e is now at ${now}\n`);
+    assert.equal(ownerMode(now), before, `root's directory (now at ${now}) keeps its owner and mode`);
+  });
+
+  it('a root-owned empty 0700 directory exchanged in right after warden makes the new root is never chowned', async () => {
+    const { t, a, d } = await guarded('wrtm');
+    // Root's locked, empty directories in the agent's home (an empty ~/.ssh, 0700): the very
+    // shape of a directory warden (as root) has just made. One is used per round.
+    const N = 40;
+    const inos: number[] = [];
+    for (let i = 0; i < N; i++) {
+      const e = join(t.base, `e${i}`);
+      mkdirSync(e, { mode: 0o700 });
+      chmodSync(e, 0o700);
+      inos.push(lstatSync(e).ino);
+    }
+    // The agent moves the root away and puts its own directory there (warden moves that aside
+    // and makes a new root); the moment a root-owned directory stands at the path (warden's
+    // mkdir, before it opens and chowns it), e<i> is exchanged into its place. Stops when
+    // an e<i> stands at the root path owned by the agent.
+    const r = a.sh(`cd '${t.base}' && python3 -c "
+import ctypes,os,time
+l=ctypes.CDLL(None, use_errno=True)
+E=set(os.lstat('e%d' % i).st_ino for i in range(${N}))
+end=time.time()+12; rounds=0; tries=0; won=0
+while time.time()<end and not won and rounds<${N}:
+    try:
+        os.rename('root', 'r%d' % rounds); os.mkdir('root'); mine=os.lstat('root').st_ino
+    except OSError:
+        rounds+=1; continue
+    t2=time.time()+1
+    while time.time()<t2:
+        try: s=os.lstat('root')
+        except OSError: continue
+        if s.st_uid==0 and s.st_ino not in E:
+            tries+=l.renameat2(-100, b'e%d' % rounds, -100, b'root', 2)==0
+            break
+        if s.st_ino!=mine: break
+    rounds+=1
+    time.sleep(0.1)
+    try:
+        s=os.lstat('root'); won=int(s.st_ino in E and s.st_uid==os.getuid())
+    except OSError: pass
+print(rounds, tries, won)"`);
+    process.stdout.write(`# mkdir race: ${r.out.trim()} (rounds, exchanges while a root-owned directory stood at the path, won)\n`);
+    await settled(t, d);
+    for (const ino of inos) {
+      const now = findInode(t.base, ino);
+      assert.ok(now, 'the foreign directory still exists');
+      assert.equal(ownerMode(now), '0:0:700', `root's directory (now at ${now}) keeps its owner and mode`);
+    }
+  });
+});
