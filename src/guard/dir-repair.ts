@@ -105,16 +105,18 @@ export function moveAsideWhole(q: Quarantine, id: string, dirFd: number, name: s
 
 /**
  * mkdir `name` in `dirFd`, then set the approved owner and mode through a descriptor of the
- * directory just made, after checking it is that one (owned by this process, 0700, empty):
- * a directory swapped in between the mkdir and the open is never chowned. Returns its identity.
+ * directory just made, after checking it is that one (owned by this process, 0700, empty,
+ * born since the mkdir began: bornSince): a directory swapped in between the mkdir and the
+ * open is never chowned. Returns its identity.
  */
 export function makeOwnDirAt(dirFd: number, name: string, opts: WriteOptions): Ident {
+  const startedMs = Date.now();
   mkdirSync(at(dirFd, name), 0o700);
   const fd = openSync(at(dirFd, name), constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
   try {
     const st = fstatSync(fd);
     const uid = process.geteuid?.() ?? st.uid;
-    if (st.uid !== uid || (st.mode & 0o7777) !== 0o700 || readdirSync(`/proc/self/fd/${fd}`).length !== 0) {
+    if (st.uid !== uid || (st.mode & 0o7777) !== 0o700 || !bornSince(st, startedMs) || readdirSync(`/proc/self/fd/${fd}`).length !== 0) {
       throw Object.assign(new Error(`${name} was swapped for another directory while it was made`), { code: 'ESWAPPED' });
     }
     const wantUid = opts.uid ?? uid, wantGid = opts.gid ?? process.getegid?.() ?? st.gid;
@@ -123,6 +125,22 @@ export function makeOwnDirAt(dirFd: number, name: string, opts: WriteOptions): I
     if (opts.durable ?? true) { try { fsyncSync(dirFd); } catch { /* O_PATH or odd file system */ } }
     return { dev: st.dev, ino: st.ino };
   } finally { closeSync(fd); }
+}
+
+/**
+ * Slack for the kernel's coarse file clock, which lags the wall clock by up to a tick. A
+ * directory of this process's user, 0700 and empty, is not yet proved to be the one just
+ * made: the agent (who owns the parent) can exchange in one it does not own of the same
+ * shape (the guard as root: an empty locked ~/.ssh of root's) between the mkdir and the
+ * open. Its birth time gives it away: the agent cannot make a directory of another user's,
+ * so one born before the mkdir is foreign (docs/ARCHITECTURE.md, invariant 19). A file
+ * system that keeps no birth time (0) leaves the shape check alone.
+ */
+export const BIRTH_SLACK_MS = 200;
+
+/** Was the directory (fstat'ed) born no earlier than `sinceMs` (or is its birth time unknown)? */
+export function bornSince(st: { birthtimeMs: number }, sinceMs: number): boolean {
+  return st.birthtimeMs <= 0 || st.birthtimeMs >= sinceMs - BIRTH_SLACK_MS;
 }
 
 /**

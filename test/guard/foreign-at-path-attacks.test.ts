@@ -126,3 +126,13 @@ print(rounds, tries, won)"`);
     }
   });
 });
+
+describe('bornSince: a directory born before the mkdir is not the one warden made', () => {
+  it('judges by birth time, with slack for the coarse file clock, and leaves a file system without birth times to the shape check', async () => {
+    const { bornSince, BIRTH_SLACK_MS } = await import('../../src/guard/dir-repair.js');
+    assert.equal(bornSince({ birthtimeMs: 10_000 }, 10_000), true);
+    assert.equal(bornSince({ birthtimeMs: 10_000 - BIRTH_SLACK_MS }, 10_000), true);
+    assert.equal(bornSince({ birthtimeMs: 10_000 - BIRTH_SLACK_MS - 1 }, 10_000), false);
+    assert.equal(bornSince({ birthtimeMs: 0 }, 10_000), true);
+  });
+});
