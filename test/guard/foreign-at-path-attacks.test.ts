@@ -136,3 +136,32 @@ describe('bornSince: a directory born before the mkdir is not the one warden mad
     assert.equal(bornSince({ birthtimeMs: 0 }, 10_000), true);
   });
 });
+
+describe('attacks on the path above the root (the guard as root)', () => {
+  it('a symlink put at the root\'s parent never makes warden move or chown what the link points to', async () => {
+    const { t, a, d } = await guarded('wrtp');
+    // A directory of root's the agent cannot write, holding a directory named like the root
+    // (as / holds /root). The agent owns the root's parent, and the directory above it lets
+    // the agent rename its own entries (a sticky /tmp, or a deeper root in the agent's home).
+    const target = join(t.base + '-target');
+    mkdirSync(join(target, 'root'), { recursive: true, mode: 0o755 });
+    chmodSync(target, 0o755);
+    writeFileSync(join(target, 'root', 'authorized_keys'), 'ssh-ed25519 AAAA owner@host\n', { mode: 0o644 });
+    const ino = lstatSync(join(target, 'root')).ino;
+    const before = ownerMode(join(target, 'root'));
+    try {
+      const x = a.sh(`mv '${t.base}' '${t.base}.away' && ln -s '${target}' '${t.base}'`);
+      assert.equal(x.code, 0, x.out);
+      // Give the guard time to act on what now stands at the path (or to refuse).
+      await new Promise((r) => setTimeout(r, 3000));
+      const now = findInode(target, ino) ?? findInode(`${t.base}.away`, ino);
+      process.stdout.write(`# root's directory behind the link is now at ${now}; alerts: ${JSON.stringify(readAlertsOf({ ...t, root: join(`${t.base}.away`, 'root') } as TestRoot).map((y) => [y.path, y.reason, y.quarantine]))}\n`);
+      assert.equal(now, join(target, 'root'), 'root\'s directory stays where it was');
+      assert.equal(ownerMode(now), before, 'root\'s directory keeps its owner and mode');
+      assert.equal(readFileSync(join(target, 'root', 'authorized_keys'), 'utf8'), 'ssh-ed25519 AAAA owner@host\n');
+      assert.equal(d.proc.exitCode, null, 'the daemon is alive');
+    } finally {
+      execFileSync('sh', ['-c', `rm -f '${t.base}'; mv '${t.base}.away' '${t.base}' 2>/dev/null; rm -rf '${target}'`]);
+    }
+  });
+});
