@@ -14,7 +14,7 @@ import { chmodSync, chownSync, closeSync, constants, fchmodSync, fchownSync, fst
 import { basename, dirname, join } from 'node:path';
 import { errnoCode } from '../common/errors.js';
 import { baseOf, dirOf } from '../common/rel-path.js';
-import { O_PATH, at, lstatAt, moveAt, openRoot, safeClose, typeOf, withDir, type WriteOptions } from '../fsx/beneath.js';
+import { O_PATH, at, lstatAt, moveAt, safeClose, typeOf, withDir, type WriteOptions } from '../fsx/beneath.js';
 import type { AlertReason } from '../store/alert-types.js';
 import type { BaselineState } from '../store/baseline-state.js';
 import type { Quarantine } from './quarantine.js';
@@ -92,7 +92,7 @@ export function moveAsideWhole(q: Quarantine, id: string, dirFd: number, name: s
     const code = errnoCode(err);
     if (code !== 'EXDEV' && code !== 'EINVAL') throw err;
   }
-  const parent = openRoot(dirname(root));
+  const parent = openParentNoFollow(root);
   try {
     const to = besideName(basename(root), rel, id);
     // rename(2) would replace what is there: the name is warden's own, and never reused.
@@ -101,6 +101,35 @@ export function moveAsideWhole(q: Quarantine, id: string, dirFd: number, name: s
     try { fsyncSync(parent); } catch { /* best effort: the alert is the record */ }
     return { label: join(dirname(root), to), seen: standingOf(lstatAt(parent, to)) };
   } finally { safeClose(parent); }
+}
+
+/**
+ * Open the directory that holds `path` (absolute) without following a symlink at any
+ * component: the agent who owns a directory above the root can put a link there, and the
+ * root-path repair would then move aside and make anew an entry of whatever directory the
+ * link names (a directory of root's, as / holds /root), acting where the agent cannot
+ * (docs/ARCHITECTURE.md, invariant 19). A link on the way throws ELOOP (or ENOTDIR): the
+ * repair fails closed and says so.
+ */
+export function openParentNoFollow(path: string): number {
+  const parts = dirname(path).split('/').filter((p) => p !== '' && p !== '.');
+  if (parts.includes('..')) throw Object.assign(new Error(`${path} is not a normalised absolute path`), { code: 'EINVAL' });
+  let fd = openSync('/', O_PATH | constants.O_DIRECTORY);
+  try {
+    for (const [i, part] of parts.entries()) {
+      const last = i === parts.length - 1;
+      let next: number;
+      try {
+        next = openSync(at(fd, part), (last ? constants.O_RDONLY : O_PATH) | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+      } catch (err) {
+        if (!last || errnoCode(err) !== 'EACCES') throw err;
+        next = openSync(at(fd, part), O_PATH | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+      }
+      safeClose(fd);
+      fd = next;
+    }
+    return fd;
+  } catch (err) { safeClose(fd); throw err; }
 }
 
 /**
