@@ -105,10 +105,10 @@ export function moveAsideWhole(q: Quarantine, id: string, dirFd: number, name: s
 
 /**
  * Open the directory that holds `path` (absolute) without following a symlink at any
- * component: the agent who owns a directory above the root can put a link there, and the
+ * component (but root's own: the agent can make only links it owns): the agent who owns a directory above the root can put a link there, and the
  * root-path repair would then move aside and make anew an entry of whatever directory the
  * link names (a directory of root's, as / holds /root), acting where the agent cannot
- * (docs/ARCHITECTURE.md, invariant 19). A link on the way throws ELOOP (or ENOTDIR): the
+ * (docs/ARCHITECTURE.md, invariant 19). Another user's link on the way throws ELOOP: the
  * repair fails closed and says so.
  */
 export function openParentNoFollow(path: string): number {
@@ -118,12 +118,19 @@ export function openParentNoFollow(path: string): number {
   try {
     for (const [i, part] of parts.entries()) {
       const last = i === parts.length - 1;
+      // A link the system made (root's, in a directory of root's no one else can write:
+      // /home -> /var/home) is followed; the agent can make only links of its own, and can
+      // swap in its own only where it may write.
+      const link = lstatAt(fd, part);
+      const dir = fstatSync(fd);
+      if (link?.isSymbolicLink() && (link.uid !== 0 || dir.uid !== 0 || (dir.mode & 0o022) !== 0)) throw Object.assign(new Error(`${path}: a symlink of uid ${link.uid} above the root`), { code: 'ELOOP' });
+      const follow = link?.isSymbolicLink() ? 0 : constants.O_NOFOLLOW;
       let next: number;
       try {
-        next = openSync(at(fd, part), (last ? constants.O_RDONLY : O_PATH) | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+        next = openSync(at(fd, part), (last ? constants.O_RDONLY : O_PATH) | constants.O_DIRECTORY | follow);
       } catch (err) {
         if (!last || errnoCode(err) !== 'EACCES') throw err;
-        next = openSync(at(fd, part), O_PATH | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+        next = openSync(at(fd, part), O_PATH | constants.O_DIRECTORY | follow);
       }
       safeClose(fd);
       fd = next;

@@ -245,3 +245,23 @@ describe('attacks inside the root (the guard as root)', () => {
     assert.equal(ownerMode(now), '65534:65534:644', 'the moved file keeps its owner and mode');
   });
 });
+
+describe('openParentNoFollow: the root\'s parent is opened through no link the agent could have made', () => {
+  it('follows root\'s link in a directory only root can write, refuses another user\'s link and a link in a directory others can write', async () => {
+    const { openParentNoFollow } = await import('../../src/guard/dir-repair.js');
+    const { fstatSync, symlinkSync, rmSync, mkdtempSync } = await import('node:fs');
+    const top = mkdtempSync('/tmp/warden-opnf-');
+    try {
+      chmodSync(top, 0o755);
+      mkdirSync(join(top, 'real'));
+      symlinkSync(join(top, 'real'), join(top, 'sys'));
+      symlinkSync(join(top, 'real'), join(top, 'agents'));
+      execFileSync('chown', ['-h', '65534:65534', join(top, 'agents')]);
+      const fd = openParentNoFollow(join(top, 'sys', 'root'));
+      assert.equal(fstatSync(fd).ino, lstatSync(join(top, 'real')).ino);
+      assert.throws(() => openParentNoFollow(join(top, 'agents', 'root')), { code: 'ELOOP' });
+      chmodSync(top, 0o777);
+      assert.throws(() => openParentNoFollow(join(top, 'sys', 'root')), { code: 'ELOOP' });
+    } finally { rmSync(top, { recursive: true, force: true }); }
+  });
+});
