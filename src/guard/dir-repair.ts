@@ -14,7 +14,7 @@ import { chmodSync, chownSync, closeSync, constants, fchmodSync, fchownSync, fst
 import { basename, dirname, join } from 'node:path';
 import { errnoCode } from '../common/errors.js';
 import { baseOf, dirOf } from '../common/rel-path.js';
-import { O_PATH, at, lstatAt, moveAt, openRoot, safeClose, typeOf, withDir, type WriteOptions } from '../fsx/beneath.js';
+import { O_PATH, at, lstatAt, moveAt, safeClose, typeOf, withDir, type WriteOptions } from '../fsx/beneath.js';
 import type { AlertReason } from '../store/alert-types.js';
 import type { BaselineState } from '../store/baseline-state.js';
 import type { Quarantine } from './quarantine.js';
@@ -92,7 +92,7 @@ export function moveAsideWhole(q: Quarantine, id: string, dirFd: number, name: s
     const code = errnoCode(err);
     if (code !== 'EXDEV' && code !== 'EINVAL') throw err;
   }
-  const parent = openRoot(dirname(root));
+  const parent = openParentNoFollow(root);
   try {
     const to = besideName(basename(root), rel, id);
     // rename(2) would replace what is there: the name is warden's own, and never reused.
@@ -104,17 +104,55 @@ export function moveAsideWhole(q: Quarantine, id: string, dirFd: number, name: s
 }
 
 /**
+ * Open the directory that holds `path` (absolute) without following a symlink at any
+ * component (but root's own: the agent can make only links it owns): the agent who owns a directory above the root can put a link there, and the
+ * root-path repair would then move aside and make anew an entry of whatever directory the
+ * link names (a directory of root's, as / holds /root), acting where the agent cannot
+ * (docs/ARCHITECTURE.md, invariant 19). Another user's link on the way throws ELOOP: the
+ * repair fails closed and says so.
+ */
+export function openParentNoFollow(path: string): number {
+  const parts = dirname(path).split('/').filter((p) => p !== '' && p !== '.');
+  if (parts.includes('..')) throw Object.assign(new Error(`${path} is not a normalised absolute path`), { code: 'EINVAL' });
+  let fd = openSync('/', O_PATH | constants.O_DIRECTORY);
+  try {
+    for (const [i, part] of parts.entries()) {
+      const last = i === parts.length - 1;
+      // A link the system made (root's, in a directory of root's no one else can write:
+      // /home -> /var/home) is followed; the agent can make only links of its own, and can
+      // swap in its own only where it may write.
+      const link = lstatAt(fd, part);
+      const dir = fstatSync(fd);
+      if (link?.isSymbolicLink() && (link.uid !== 0 || dir.uid !== 0 || (dir.mode & 0o022) !== 0)) throw Object.assign(new Error(`${path}: a symlink of uid ${link.uid} above the root`), { code: 'ELOOP' });
+      const follow = link?.isSymbolicLink() ? 0 : constants.O_NOFOLLOW;
+      let next: number;
+      try {
+        next = openSync(at(fd, part), (last ? constants.O_RDONLY : O_PATH) | constants.O_DIRECTORY | follow);
+      } catch (err) {
+        if (!last || errnoCode(err) !== 'EACCES') throw err;
+        next = openSync(at(fd, part), O_PATH | constants.O_DIRECTORY | follow);
+      }
+      safeClose(fd);
+      fd = next;
+    }
+    return fd;
+  } catch (err) { safeClose(fd); throw err; }
+}
+
+/**
  * mkdir `name` in `dirFd`, then set the approved owner and mode through a descriptor of the
- * directory just made, after checking it is that one (owned by this process, 0700, empty):
- * a directory swapped in between the mkdir and the open is never chowned. Returns its identity.
+ * directory just made, after checking it is that one (owned by this process, 0700, empty,
+ * born since the mkdir began: bornSince): a directory swapped in between the mkdir and the
+ * open is never chowned. Returns its identity.
  */
 export function makeOwnDirAt(dirFd: number, name: string, opts: WriteOptions): Ident {
+  const startedMs = Date.now();
   mkdirSync(at(dirFd, name), 0o700);
   const fd = openSync(at(dirFd, name), constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
   try {
     const st = fstatSync(fd);
     const uid = process.geteuid?.() ?? st.uid;
-    if (st.uid !== uid || (st.mode & 0o7777) !== 0o700 || readdirSync(`/proc/self/fd/${fd}`).length !== 0) {
+    if (st.uid !== uid || (st.mode & 0o7777) !== 0o700 || !bornSince(st, startedMs) || readdirSync(`/proc/self/fd/${fd}`).length !== 0) {
       throw Object.assign(new Error(`${name} was swapped for another directory while it was made`), { code: 'ESWAPPED' });
     }
     const wantUid = opts.uid ?? uid, wantGid = opts.gid ?? process.getegid?.() ?? st.gid;
@@ -123,6 +161,22 @@ export function makeOwnDirAt(dirFd: number, name: string, opts: WriteOptions): I
     if (opts.durable ?? true) { try { fsyncSync(dirFd); } catch { /* O_PATH or odd file system */ } }
     return { dev: st.dev, ino: st.ino };
   } finally { closeSync(fd); }
+}
+
+/**
+ * Slack for the kernel's coarse file clock, which lags the wall clock by up to a tick. A
+ * directory of this process's user, 0700 and empty, is not yet proved to be the one just
+ * made: the agent (who owns the parent) can exchange in one it does not own of the same
+ * shape (the guard as root: an empty locked ~/.ssh of root's) between the mkdir and the
+ * open. Its birth time gives it away: the agent cannot make a directory of another user's,
+ * so one born before the mkdir is foreign (docs/ARCHITECTURE.md, invariant 19). A file
+ * system that keeps no birth time (0) leaves the shape check alone.
+ */
+export const BIRTH_SLACK_MS = 200;
+
+/** Was the directory (fstat'ed) born no earlier than `sinceMs` (or is its birth time unknown)? */
+export function bornSince(st: { birthtimeMs: number }, sinceMs: number): boolean {
+  return st.birthtimeMs <= 0 || st.birthtimeMs >= sinceMs - BIRTH_SLACK_MS;
 }
 
 /**

@@ -8,10 +8,10 @@
  * or with a sanctioned change, so "one writer" holds inside the process by construction.
  */
 import { fstatSync, lstatSync } from 'node:fs';
-import { basename, dirname } from 'node:path';
+import { basename } from 'node:path';
 import { errnoCode } from '../common/errors.js';
 import type { WardenConfig } from '../config/warden-config.js';
-import { AT_FDCWD, DIR_MOVED, fixRoot, lstatAt, openRoot, readHeldHead, replaceFileAt, rewriteInPlaceAt, safeClose, unlinkAt, withCwdAt, withDir } from '../fsx/beneath.js';
+import { AT_FDCWD, DIR_MOVED, fixRoot, lstatAt, readHeldHead, replaceFileAt, rewriteInPlaceAt, safeClose, unlinkAt, withCwdAt, withDir } from '../fsx/beneath.js';
 import type { Alert, AlertReason, FileFacts, NameOp, Writer, WriterUnknown } from '../store/alert-types.js';
 import { newAlertId } from '../store/alerts.js';
 import type { BaselineState } from '../store/baseline-state.js';
@@ -21,7 +21,7 @@ import { adviceFor, type Observation, type Verdict } from './classify.js';
 import { diffCredentials } from '../credentials/rules.js';
 import { completeDirs } from './dirs-on-the-way.js';
 import { DirCache, baseOf, candidatePaths, dirOf, inspectFileAt, type Finding } from './inspect.js';
-import { fixOwnDirAt, lookDirs, makeOwnDirAt, moveAsideWhole, openOwnDirAt, standingOf, type DirFinding, type Kept } from './dir-repair.js';
+import { fixOwnDirAt, lookDirs, openParentNoFollow, makeOwnDirAt, moveAsideWhole, openOwnDirAt, standingOf, type DirFinding, type Kept } from './dir-repair.js';
 import { foreignDetail, judgeRoot, type Ident } from './root-path.js';
 import { statStamp } from './observe.js';
 import { protectedSet, type ProtectedSet } from '../config/protected-set.js';
@@ -524,7 +524,7 @@ export class Guard {
     const want = this.state.index.dirs[''];
     const verdict: Verdict = { reason: 'root-replaced', also: [], action: 'reverted' };
     let parentFd: number;
-    try { parentFd = openRoot(dirname(this.root)); }
+    try { parentFd = openParentNoFollow(this.root); }
     catch (err) { this.failed('', id, verdict, err, whileStopped); return; }
     try {
       const name = basename(this.root);
