@@ -12,13 +12,13 @@ import { basename, dirname } from 'node:path';
 import { errnoCode } from '../common/errors.js';
 import type { WardenConfig } from '../config/warden-config.js';
 import { AT_FDCWD, DIR_MOVED, fixRoot, lstatAt, openRoot, readHeldHead, replaceFileAt, rewriteInPlaceAt, safeClose, unlinkAt, withCwdAt, withDir } from '../fsx/beneath.js';
-import type { Alert, AlertReason, FileFacts, NameOp, Writer, WriterUnknown } from '../store/alert-types.js';
+import type { Alert, AlertReason } from '../store/alert-types.js';
 import { newAlertId } from '../store/alerts.js';
 import type { BaselineState } from '../store/baseline-state.js';
 import type { Store } from '../store/store.js';
 import { EMBEDDED_STORE } from '../store/location.js';
-import { adviceFor, type Observation, type Verdict } from './classify.js';
-import { diffCredentials } from '../credentials/rules.js';
+import type { Verdict } from './classify.js';
+import { buildAlert, credentialVerdict, facts, relabelEmptied, type Raise, type WriterSource } from './alert-build.js';
 import { completeDirs } from './dirs-on-the-way.js';
 import { DirCache, baseOf, candidatePaths, dirOf, inspectFileAt, type Finding } from './inspect.js';
 import { fixOwnDirAt, lookDirs, makeOwnDirAt, moveAsideWhole, openOwnDirAt, standingOf, type DirFinding, type Kept } from './dir-repair.js';
@@ -72,59 +72,7 @@ export interface GuardOptions {
   blobStamps?: BlobStampsFile;
 }
 
-/** Who wrote an inode, joined exactly (device + inode, within the record's window). */
-export interface WriterSource {
-  lookup(dev: number, ino: number): { writer: Writer; others: number } | null;
-  /**
-   * Who did one of OPS to the name PATH just before now (the witness's second group: chmod,
-   * chown, delete, rename, create), each record used once; or, when the record says its
-   * actor was gone before it could be read, why it is not known.
-   */
-  lookupName?(path: string, ops: readonly NameOp[]): { writer: Writer; others: number } | { unknown: string } | null;
-  /** Why the witness cannot answer now (not running, record missing), or null when it can. */
-  unavailable(): string | null;
-  /** Why the witness does not see names (chmod, chown, deletes, renames), or null when it does. */
-  namesUnavailable?(): string | null;
-}
-
-/** The reasons a witness cannot see: it sees opens, and these are not (or not only) opens. */
-const NOT_AN_OPEN: Partial<Record<AlertReason, string>> = {
-  deleted: 'a deletion', symlink: 'a symlink put in its place', 'not-regular': 'a non-file put in its place', mode: 'a chmod', owner: 'a chown',
-  acl: 'a change of its ACL', xattr: 'a change of its extended attributes',
-  'dir-replaced': 'another directory put in its place',
-};
-
-/**
- * Which name events explain a reason (joined by the path's name): a mode, owner, ACL or
- * extended attribute change by an attribute change only; a missing file by a delete or a rename away; anything else
- * (new content on a new inode, a symlink or non-file in its place, a new file) by a rename
- * over it or a create, new content on the same inode with no open seen by a truncate by
- * name (modify). A mode change is never explained by an earlier open, nor an open by
- * a chmod.
- */
-const NAME_OPS: Partial<Record<AlertReason, readonly NameOp[]>> = {
-  mode: ['attrib'], owner: ['attrib'], acl: ['attrib'], xattr: ['attrib'], deleted: ['delete', 'rename-away'],
-};
-const REPLACED_OPS: readonly NameOp[] = ['rename-in', 'create', 'modify'];
-
-/** What one alert says (Guard.raise): named, since most fields are optional and alike in type. */
-interface Raise {
-  id: string;
-  path: string;
-  /** Found by the startup pass: the alert says changed-while-stopped. */
-  whileStopped: boolean;
-  verdict: Verdict;
-  action: Alert['action'];
-  quarantine?: string | null;
-  before?: FileFacts | null;
-  after?: FileFacts | null;
-  credentialChanges?: Alert['credential_changes'] | undefined;
-  detail?: string | undefined;
-  /** The rejected file as seen (device + inode): what the witness's record is joined on. */
-  seen?: Observation | undefined;
-  /** Its rejected content was not kept (quarantine quota reached): a folded alert counts it. */
-  notKept?: boolean;
-}
+export type { WriterSource } from './alert-build.js';
 
 export class Guard {
   readonly root: string;
@@ -720,25 +668,12 @@ export class Guard {
         fullNote = `the file system is full (${fullDisk}): no temp file could be written, so the approved bytes were written over the rejected file in place`
           + (this.owed.some((o) => o.id === id) ? '; the rejected bytes are held in memory and written to quarantine as soon as there is room' : '');
       }
-      let v = verdict;
-      let changes;
-      let held: string | undefined;
-      let rejected = obs.bytes;
-      // `echo … > file` truncates, then writes: seen empty, the hard-linked quarantine copy
-      // holds what was written after. The alert tells what the rejected file held (and, for
-      // credentials, which keys those bytes changed, not the keys an empty file would drop).
-      if (verdict.reason === 'emptied' && linked && quarantine) {
-        const size = this.quarantine.sizeOf(id, name);
-        if (size) {
-          v = { ...verdict, reason: 'content' }; held = `seen empty, then written: the rejected file held ${size} byte(s), kept in quarantine`;
-          if (f.kind === 'credentials') rejected = this.quarantine.readBack(id, name, this.maxBytes) ?? rejected;
-        }
-      }
-      if (f.kind === 'credentials' && rejected && (verdict.reason === 'content' || verdict.reason === 'emptied')) {
-        const d = diffCredentials(approved.toString('utf8'), rejected.toString('utf8'), this.config, f.path);
-        changes = d.changes;
-        if (d.halfApplied) v = { ...verdict, reason: 'half-applied', also: [verdict.reason, ...verdict.also] };
-      }
+      // The alert tells what the rejected file held (and, for credentials, which keys those
+      // bytes changed, not the keys an empty file would drop).
+      const heldSize = verdict.reason === 'emptied' && linked && quarantine ? this.quarantine.sizeOf(id, name) : null;
+      const { verdict: relabelled, held } = relabelEmptied(verdict, heldSize);
+      const rejected = held && f.kind === 'credentials' ? (this.quarantine.readBack(id, name, this.maxBytes) ?? obs.bytes) : obs.bytes;
+      const { verdict: v, changes } = f.kind === 'credentials' ? credentialVerdict(verdict, relabelled, approved, rejected, this.config, f.path) : { verdict: relabelled, changes: undefined };
       if (this.retries.clear(f.path)) this.sweepTemps();
       this.raise({
         id, path: f.path, whileStopped, verdict: v, action: 'reverted', quarantine,
@@ -769,49 +704,11 @@ export class Guard {
   }
 
   private raise(r: Raise): Alert {
-    const { id, path, whileStopped, verdict, action, quarantine = null, before = null, after = null, credentialChanges, detail, seen, notKept = false } = r;
-    const reason: AlertReason = whileStopped && verdict.reason !== 'revert-failed' ? 'changed-while-stopped' : verdict.reason;
-    const also = whileStopped && verdict.reason !== 'revert-failed' ? [verdict.reason, ...verdict.also] : verdict.also;
-    const entry = this.state.entry(path);
-    const kind = entry?.kind ?? (Object.hasOwn(this.state.index.dirs, path) ? 'directory' : this.pset.kindOf(path));
-    const alert: Alert = {
-      id, time: new Date().toISOString(), path: path === '' ? '.' : path, action, reason, before, after, quarantine,
-      ...(also.length ? { also } : {}),
-      ...(detail ? { detail } : {}),
-      ...(credentialChanges ? { credential_changes: credentialChanges } : {}),
-      ...(action === 'revert-failed' ? {} : { by: this.writerOf(path, verdict.reason, whileStopped, seen) }),
-      advice: adviceFor(path, reason === 'changed-while-stopped' ? (also[0] ?? reason) : reason, id, kind),
-    };
-    this.alerts.record(alert, notKept);
+    const entry = this.state.entry(r.path);
+    const kind = entry?.kind ?? (Object.hasOwn(this.state.index.dirs, r.path) ? 'directory' : this.pset.kindOf(r.path));
+    const alert = buildAlert(r, kind, this.writers);
+    this.alerts.record(alert, r.notKept ?? false);
     return alert;
-  }
-
-  /** Who made this direct edit, joined exactly from the witness's record, or why that is not known. */
-  private writerOf(path: string, reason: AlertReason, whileStopped: boolean, seen: Observation | undefined): Writer | WriterUnknown {
-    const src = this.writers;
-    if (!src) return { unknown: 'no witness running' };
-    const byName = NAME_OPS[reason];
-    if (!byName && seen && seen.type === 'file' && seen.dev !== undefined) {
-      const j = src.lookup(seen.dev, seen.ino);
-      if (j) return j.others ? { ...j.writer, others: j.others } : j.writer;
-    }
-    if (src.lookupName && !whileStopped) {
-      const j = src.lookupName(path, byName ?? REPLACED_OPS);
-      if (j && 'unknown' in j) return j;
-      if (j) return j.others ? { ...j.writer, others: j.others } : j.writer;
-    }
-    const down = src.unavailable();
-    if (down) return { unknown: down };
-    if (whileStopped) return { unknown: 'changed while warden was not running' };
-    const what = NOT_AN_OPEN[reason];
-    if (what) {
-      const blind = src.namesUnavailable ? src.namesUnavailable() : 'it does not watch names';
-      if (blind) return { unknown: `the witness sees opens for writing, and ${what} is not one (${blind})` };
-      return { unknown: `the witness saw no ${byName ? 'attribute change, delete or rename' : 'rename or create'} of this name by another process` };
-    }
-    return { unknown: src.namesUnavailable && !src.namesUnavailable()
-      ? 'the witness saw no open for writing of this file, and no truncate, rename or create of it (a write through a shared mapping mapped earlier is none of these)'
-      : 'the witness saw no open for writing of this file' };
   }
 
   /** Durable first (SPEC §6), then the journal line and the callback. */
@@ -857,9 +754,4 @@ export class Guard {
   failingPaths(): string[] {
     return this.retries.paths();
   }
-}
-
-function facts(obs: Observation): FileFacts | null {
-  if (obs.type === 'absent') return null;
-  return { sha256: obs.sha256 ?? null, size: obs.size, mode: obs.mode };
 }
