@@ -11,7 +11,7 @@ import { fstatSync, lstatSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { errnoCode } from '../common/errors.js';
 import type { WardenConfig } from '../config/warden-config.js';
-import { AT_FDCWD, DIR_MOVED, fixRoot, lstatAt, openRoot, readHeldHead, replaceFileAt, rewriteInPlaceAt, safeClose, unlinkAt, withCwdAt, withDir } from '../fsx/beneath.js';
+import { AT_FDCWD, DIR_MOVED, fixRoot, lstatAt, openRoot, safeClose, withCwdAt, withDir } from '../fsx/beneath.js';
 import type { Alert, AlertReason } from '../store/alert-types.js';
 import { newAlertId } from '../store/alerts.js';
 import type { BaselineState } from '../store/baseline-state.js';
@@ -28,12 +28,12 @@ import { protectedSet, type ProtectedSet } from '../config/protected-set.js';
 import { AlertSink } from './alert-sink.js';
 import { Quarantine, QuarantineQuota } from './quarantine.js';
 import { LateWrites } from './late-writes.js';
+import { removeFinding, restoreFinding, type Approved, type Outcome, type RevertDeps } from './revert.js';
 import { RetryBook } from './retry.js';
 import { StoreCheck } from './store-check.js';
 import type { BlobStampsFile } from '../store/blob-stamps.js';
 import { sweepTemps } from './temps.js';
 import { FULL_SWEEP_EVERY, localFsHere } from './open-watch.js';
-import { exactXattrs } from '../fsx/xattrs.js';
 
 /** The identity the guard gives a root it found foreign at start: no directory has it. */
 const FOREIGN: Ident = { dev: -1, ino: -1 };
@@ -102,6 +102,7 @@ export class Guard {
   private readonly defer: ((rel: string) => void) | null;
   private readonly retries = new RetryBook();
   private readonly store: StoreCheck;
+  private readonly revertDeps: RevertDeps;
   /** Stat stamps of files verified clean by hash: lets the backstop rescan skip unchanged files. */
   private readonly cleanStamps = new Map<string, string>();
   /** Told when a clean stamp changes (null: all forgotten): the stamp poll watches the new inode. */
@@ -156,6 +157,7 @@ export class Guard {
     this.quarantine = new Quarantine(opts.store, this.log, repair);
     this.late = new LateWrites((id, name, bytes) => this.safely(`keeping late writes of ${name}`, () => this.quarantine.rewrite(id, name, bytes)), () => this.maxBytes);
     this.quarantine.onHeld = (fd, id, name) => this.late.track(fd, id, name);
+    this.revertDeps = { root: this.root, quarantine: this.quarantine, quota: this.quota, late: this.late, maxBytes: () => this.maxBytes };
     this.store = new StoreCheck(opts.store, opts.state, (detail, path) => this.raiseTamper(detail, path), this.log, opts.rootFd, opts.blobStamps ?? null);
   }
 
@@ -590,105 +592,79 @@ export class Guard {
     return this.actAt(f, whileStopped, dirFd, movedUp);
   }
 
+  /**
+   * The revert path, one step each: the approved content (the store), the revert (revert.ts),
+   * then the alert (alert-build.ts) or the failed revert retried with backoff.
+   */
   private actAt(f: Finding, whileStopped: boolean, fd: number, movedUp: boolean): true | 'moved' {
     const id = newAlertId();
-    const { verdict, obs } = f;
-    const w = { fd };
-    const name = baseOf(f.path);
-    let quarantine: string | null = null;
-    let linked = false;
-    let heldFd: number | null = null;
-    let movedAside = false;
+    const [out, approved] = f.verdict.action === 'removed' ? [removeFinding(this.revertDeps, id, fd, f), null] : this.restore(f, id, fd);
+    if (!out.ok) {
+      if (out.restored) this.tally.reverts++;
+      if (movedUp && errnoCode(out.err) === DIR_MOVED) return 'moved';
+      this.failed(f.path, id, f.verdict, out.err, whileStopped, out.quarantine);
+      return true;
+    }
+    if (approved) this.tally.reverts++;
+    if (out.owe) this.owed.push({ id, name: baseOf(f.path), bytes: out.owe });
     try {
-      if (verdict.action === 'removed') {
-        // Only a plain file can be dropped when the quota is used up; anything else is moved.
-        const keep = this.quota.take() || obs.type !== 'file';
-        // No fsync here: a removal lost in a crash leaves the file where it was, and the
-        // startup check removes it again (a storm of them must not cost two fsyncs each).
-        // A regular file is moved and secured (quarantine.ts); anything else is not warden's
-        // to change and is moved whole (docs/ARCHITECTURE.md, invariant 19).
-        if (keep) quarantine = obs.type === 'file' ? this.quarantine.move(id, w.fd, name, this.maxBytes, false) : moveAsideWhole(this.quarantine, id, w.fd, name, this.root, f.path).label;
-        else unlinkAt(w.fd, name);
-        this.raise({ id, path: f.path, whileStopped, verdict, action: 'removed', quarantine, after: facts(obs), detail: keep ? undefined : this.quota.note, seen: obs, notKept: !keep });
-        return true;
-      }
-      const keep = this.quota.take();
-      const entry = this.state.entry(f.path);
-      // Approved bytes are not held in memory: read the blob, used only if it hashes to the
-      // authenticated sha256. Missing or altered: the store check rebuilds it from another
-      // live file that still has that content, if any; else the revert fails closed.
-      let approved = this.state.bytesOf(this.storeHandle.fd, f.path);
-      if (entry && !approved) { this.store.verify(false, entry.sha256); approved = this.state.bytesOf(this.storeHandle.fd, f.path); }
-      if (!entry || !approved) {
-        this.unavailable.add(f.path);
-        this.raiseTamper(`the store copy of the approved content of ${f.path} is missing or altered, and no live file has it; ${f.path} cannot be reverted`);
-        throw Object.assign(new Error('approved content unavailable'), { code: 'EBADBASELINE' });
-      }
-      this.unavailable.delete(f.path);
-      // Things that cannot be replaced by rename (dir) or must be kept as they are
-      // (link, FIFO, socket, device) are moved aside first. A rejected file is hard-linked
-      // into quarantine before the rename, so late writes into it are kept (SPEC §5).
-      if (obs.type !== 'file' && obs.type !== 'absent') { quarantine = moveAsideWhole(this.quarantine, id, w.fd, name, this.root, f.path).label; movedAside = true; }
-      else if (obs.type === 'file' && keep) {
-        linked = this.quarantine.linkBefore(id, w.fd, name, obs.ino);
-        // Not linked (the store on another file system): hold the rejected inode open, so
-        // what a writer still puts into it is copied into quarantine (late-writes.ts).
-        if (!linked) heldFd = this.quarantine.hold(w.fd, name, obs.ino);
-        // Not linked, not held and never read whole: it can only be kept by moving it aside.
-        if (!linked && heldFd === null && obs.bytes === null) { quarantine = this.quarantine.move(id, w.fd, name, this.maxBytes); movedAside = true; }
-      }
-      let fullDisk: string | null = null;
-      try {
-        replaceFileAt(w.fd, name, approved, { mode: entry.mode, uid: entry.uid, gid: entry.gid, prepare: exactXattrs(entry.xattrs), stillHere: () => this.stillAt(w.fd, dirOf(f.path)) });
-      } catch (err) {
-        // SPEC §5: never move a file aside and then leave its path missing.
-        if (movedAside && this.quarantine.putBack(id, w.fd, name)) quarantine = null;
-        // A full file system (the agent can fill it first): the approved bytes go over the
-        // rejected file's own blocks. Its bytes were read whole, so they are kept from memory.
-        const code = errnoCode(err);
-        if (code === DIR_MOVED) throw err;
-        if ((code !== 'ENOSPC' && code !== 'EDQUOT') || movedAside || obs.type !== 'file' || obs.bytes === null) throw err;
-        if (linked) { this.quarantine.discard(id, name); linked = false; }
-        if (!rewriteInPlaceAt(w.fd, name, approved, obs.ino, { mode: entry.mode, uid: entry.uid, gid: entry.gid, prepare: exactXattrs(entry.xattrs) })) throw err;
-        fullDisk = code;
-      }
-      this.tally.reverts++;
-      // Securing the quarantined inode (or copying bytes we hold) comes after the restore, to keep the revert short.
-      if (obs.type === 'file' && !quarantine && keep) {
-        const bytes = obs.bytes ?? (heldFd !== null && !fullDisk ? readHeldHead(heldFd, this.maxBytes) : null);
-        quarantine = this.quarantine.settle(id, name, linked, bytes, this.maxBytes);
-      }
-      // Written in place (a full disk), the held inode is the live file again: nothing late to keep from it.
-      if (heldFd !== null) { if (quarantine && !fullDisk) this.late.track(heldFd, id, name); else safeClose(heldFd); heldFd = null; }
-      let fullNote: string | undefined;
-      if (fullDisk) {
-        // No room for the copy either (quarantine on the same full file system): held in
-        // memory and written as soon as there is room (keepOwed, every second).
-        if (!quarantine && keep && obs.bytes) { this.owed.push({ id, name, bytes: obs.bytes }); quarantine = this.quarantine.label(id, name); }
-        fullNote = `the file system is full (${fullDisk}): no temp file could be written, so the approved bytes were written over the rejected file in place`
-          + (this.owed.some((o) => o.id === id) ? '; the rejected bytes are held in memory and written to quarantine as soon as there is room' : '');
-      }
-      // The alert tells what the rejected file held (and, for credentials, which keys those
-      // bytes changed, not the keys an empty file would drop).
-      const heldSize = verdict.reason === 'emptied' && linked && quarantine ? this.quarantine.sizeOf(id, name) : null;
-      const { verdict: relabelled, held } = relabelEmptied(verdict, heldSize);
-      const rejected = held && f.kind === 'credentials' ? (this.quarantine.readBack(id, name, this.maxBytes) ?? obs.bytes) : obs.bytes;
-      const { verdict: v, changes } = f.kind === 'credentials' ? credentialVerdict(verdict, relabelled, approved, rejected, this.config, f.path) : { verdict: relabelled, changes: undefined };
-      if (this.retries.clear(f.path)) this.sweepTemps();
-      this.raise({
-        id, path: f.path, whileStopped, verdict: v, action: 'reverted', quarantine,
-        before: { sha256: entry.sha256, size: entry.size, mode: entry.mode }, after: facts(obs), credentialChanges: changes,
-        detail: [fullNote, obs.type === 'file' && !keep ? this.quota.note : held].filter(Boolean).join('; ') || undefined, seen: obs,
-        notKept: obs.type === 'file' && !keep,
-      });
-      this.markClean(f.path);
+      if (approved) this.reverted(f, id, whileStopped, approved, out);
+      else this.removed(f, id, whileStopped, out);
     } catch (err) {
-      if (heldFd !== null) safeClose(heldFd);
-      if (linked && !quarantine) this.quarantine.discard(id, name);
-      if (movedUp && errnoCode(err) === DIR_MOVED) return 'moved';
-      this.failed(f.path, id, verdict, err, whileStopped, quarantine);
+      if (out.linked && !out.quarantine) this.quarantine.discard(id, baseOf(f.path));
+      this.failed(f.path, id, f.verdict, err, whileStopped, out.quarantine);
     }
     return true;
+  }
+
+  /** The quota asked first (as for a removal), then the approved content, then the restore. */
+  private restore(f: Finding, id: string, fd: number): [Outcome, Approved | null] {
+    const keep = this.quota.take();
+    let approved: Approved;
+    try { approved = this.approvedFor(f.path); } catch (err) { return [{ ok: false, err, quarantine: null, restored: false }, null]; }
+    return [restoreFinding(this.revertDeps, id, fd, f, approved, keep, () => this.stillAt(fd, dirOf(f.path))), approved];
+  }
+
+  /**
+   * Approved bytes are not held in memory: read the blob, used only if it hashes to the
+   * authenticated sha256. Missing or altered: the store check rebuilds it from another live
+   * file that still has that content, if any; else the revert fails closed (tamper alert, throws).
+   */
+  private approvedFor(path: string): Approved {
+    const entry = this.state.entry(path);
+    let bytes = this.state.bytesOf(this.storeHandle.fd, path);
+    if (entry && !bytes) { this.store.verify(false, entry.sha256); bytes = this.state.bytesOf(this.storeHandle.fd, path); }
+    if (!entry || !bytes) {
+      this.unavailable.add(path);
+      this.raiseTamper(`the store copy of the approved content of ${path} is missing or altered, and no live file has it; ${path} cannot be reverted`);
+      throw Object.assign(new Error('approved content unavailable'), { code: 'EBADBASELINE' });
+    }
+    this.unavailable.delete(path);
+    return { entry, bytes };
+  }
+
+  private removed(f: Finding, id: string, whileStopped: boolean, out: Outcome & { ok: true }): void {
+    this.raise({ id, path: f.path, whileStopped, verdict: f.verdict, action: 'removed', quarantine: out.quarantine, after: facts(f.obs), detail: out.keep ? undefined : this.quota.note, seen: f.obs, notKept: !out.keep });
+  }
+
+  private reverted(f: Finding, id: string, whileStopped: boolean, approved: Approved, out: Outcome & { ok: true }): void {
+    const { verdict, obs } = f;
+    const name = baseOf(f.path);
+    // The alert tells what the rejected file held (and, for credentials, which keys those
+    // bytes changed, not the keys an empty file would drop).
+    const heldSize = verdict.reason === 'emptied' && out.linked && out.quarantine ? this.quarantine.sizeOf(id, name) : null;
+    const { verdict: relabelled, held } = relabelEmptied(verdict, heldSize);
+    const rejected = held && f.kind === 'credentials' ? (this.quarantine.readBack(id, name, this.maxBytes) ?? obs.bytes) : obs.bytes;
+    const { verdict: v, changes } = f.kind === 'credentials' ? credentialVerdict(verdict, relabelled, approved.bytes, rejected, this.config, f.path) : { verdict: relabelled, changes: undefined };
+    if (this.retries.clear(f.path)) this.sweepTemps();
+    const notKept = obs.type === 'file' && !out.keep;
+    const { entry } = approved;
+    this.raise({
+      id, path: f.path, whileStopped, verdict: v, action: 'reverted', quarantine: out.quarantine,
+      before: { sha256: entry.sha256, size: entry.size, mode: entry.mode }, after: facts(obs), credentialChanges: changes,
+      detail: [out.fullNote, notKept ? this.quota.note : held].filter(Boolean).join('; ') || undefined, seen: obs, notKept,
+    });
+    this.markClean(f.path);
   }
 
   /** A restore that could not finish: the file is left as it was; alert once, retry with backoff. */
