@@ -8,10 +8,9 @@
  * or with a sanctioned change, so "one writer" holds inside the process by construction.
  */
 import { fstatSync, lstatSync } from 'node:fs';
-import { basename, dirname } from 'node:path';
 import { errnoCode } from '../common/errors.js';
 import type { WardenConfig } from '../config/warden-config.js';
-import { AT_FDCWD, DIR_MOVED, fixRoot, lstatAt, openRoot, safeClose, withCwdAt, withDir } from '../fsx/beneath.js';
+import { AT_FDCWD, DIR_MOVED, lstatAt, safeClose, withCwdAt, withDir } from '../fsx/beneath.js';
 import type { Alert, AlertReason } from '../store/alert-types.js';
 import { newAlertId } from '../store/alerts.js';
 import type { BaselineState } from '../store/baseline-state.js';
@@ -21,8 +20,9 @@ import type { Verdict } from './classify.js';
 import { buildAlert, credentialVerdict, facts, relabelEmptied, type Raise, type WriterSource } from './alert-build.js';
 import { completeDirs } from './dirs-on-the-way.js';
 import { DirCache, baseOf, candidatePaths, dirOf, inspectFileAt, type Finding } from './inspect.js';
-import { fixOwnDirAt, lookDirs, makeOwnDirAt, moveAsideWhole, openOwnDirAt, standingOf, type DirFinding, type Kept } from './dir-repair.js';
-import { foreignDetail, judgeRoot, type Ident } from './root-path.js';
+import { lookDirs, type DirFinding } from './dir-repair.js';
+import type { Ident } from './root-path.js';
+import { remakeRoot, repairDir } from './repair.js';
 import { statStamp } from './observe.js';
 import { protectedSet, type ProtectedSet } from '../config/protected-set.js';
 import { AlertSink } from './alert-sink.js';
@@ -471,45 +471,34 @@ export class Guard {
 
   private putRootRight(whileStopped = false): void {
     const id = newAlertId();
-    const want = this.state.index.dirs[''];
     const verdict: Verdict = { reason: 'root-replaced', also: [], action: 'reverted' };
-    let parentFd: number;
-    try { parentFd = openRoot(dirname(this.root)); }
-    catch (err) { this.failed('', id, verdict, err, whileStopped); return; }
     try {
-      const name = basename(this.root);
-      const seen = standingOf(lstatAt(parentFd, name));
-      const judged = judgeRoot(seen, this.rootId);
-      if (judged === 'holds') return;
-      // Whatever stands there is not warden's (not the directory it holds): moved aside whole,
-      // never adopted; the moved-away original is not followed (its place is the agent's choice).
-      const kept = judged === 'foreign' ? moveAsideWhole(this.quarantine, id, parentFd, name, this.root, '') : null;
-      const made = makeOwnDirAt(parentFd, name, want ? { mode: want.mode, uid: want.uid, gid: want.gid } : { mode: 0o755 });
-      const fd = openOwnDirAt(parentFd, name, made);
-      const old = this.rootFd;
-      this.rootFd = fd;
-      this.rootId = made;
-      this.dirIds.clear();
-      this.store.rootFd = fd;
-      this.state.publishFor(fd);
-      this.cleanStamps.clear(); this.onCleanStamp(null);
-      safeClose(old);
-      const after = 'the approved tree was put back at the path in a directory warden made (the directory warden guarded was renamed away; it is not followed)';
-      const detail = kept?.seen ? foreignDetail(this.root, kept.seen, kept.label, after)
-        : kept ? `something was put at ${this.root} and moved to ${kept.label}; ${after}` : `${this.root} named nothing; ${after}`;
-      this.raise({ id, path: '', whileStopped, verdict, action: 'reverted', quarantine: kept?.label ?? null, detail });
+      const r = remakeRoot(this.quarantine, this.root, this.rootId, this.state.index.dirs[''], id);
+      if (!r) return;
+      this.adoptRoot(r.fd, r.made);
+      this.raise({ id, path: '', whileStopped, verdict, action: 'reverted', quarantine: r.quarantine, detail: r.detail });
       // verify and status compare the directory at the path with this record.
-      this.safely('recording the root', () => this.storeHandle.recordRoot(fd));
+      this.safely('recording the root', () => this.storeHandle.recordRoot(r.fd));
       // The embedded store follows into the new root; then every protected path is put right.
       this.safely('verifying the store', () => this.store.verify(false));
       this.sweep('root', true);
-      this.onRootReplaced(fd);
+      this.onRootReplaced(r.fd);
       this.onDirRepaired();
     } catch (err) {
       this.failed('', id, verdict, err, whileStopped);
-    } finally {
-      safeClose(parentFd);
     }
+  }
+
+  /** Hold the directory warden made at the root path (`fd`) instead of the one it held. */
+  private adoptRoot(fd: number, made: Ident): void {
+    const old = this.rootFd;
+    this.rootFd = fd;
+    this.rootId = made;
+    this.dirIds.clear();
+    this.store.rootFd = fd;
+    this.state.publishFor(fd);
+    this.cleanStamps.clear(); this.onCleanStamp(null);
+    safeClose(old);
   }
 
   private setClean(rel: string, stamp: string): void {
@@ -551,34 +540,14 @@ export class Guard {
     if (!want) return;
     const id = newAlertId();
     const verdict: Verdict = { reason: f.reason, also: f.also, action: 'reverted' };
-    const opts = { mode: want.mode, uid: want.uid, gid: want.gid };
-    if (f.path === '') {
-      // The root's own mode/owner (chmod 0300 ROOT would blind every walk): put back through our descriptor.
-      try {
-        fixRoot(this.rootFd, opts);
-        this.raise({ id, path: f.path, whileStopped, verdict, action: 'reverted' });
-      } catch (err) { this.failed(f.path, id, verdict, err, whileStopped); }
-      return;
+    const r = repairDir(this.rootFd, this.root, this.quarantine, this.dirIds, f, want, id);
+    if (!r) return;
+    try {
+      if (!r.ok) throw r.err;
+      this.raise({ id, path: f.path, whileStopped, verdict, action: 'reverted', quarantine: r.quarantine, detail: r.detail });
+    } catch (err) {
+      this.failed(f.path, id, verdict, err, whileStopped);
     }
-    withDir(this.rootFd, dirOf(f.path), (parent) => {
-      try {
-        const name = baseOf(f.path);
-        if (!f.foreign && f.seen) {
-          // warden's own directory (recorded by device and inode): its mode/owner put back,
-          // through its descriptor once it is checked to be that very directory.
-          fixOwnDirAt(parent, name, f.seen, opts);
-          this.raise({ id, path: f.path, whileStopped, verdict, action: 'reverted' });
-          return;
-        }
-        let kept: Kept | null = null;
-        if (f.seen) kept = moveAsideWhole(this.quarantine, id, parent, name, this.root, f.path);
-        this.dirIds.set(f.path, makeOwnDirAt(parent, name, opts));
-        const detail = kept?.seen ? foreignDetail(f.path, kept.seen, kept.label, 'the approved directory was made anew by warden') : undefined;
-        this.raise({ id, path: f.path, whileStopped, verdict, action: 'reverted', quarantine: kept?.label ?? null, detail });
-      } catch (err) {
-        this.failed(f.path, id, verdict, err, whileStopped);
-      }
-    }, () => undefined);
   }
 
   /** Put one finding right. `dirFd`: the file's directory, already open (saves a walk on the revert path). */
