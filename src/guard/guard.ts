@@ -10,7 +10,7 @@
 import { fstatSync, lstatSync } from 'node:fs';
 import { errnoCode } from '../common/errors.js';
 import type { WardenConfig } from '../config/warden-config.js';
-import { AT_FDCWD, DIR_MOVED, lstatAt, safeClose, withCwdAt, withDir } from '../fsx/beneath.js';
+import { DIR_MOVED, lstatAt, safeClose, withDir } from '../fsx/beneath.js';
 import type { Alert, AlertReason } from '../store/alert-types.js';
 import { newAlertId } from '../store/alerts.js';
 import type { BaselineState } from '../store/baseline-state.js';
@@ -33,13 +33,10 @@ import { RetryBook } from './retry.js';
 import { StoreCheck } from './store-check.js';
 import type { BlobStampsFile } from '../store/blob-stamps.js';
 import { sweepTemps } from './temps.js';
-import { FULL_SWEEP_EVERY, localFsHere } from './open-watch.js';
+import { Sweeper, type SweepCause } from './sweep.js';
 
 /** The identity the guard gives a root it found foreign at start: no directory has it. */
 const FOREIGN: Ident = { dev: -1, ino: -1 };
-
-/** A directory ctime this recent (ms) is not trusted to show a later change (dirUnchanged). */
-const DIR_RACY_MS = 2_000;
 
 export interface GuardOptions {
   root: string;
@@ -99,7 +96,8 @@ export class Guard {
   /** Rejected inodes held open across file systems: their late writes are copied into quarantine. */
   private readonly late: LateWrites;
   private readonly quota = new QuarantineQuota();
-  private readonly defer: ((rel: string) => void) | null;
+  /** For sweep.ts: new files found by a rescan are worked off after the waiting reverts (null: inline). */
+  readonly defer: ((rel: string) => void) | null;
   private readonly retries = new RetryBook();
   private readonly store: StoreCheck;
   private readonly revertDeps: RevertDeps;
@@ -117,16 +115,9 @@ export class Guard {
   vouched: (rel: string) => boolean = () => false;
   /** Called before each rescan's sweep (the stamp poll reads its watches' events first). */
   beforeRescan: () => void = () => {};
-  /** Rescans since start: every FULL_SWEEP_EVERY-th one sweeps every file. */
-  private rescans = 0;
-  /**
-   * Per directory (its path below the root): device, inode and ctime of the directory as the
-   * last rescan found it before looking at its files (dirUnchanged). Only a directory found
-   * the same by the next rescan may have files skipped as vouched.
-   */
-  private readonly dirStamps = new Map<string, string>();
+  private readonly sweeper = new Sweeper(this);
   /** Files the last rescan skipped because the stamp poll vouched for them (for the bench and tests). */
-  lastRescanVouched = 0;
+  get lastRescanVouched(): number { return this.sweeper.lastRescanVouched; }
   private stopped = false;
   /** Paths whose revert found no intact approved content (the store blob missing or altered). */
   readonly unavailable = new Set<string>();
@@ -157,15 +148,20 @@ export class Guard {
     this.quarantine = new Quarantine(opts.store, this.log, repair);
     this.late = new LateWrites((id, name, bytes) => this.safely(`keeping late writes of ${name}`, () => this.quarantine.rewrite(id, name, bytes)), () => this.maxBytes);
     this.quarantine.onHeld = (fd, id, name) => this.late.track(fd, id, name);
-    this.revertDeps = { root: this.root, quarantine: this.quarantine, quota: this.quota, late: this.late, maxBytes: () => this.maxBytes };
+    // Read through the guard at each revert (a test swaps in a small quota).
+    const quota = (): QuarantineQuota => this.quota;
+    this.revertDeps = { root: this.root, quarantine: this.quarantine, get quota() { return quota(); }, late: this.late, maxBytes: () => this.maxBytes };
     this.store = new StoreCheck(opts.store, opts.state, (detail, path) => this.raiseTamper(detail, path), this.log, opts.rootFd, opts.blobStamps ?? null);
   }
 
   get counters(): { checks: number; reverts: number; alerts: number; rescans: number; vouched: number; blobsVouched: number } {
-    return { ...this.tally, alerts: this.alerts.count, rescans: this.rescans, vouched: this.lastRescanVouched, blobsVouched: this.store.lastRescanVouched };
+    return { ...this.tally, alerts: this.alerts.count, rescans: this.sweeper.rescans, vouched: this.lastRescanVouched, blobsVouched: this.store.lastRescanVouched };
   }
 
   get maxBytes(): number { return this.config.max_bytes; }
+
+  /** For sweep.ts: one more file looked at. */
+  countCheck(): void { this.tally.checks++; }
 
   /** Verify everything; what changed while warden was not running is reverted with that reason. */
   startupVerify(): number {
@@ -208,111 +204,23 @@ export class Guard {
     this.safely('flushing alerts', () => this.alerts.flush());
     if (this.safely('checking the root path', () => this.checkRootPath()) === true) { this.lastRescanAt = Date.now(); return 1; }
     this.safely('sweeping temp files', () => this.sweepTemps());
-    this.rescans++;
-    this.lastRescanVouched = 0;
+    this.sweeper.rescans++;
+    this.sweeper.lastRescanVouched = 0;
     this.safely('reading the inode watches', () => this.beforeRescan());
     const n = this.sweep('rescan', false);
-    this.safely('verifying the store', () => this.store.verify(false, undefined, this.rescans));
+    this.safely('verifying the store', () => this.store.verify(false, undefined, this.sweeper.rescans));
     this.lastRescanAt = Date.now();
     return n;
   }
 
-  private sweep(cause: 'startup' | 'rescan' | 'root', full: boolean): number {
+  private sweep(cause: SweepCause, full: boolean): number {
     if (!this.holdsOwnRoot()) return 0;
-    let n = this.safely('repairing directories', () => this.fixDirs(cause === 'startup')) ?? 0;
-    const dirs = new DirCache(this.rootFd);
-    // Per directory, decided once per sweep (a directory's files can come in more than one group).
-    const dirSame = new Map<string, boolean>();
-    try {
-      const paths = this.safely('listing protected paths', () => candidatePaths(this.rootFd, this.state, this.pset)) ?? [];
-      // Sorted, so each directory's files come together: one group per directory.
-      for (let i = 0; i < paths.length;) {
-        const dir = dirOf(paths[i] as string);
-        let j = i + 1;
-        while (j < paths.length && dirOf(paths[j] as string) === dir) j++;
-        n += this.sweepGroup(paths.slice(i, j), dir, cause, full, dirs, dirSame);
-        i = j;
-      }
-    } finally {
-      dirs.close();
-    }
-    return n;
-  }
-
-  /**
-   * The files of one directory. They are looked at from inside it (withCwdAt: a plain name
-   * per lstat/open instead of a walk through /proc/self/fd for each), read-only; what needs
-   * putting right is acted on afterwards, through the descriptor as always.
-   */
-  private sweepGroup(group: readonly string[], dir: string, cause: 'startup' | 'rescan' | 'root', full: boolean, dirs: DirCache, dirSame: Map<string, boolean>): number {
-    const whileStopped = cause === 'startup';
-    let n = 0;
-    const todo: string[] = [];
-    for (const rel of group) {
-      // New files are worked off after waiting reverts (a storm of them must not stall a revert).
-      if (cause === 'rescan' && this.defer && !this.state.entry(rel)) { this.defer(rel); continue; }
-      todo.push(rel);
-    }
-    const fd = todo.length ? dirs.get(dir) : null;
-    const found: Finding[] = [];
-    // The ordinary rescan trusts the inode watches (the stamp poll's) only on a local file
-    // system, where every change to an inode raises its events, whoever makes it, by any path,
-    // and only in a directory whose entries did not change since the previous rescan: an
-    // inode watch says nothing about which inode the name names (a file renamed away and
-    // another put in its place, a directory swapped). Every FULL_SWEEP_EVERY-th rescan trusts
-    // nothing. The directory is looked at (and recorded) every rescan, before its files.
-    let same = false;
-    // The startup pass looks at every file; it records the directories too, so that the first
-    // rescan may already trust the watches (it would otherwise lstat every file once more).
-    if (cause !== 'root' && fd !== null) {
-      const known = dirSame.get(dir);
-      same = known ?? (this.safely(`looking at ${dir || '.'}`, () => this.dirUnchanged(dir, fd)) ?? false);
-      dirSame.set(dir, same);
-    }
-    const trust = cause === 'rescan' && !full && same && this.rescans % FULL_SWEEP_EVERY !== 0;
-    const looked = fd === null ? null : withCwdAt(fd, () => {
-      const watchSeesAll = trust && localFsHere();
-      for (const rel of todo) {
-        this.safely(`checking ${rel}`, () => {
-          if (watchSeesAll && this.vouched(rel)) { this.lastRescanVouched++; return; }
-          if (!full && this.unchangedSinceClean(rel, AT_FDCWD)) return;
-          this.tally.checks++;
-          let lastStamp: string | undefined;
-          const f = inspectFileAt(AT_FDCWD, this.state, this.pset, rel, this.maxBytes, (o) => { lastStamp = o.stamp; });
-          if (f) found.push(f); else this.markClean(rel, AT_FDCWD, lastStamp);
-        });
-      }
-    });
-    if (looked && fd !== null) {
-      for (let k = 0; k < found.length; k++) {
-        const f = found[k] as Finding;
-        // The held descriptor follows the directory wherever it goes: one moved out of the
-        // root meanwhile must not receive our writes. Not there any more: forget it and check
-        // the rest afresh from the root (which repairs the directory first).
-        // The check before the act, and the act's own just before its rename (the temp
-        // file's fsync can take long on a loaded machine).
-        let moved = !this.stillAt(fd, dir);
-        if (!moved) {
-          const r = this.safely(`checking ${f.path}`, () => this.act(f, whileStopped, fd, true));
-          if (r === 'moved') moved = true; else if (r) n++;
-        }
-        if (moved) {
-          dirs.forget(dir);
-          for (const rest of found.slice(k)) if (this.safely(`checking ${rest.path}`, () => this.check(rest.path, whileStopped, dirs))) n++;
-          return n;
-        }
-      }
-      return n;
-    }
-    // The directory is broken (check repairs it first) or cannot be entered: one check per file.
-    for (const rel of todo) {
-      if (this.safely(`checking ${rel}`, () => (!full && fd !== null && this.unchangedSinceClean(rel, fd)) ? false : this.check(rel, whileStopped, dirs))) n++;
-    }
-    return n;
+    return this.sweeper.sweep(cause, full);
   }
 
   /** Is the directory `fd` holds still the one at `dir` below the root (same device and inode)? */
-  private stillAt(fd: number, dir: string): boolean {
+  /** For sweep.ts and the revert. */
+  stillAt(fd: number, dir: string): boolean {
     if (dir === '') return true;
     return withDir(this.rootFd, dir, (now) => {
       const a = fstatSync(fd), b = fstatSync(now);
@@ -320,24 +228,8 @@ export class Guard {
     }, () => false);
   }
 
-  /**
-   * Has the directory `fd` holds (at `dir`) had no entry created, removed, renamed or
-   * exchanged, and has no other directory been put at its path, since the previous rescan
-   * looked at it? Every such change moves the directory's ctime (which no user can set), and
-   * a directory put at the path is another inode. Recorded now for the next rescan; a ctime
-   * within DIR_RACY_MS of now is not recorded (a change within the same coarse clock tick
-   * would leave it where it is), so the next rescan looks at every file there again.
-   */
-  private dirUnchanged(dir: string, fd: number): boolean {
-    const st = fstatSync(fd, { bigint: true });
-    const stamp = `${st.dev}:${st.ino}:${st.ctimeNs}`;
-    const same = this.dirStamps.get(dir) === stamp;
-    if (Number(st.ctimeNs / 1_000_000n) < Date.now() - DIR_RACY_MS) this.dirStamps.set(dir, stamp);
-    else this.dirStamps.delete(dir);
-    return same;
-  }
-
-  private unchangedSinceClean(rel: string, fd: number): boolean {
+  /** For sweep.ts: is `rel` (in the directory `fd`) as it was when last verified clean by hash? */
+  unchangedSinceClean(rel: string, fd: number): boolean {
     const stamp = this.cleanStamps.get(rel);
     if (!stamp) return false;
     const st = lstatAt(fd, baseOf(rel));
@@ -507,7 +399,8 @@ export class Guard {
     this.onCleanStamp(rel);
   }
 
-  private markClean(rel: string, dirFd?: number, stamp?: string): void {
+  /** For sweep.ts and check: `rel` verified clean (its stat stamp recorded, its retries cleared). */
+  markClean(rel: string, dirFd?: number, stamp?: string): void {
     this.retries.clear(rel);
     if (!this.state.entry(rel)) { this.cleanStamps.delete(rel); this.onCleanStamp(rel); return; }
     if (stamp) { this.setClean(rel, stamp); return; }
@@ -556,7 +449,7 @@ export class Guard {
    * ('moved', nothing written, nothing alerted) for the caller to look again from the root,
    * rather than alert a failed revert.
    */
-  private act(f: Finding, whileStopped: boolean, dirFd?: number, movedUp = false): true | 'moved' {
+  act(f: Finding, whileStopped: boolean, dirFd?: number, movedUp = false): true | 'moved' {
     if (dirFd === undefined) return withDir(this.rootFd, dirOf(f.path), (fd) => this.actAt(f, whileStopped, fd, movedUp), () => true);
     return this.actAt(f, whileStopped, dirFd, movedUp);
   }
