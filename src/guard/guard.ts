@@ -34,6 +34,7 @@ import { StoreCheck } from './store-check.js';
 import type { BlobStampsFile } from '../store/blob-stamps.js';
 import { sweepTemps } from './temps.js';
 import { Sweeper, type SweepCause } from './sweep.js';
+import { OwedWrites } from './owed.js';
 
 /** The identity the guard gives a root it found foreign at start: no directory has it. */
 const FOREIGN: Ident = { dev: -1, ino: -1 };
@@ -101,6 +102,8 @@ export class Guard {
   private readonly retries = new RetryBook();
   private readonly store: StoreCheck;
   private readonly revertDeps: RevertDeps;
+  /** Rejected bytes not yet in quarantine, alerts not yet appended (a full disk). */
+  private readonly owed: OwedWrites;
   /** Stat stamps of files verified clean by hash: lets the backstop rescan skip unchanged files. */
   private readonly cleanStamps = new Map<string, string>();
   /** Told when a clean stamp changes (null: all forgotten): the stamp poll watches the new inode. */
@@ -148,6 +151,7 @@ export class Guard {
     this.quarantine = new Quarantine(opts.store, this.log, repair);
     this.late = new LateWrites((id, name, bytes) => this.safely(`keeping late writes of ${name}`, () => this.quarantine.rewrite(id, name, bytes)), () => this.maxBytes);
     this.quarantine.onHeld = (fd, id, name) => this.late.track(fd, id, name);
+    this.owed = new OwedWrites(this.alerts, this.quarantine, this.log);
     // Read through the guard at each revert (a test swaps in a small quota).
     const quota = (): QuarantineQuota => this.quota;
     this.revertDeps = { root: this.root, quarantine: this.quarantine, get quota() { return quota(); }, late: this.late, maxBytes: () => this.maxBytes };
@@ -309,29 +313,12 @@ export class Guard {
     }
   }
 
-  /** Rejected bytes not yet in quarantine (a full disk): written as soon as there is room. */
-  private readonly owed: { id: string; name: string; bytes: Buffer }[] = [];
-  private owedTriedAt = 0;
-
   /**
-   * Write what a full disk kept back, at most one try a second: alerts that could not be
-   * appended first (never lose an alert; the rescan alone would leave them waiting up to
-   * rescan_seconds), then rejected bytes owed to quarantine.
+   * Write what a full disk kept back (owed.ts), at most one try a second: alerts that could
+   * not be appended first, then rejected bytes owed to quarantine.
    */
   keepOwed(now = Date.now()): void {
-    const alertsWaiting = this.alerts.pending() > 0;
-    if ((this.owed.length === 0 && !alertsWaiting) || now - this.owedTriedAt < 1000) return;
-    this.owedTriedAt = now;
-    if (alertsWaiting) {
-      try { this.alerts.flush(); } catch { return; /* still full: the next second */ }
-      this.log('<5>warden: there is room again: the alerts kept in memory are written');
-    }
-    while (this.owed.length) {
-      const o = this.owed[0] as { id: string; name: string; bytes: Buffer };
-      if (this.quarantine.write(o.id, o.name, o.bytes) === null) return;
-      this.owed.shift();
-      this.log(`<5>warden: there is room again: the rejected content of alert ${o.id} is now in quarantine`);
-    }
+    this.owed.keep(now);
   }
 
   /** The stamp recorded when `rel` was last verified clean by hash (the stamp poll compares with it). */
@@ -468,7 +455,7 @@ export class Guard {
       return true;
     }
     if (approved) this.tally.reverts++;
-    if (out.owe) this.owed.push({ id, name: baseOf(f.path), bytes: out.owe });
+    if (out.owe) this.owed.push(id, baseOf(f.path), out.owe);
     try {
       if (approved) this.reverted(f, id, whileStopped, approved, out);
       else this.removed(f, id, whileStopped, out);
