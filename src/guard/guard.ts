@@ -31,45 +31,16 @@ import { LateWrites } from './late-writes.js';
 import { removeFinding, restoreFinding, type Approved, type Outcome, type RevertDeps } from './revert.js';
 import { RetryBook } from './retry.js';
 import { StoreCheck } from './store-check.js';
-import type { BlobStampsFile } from '../store/blob-stamps.js';
 import { sweepTemps } from './temps.js';
 import { Sweeper, type SweepCause } from './sweep.js';
+import type { GuardOptions } from './guard-options.js';
 import { OwedWrites } from './owed.js';
+import { CleanStamps } from './clean-stamps.js';
 
 /** The identity the guard gives a root it found foreign at start: no directory has it. */
 const FOREIGN: Ident = { dev: -1, ino: -1 };
 
-export interface GuardOptions {
-  root: string;
-  rootFd: number;
-  /** The store, held open: every store access goes through its descriptor. */
-  store: Store;
-  config: WardenConfig;
-  state: BaselineState;
-  /** Called once per alert after it is durable in alerts.jsonl. */
-  onAlert?: (alert: Alert) => void;
-  /** Diagnostics that are not alerts. */
-  log?: (line: string) => void;
-  /** Journal lines of alerts, each with its alert (default: log). */
-  journal?: (line: string, alert?: Alert) => void;
-  /**
-   * Work on paths that are not approved files (new, unexpected files) found by a rescan is
-   * handed here to run after the reverts that are waiting (hints.ts); default: inline.
-   */
-  defer?: (rel: string) => void;
-  /** After a protected directory was recreated: the watcher re-arms it. */
-  onDirRepaired?: () => void;
-  /**
-   * After the root path was found naming something else and put right (SPEC §4): the guard
-   * now holds the directory at the path (`fd`); the old descriptor is closed already.
-   */
-  onRootReplaced?: (fd: number) => void;
-  /** The witness's record (SPEC §6.1): who opened a file for writing; absent = no witness. */
-  writers?: WriterSource;
-  /** Where the store's blob stamps are kept across restarts, and the key that authenticates them (store/blob-stamps.ts). */
-  blobStamps?: BlobStampsFile;
-}
-
+export type { GuardOptions } from './guard-options.js';
 export type { WriterSource } from './alert-build.js';
 
 export class Guard {
@@ -105,7 +76,7 @@ export class Guard {
   /** Rejected bytes not yet in quarantine, alerts not yet appended (a full disk). */
   private readonly owed: OwedWrites;
   /** Stat stamps of files verified clean by hash: lets the backstop rescan skip unchanged files. */
-  private readonly cleanStamps = new Map<string, string>();
+  private readonly cleanStamps = new CleanStamps((rel) => this.onCleanStamp(rel));
   /** Told when a clean stamp changes (null: all forgotten): the stamp poll watches the new inode. */
   onCleanStamp: (rel: string | null) => void = () => {};
   /**
@@ -376,24 +347,18 @@ export class Guard {
     this.dirIds.clear();
     this.store.rootFd = fd;
     this.state.publishFor(fd);
-    this.cleanStamps.clear(); this.onCleanStamp(null);
+    this.cleanStamps.clear();
     safeClose(old);
-  }
-
-  private setClean(rel: string, stamp: string): void {
-    if (this.cleanStamps.get(rel) === stamp) return;
-    this.cleanStamps.set(rel, stamp);
-    this.onCleanStamp(rel);
   }
 
   /** For sweep.ts and check: `rel` verified clean (its stat stamp recorded, its retries cleared). */
   markClean(rel: string, dirFd?: number, stamp?: string): void {
     this.retries.clear(rel);
-    if (!this.state.entry(rel)) { this.cleanStamps.delete(rel); this.onCleanStamp(rel); return; }
-    if (stamp) { this.setClean(rel, stamp); return; }
+    if (!this.state.entry(rel)) { this.cleanStamps.forget(rel); return; }
+    if (stamp) { this.cleanStamps.set(rel, stamp); return; }
     const stampAt = (fd: number): void => {
       const st = lstatAt(fd, baseOf(rel));
-      if (st?.isFile()) this.setClean(rel, statStamp(st));
+      if (st?.isFile()) this.cleanStamps.set(rel, statStamp(st));
     };
     if (dirFd !== undefined) stampAt(dirFd);
     else withDir(this.rootFd, dirOf(rel), stampAt, () => undefined);
@@ -564,7 +529,7 @@ export class Guard {
   setConfig(config: WardenConfig): void {
     this.config = config;
     this.pset = protectedSet(config);
-    this.cleanStamps.clear(); this.onCleanStamp(null);
+    this.cleanStamps.clear();
   }
 
   stop(): void {
