@@ -8,123 +8,40 @@
  * or with a sanctioned change, so "one writer" holds inside the process by construction.
  */
 import { fstatSync, lstatSync } from 'node:fs';
-import { basename } from 'node:path';
 import { errnoCode } from '../common/errors.js';
 import type { WardenConfig } from '../config/warden-config.js';
-import { AT_FDCWD, DIR_MOVED, fixRoot, lstatAt, readHeldHead, replaceFileAt, rewriteInPlaceAt, safeClose, unlinkAt, withCwdAt, withDir } from '../fsx/beneath.js';
-import type { Alert, AlertReason, FileFacts, NameOp, Writer, WriterUnknown } from '../store/alert-types.js';
+import { DIR_MOVED, lstatAt, safeClose, withDir } from '../fsx/beneath.js';
+import type { Alert, AlertReason } from '../store/alert-types.js';
 import { newAlertId } from '../store/alerts.js';
 import type { BaselineState } from '../store/baseline-state.js';
 import type { Store } from '../store/store.js';
 import { EMBEDDED_STORE } from '../store/location.js';
-import { adviceFor, type Observation, type Verdict } from './classify.js';
-import { diffCredentials } from '../credentials/rules.js';
+import type { Verdict } from './classify.js';
+import { buildAlert, credentialVerdict, facts, relabelEmptied, type Raise, type WriterSource } from './alert-build.js';
 import { completeDirs } from './dirs-on-the-way.js';
 import { DirCache, baseOf, candidatePaths, dirOf, inspectFileAt, type Finding } from './inspect.js';
-import { fixOwnDirAt, lookDirs, openParentNoFollow, makeOwnDirAt, moveAsideWhole, openOwnDirAt, standingOf, type DirFinding, type Kept } from './dir-repair.js';
-import { foreignDetail, judgeRoot, type Ident } from './root-path.js';
+import { lookDirs, type DirFinding } from './dir-repair.js';
+import type { Ident } from './root-path.js';
+import { remakeRoot, repairDir } from './repair.js';
 import { statStamp } from './observe.js';
 import { protectedSet, type ProtectedSet } from '../config/protected-set.js';
 import { AlertSink } from './alert-sink.js';
 import { Quarantine, QuarantineQuota } from './quarantine.js';
 import { LateWrites } from './late-writes.js';
+import { removeFinding, restoreFinding, type Approved, type Outcome, type RevertDeps } from './revert.js';
 import { RetryBook } from './retry.js';
 import { StoreCheck } from './store-check.js';
-import type { BlobStampsFile } from '../store/blob-stamps.js';
 import { sweepTemps } from './temps.js';
-import { FULL_SWEEP_EVERY, localFsHere } from './open-watch.js';
-import { exactXattrs } from '../fsx/xattrs.js';
+import { Sweeper, type SweepCause } from './sweep.js';
+import type { GuardOptions } from './guard-options.js';
+import { OwedWrites } from './owed.js';
+import { CleanStamps } from './clean-stamps.js';
 
 /** The identity the guard gives a root it found foreign at start: no directory has it. */
 const FOREIGN: Ident = { dev: -1, ino: -1 };
 
-/** A directory ctime this recent (ms) is not trusted to show a later change (dirUnchanged). */
-const DIR_RACY_MS = 2_000;
-
-export interface GuardOptions {
-  root: string;
-  rootFd: number;
-  /** The store, held open: every store access goes through its descriptor. */
-  store: Store;
-  config: WardenConfig;
-  state: BaselineState;
-  /** Called once per alert after it is durable in alerts.jsonl. */
-  onAlert?: (alert: Alert) => void;
-  /** Diagnostics that are not alerts. */
-  log?: (line: string) => void;
-  /** Journal lines of alerts, each with its alert (default: log). */
-  journal?: (line: string, alert?: Alert) => void;
-  /**
-   * Work on paths that are not approved files (new, unexpected files) found by a rescan is
-   * handed here to run after the reverts that are waiting (hints.ts); default: inline.
-   */
-  defer?: (rel: string) => void;
-  /** After a protected directory was recreated: the watcher re-arms it. */
-  onDirRepaired?: () => void;
-  /**
-   * After the root path was found naming something else and put right (SPEC §4): the guard
-   * now holds the directory at the path (`fd`); the old descriptor is closed already.
-   */
-  onRootReplaced?: (fd: number) => void;
-  /** The witness's record (SPEC §6.1): who opened a file for writing; absent = no witness. */
-  writers?: WriterSource;
-  /** Where the store's blob stamps are kept across restarts, and the key that authenticates them (store/blob-stamps.ts). */
-  blobStamps?: BlobStampsFile;
-}
-
-/** Who wrote an inode, joined exactly (device + inode, within the record's window). */
-export interface WriterSource {
-  lookup(dev: number, ino: number): { writer: Writer; others: number } | null;
-  /**
-   * Who did one of OPS to the name PATH just before now (the witness's second group: chmod,
-   * chown, delete, rename, create), each record used once; or, when the record says its
-   * actor was gone before it could be read, why it is not known.
-   */
-  lookupName?(path: string, ops: readonly NameOp[]): { writer: Writer; others: number } | { unknown: string } | null;
-  /** Why the witness cannot answer now (not running, record missing), or null when it can. */
-  unavailable(): string | null;
-  /** Why the witness does not see names (chmod, chown, deletes, renames), or null when it does. */
-  namesUnavailable?(): string | null;
-}
-
-/** The reasons a witness cannot see: it sees opens, and these are not (or not only) opens. */
-const NOT_AN_OPEN: Partial<Record<AlertReason, string>> = {
-  deleted: 'a deletion', symlink: 'a symlink put in its place', 'not-regular': 'a non-file put in its place', mode: 'a chmod', owner: 'a chown',
-  acl: 'a change of its ACL', xattr: 'a change of its extended attributes',
-  'dir-replaced': 'another directory put in its place',
-};
-
-/**
- * Which name events explain a reason (joined by the path's name): a mode, owner, ACL or
- * extended attribute change by an attribute change only; a missing file by a delete or a rename away; anything else
- * (new content on a new inode, a symlink or non-file in its place, a new file) by a rename
- * over it or a create, new content on the same inode with no open seen by a truncate by
- * name (modify). A mode change is never explained by an earlier open, nor an open by
- * a chmod.
- */
-const NAME_OPS: Partial<Record<AlertReason, readonly NameOp[]>> = {
-  mode: ['attrib'], owner: ['attrib'], acl: ['attrib'], xattr: ['attrib'], deleted: ['delete', 'rename-away'],
-};
-const REPLACED_OPS: readonly NameOp[] = ['rename-in', 'create', 'modify'];
-
-/** What one alert says (Guard.raise): named, since most fields are optional and alike in type. */
-interface Raise {
-  id: string;
-  path: string;
-  /** Found by the startup pass: the alert says changed-while-stopped. */
-  whileStopped: boolean;
-  verdict: Verdict;
-  action: Alert['action'];
-  quarantine?: string | null;
-  before?: FileFacts | null;
-  after?: FileFacts | null;
-  credentialChanges?: Alert['credential_changes'] | undefined;
-  detail?: string | undefined;
-  /** The rejected file as seen (device + inode): what the witness's record is joined on. */
-  seen?: Observation | undefined;
-  /** Its rejected content was not kept (quarantine quota reached): a folded alert counts it. */
-  notKept?: boolean;
-}
+export type { GuardOptions } from './guard-options.js';
+export type { WriterSource } from './alert-build.js';
 
 export class Guard {
   readonly root: string;
@@ -151,11 +68,15 @@ export class Guard {
   /** Rejected inodes held open across file systems: their late writes are copied into quarantine. */
   private readonly late: LateWrites;
   private readonly quota = new QuarantineQuota();
-  private readonly defer: ((rel: string) => void) | null;
+  /** For sweep.ts: new files found by a rescan are worked off after the waiting reverts (null: inline). */
+  readonly defer: ((rel: string) => void) | null;
   private readonly retries = new RetryBook();
   private readonly store: StoreCheck;
+  private readonly revertDeps: RevertDeps;
+  /** Rejected bytes not yet in quarantine, alerts not yet appended (a full disk). */
+  private readonly owed: OwedWrites;
   /** Stat stamps of files verified clean by hash: lets the backstop rescan skip unchanged files. */
-  private readonly cleanStamps = new Map<string, string>();
+  private readonly cleanStamps = new CleanStamps((rel) => this.onCleanStamp(rel));
   /** Told when a clean stamp changes (null: all forgotten): the stamp poll watches the new inode. */
   onCleanStamp: (rel: string | null) => void = () => {};
   /**
@@ -168,16 +89,9 @@ export class Guard {
   vouched: (rel: string) => boolean = () => false;
   /** Called before each rescan's sweep (the stamp poll reads its watches' events first). */
   beforeRescan: () => void = () => {};
-  /** Rescans since start: every FULL_SWEEP_EVERY-th one sweeps every file. */
-  private rescans = 0;
-  /**
-   * Per directory (its path below the root): device, inode and ctime of the directory as the
-   * last rescan found it before looking at its files (dirUnchanged). Only a directory found
-   * the same by the next rescan may have files skipped as vouched.
-   */
-  private readonly dirStamps = new Map<string, string>();
+  private readonly sweeper = new Sweeper(this);
   /** Files the last rescan skipped because the stamp poll vouched for them (for the bench and tests). */
-  lastRescanVouched = 0;
+  get lastRescanVouched(): number { return this.sweeper.lastRescanVouched; }
   private stopped = false;
   /** Paths whose revert found no intact approved content (the store blob missing or altered). */
   readonly unavailable = new Set<string>();
@@ -208,14 +122,21 @@ export class Guard {
     this.quarantine = new Quarantine(opts.store, this.log, repair);
     this.late = new LateWrites((id, name, bytes) => this.safely(`keeping late writes of ${name}`, () => this.quarantine.rewrite(id, name, bytes)), () => this.maxBytes);
     this.quarantine.onHeld = (fd, id, name) => this.late.track(fd, id, name);
+    this.owed = new OwedWrites(this.alerts, this.quarantine, this.log);
+    // Read through the guard at each revert (a test swaps in a small quota).
+    const quota = (): QuarantineQuota => this.quota;
+    this.revertDeps = { root: this.root, quarantine: this.quarantine, get quota() { return quota(); }, late: this.late, maxBytes: () => this.maxBytes };
     this.store = new StoreCheck(opts.store, opts.state, (detail, path) => this.raiseTamper(detail, path), this.log, opts.rootFd, opts.blobStamps ?? null);
   }
 
   get counters(): { checks: number; reverts: number; alerts: number; rescans: number; vouched: number; blobsVouched: number } {
-    return { ...this.tally, alerts: this.alerts.count, rescans: this.rescans, vouched: this.lastRescanVouched, blobsVouched: this.store.lastRescanVouched };
+    return { ...this.tally, alerts: this.alerts.count, rescans: this.sweeper.rescans, vouched: this.lastRescanVouched, blobsVouched: this.store.lastRescanVouched };
   }
 
   get maxBytes(): number { return this.config.max_bytes; }
+
+  /** For sweep.ts: one more file looked at. */
+  countCheck(): void { this.tally.checks++; }
 
   /** Verify everything; what changed while warden was not running is reverted with that reason. */
   startupVerify(): number {
@@ -258,111 +179,23 @@ export class Guard {
     this.safely('flushing alerts', () => this.alerts.flush());
     if (this.safely('checking the root path', () => this.checkRootPath()) === true) { this.lastRescanAt = Date.now(); return 1; }
     this.safely('sweeping temp files', () => this.sweepTemps());
-    this.rescans++;
-    this.lastRescanVouched = 0;
+    this.sweeper.rescans++;
+    this.sweeper.lastRescanVouched = 0;
     this.safely('reading the inode watches', () => this.beforeRescan());
     const n = this.sweep('rescan', false);
-    this.safely('verifying the store', () => this.store.verify(false, undefined, this.rescans));
+    this.safely('verifying the store', () => this.store.verify(false, undefined, this.sweeper.rescans));
     this.lastRescanAt = Date.now();
     return n;
   }
 
-  private sweep(cause: 'startup' | 'rescan' | 'root', full: boolean): number {
+  private sweep(cause: SweepCause, full: boolean): number {
     if (!this.holdsOwnRoot()) return 0;
-    let n = this.safely('repairing directories', () => this.fixDirs(cause === 'startup')) ?? 0;
-    const dirs = new DirCache(this.rootFd);
-    // Per directory, decided once per sweep (a directory's files can come in more than one group).
-    const dirSame = new Map<string, boolean>();
-    try {
-      const paths = this.safely('listing protected paths', () => candidatePaths(this.rootFd, this.state, this.pset)) ?? [];
-      // Sorted, so each directory's files come together: one group per directory.
-      for (let i = 0; i < paths.length;) {
-        const dir = dirOf(paths[i] as string);
-        let j = i + 1;
-        while (j < paths.length && dirOf(paths[j] as string) === dir) j++;
-        n += this.sweepGroup(paths.slice(i, j), dir, cause, full, dirs, dirSame);
-        i = j;
-      }
-    } finally {
-      dirs.close();
-    }
-    return n;
-  }
-
-  /**
-   * The files of one directory. They are looked at from inside it (withCwdAt: a plain name
-   * per lstat/open instead of a walk through /proc/self/fd for each), read-only; what needs
-   * putting right is acted on afterwards, through the descriptor as always.
-   */
-  private sweepGroup(group: readonly string[], dir: string, cause: 'startup' | 'rescan' | 'root', full: boolean, dirs: DirCache, dirSame: Map<string, boolean>): number {
-    const whileStopped = cause === 'startup';
-    let n = 0;
-    const todo: string[] = [];
-    for (const rel of group) {
-      // New files are worked off after waiting reverts (a storm of them must not stall a revert).
-      if (cause === 'rescan' && this.defer && !this.state.entry(rel)) { this.defer(rel); continue; }
-      todo.push(rel);
-    }
-    const fd = todo.length ? dirs.get(dir) : null;
-    const found: Finding[] = [];
-    // The ordinary rescan trusts the inode watches (the stamp poll's) only on a local file
-    // system, where every change to an inode raises its events, whoever makes it, by any path,
-    // and only in a directory whose entries did not change since the previous rescan: an
-    // inode watch says nothing about which inode the name names (a file renamed away and
-    // another put in its place, a directory swapped). Every FULL_SWEEP_EVERY-th rescan trusts
-    // nothing. The directory is looked at (and recorded) every rescan, before its files.
-    let same = false;
-    // The startup pass looks at every file; it records the directories too, so that the first
-    // rescan may already trust the watches (it would otherwise lstat every file once more).
-    if (cause !== 'root' && fd !== null) {
-      const known = dirSame.get(dir);
-      same = known ?? (this.safely(`looking at ${dir || '.'}`, () => this.dirUnchanged(dir, fd)) ?? false);
-      dirSame.set(dir, same);
-    }
-    const trust = cause === 'rescan' && !full && same && this.rescans % FULL_SWEEP_EVERY !== 0;
-    const looked = fd === null ? null : withCwdAt(fd, () => {
-      const watchSeesAll = trust && localFsHere();
-      for (const rel of todo) {
-        this.safely(`checking ${rel}`, () => {
-          if (watchSeesAll && this.vouched(rel)) { this.lastRescanVouched++; return; }
-          if (!full && this.unchangedSinceClean(rel, AT_FDCWD)) return;
-          this.tally.checks++;
-          let lastStamp: string | undefined;
-          const f = inspectFileAt(AT_FDCWD, this.state, this.pset, rel, this.maxBytes, (o) => { lastStamp = o.stamp; });
-          if (f) found.push(f); else this.markClean(rel, AT_FDCWD, lastStamp);
-        });
-      }
-    });
-    if (looked && fd !== null) {
-      for (let k = 0; k < found.length; k++) {
-        const f = found[k] as Finding;
-        // The held descriptor follows the directory wherever it goes: one moved out of the
-        // root meanwhile must not receive our writes. Not there any more: forget it and check
-        // the rest afresh from the root (which repairs the directory first).
-        // The check before the act, and the act's own just before its rename (the temp
-        // file's fsync can take long on a loaded machine).
-        let moved = !this.stillAt(fd, dir);
-        if (!moved) {
-          const r = this.safely(`checking ${f.path}`, () => this.act(f, whileStopped, fd, true));
-          if (r === 'moved') moved = true; else if (r) n++;
-        }
-        if (moved) {
-          dirs.forget(dir);
-          for (const rest of found.slice(k)) if (this.safely(`checking ${rest.path}`, () => this.check(rest.path, whileStopped, dirs))) n++;
-          return n;
-        }
-      }
-      return n;
-    }
-    // The directory is broken (check repairs it first) or cannot be entered: one check per file.
-    for (const rel of todo) {
-      if (this.safely(`checking ${rel}`, () => (!full && fd !== null && this.unchangedSinceClean(rel, fd)) ? false : this.check(rel, whileStopped, dirs))) n++;
-    }
-    return n;
+    return this.sweeper.sweep(cause, full);
   }
 
   /** Is the directory `fd` holds still the one at `dir` below the root (same device and inode)? */
-  private stillAt(fd: number, dir: string): boolean {
+  /** For sweep.ts and the revert. */
+  stillAt(fd: number, dir: string): boolean {
     if (dir === '') return true;
     return withDir(this.rootFd, dir, (now) => {
       const a = fstatSync(fd), b = fstatSync(now);
@@ -370,24 +203,8 @@ export class Guard {
     }, () => false);
   }
 
-  /**
-   * Has the directory `fd` holds (at `dir`) had no entry created, removed, renamed or
-   * exchanged, and has no other directory been put at its path, since the previous rescan
-   * looked at it? Every such change moves the directory's ctime (which no user can set), and
-   * a directory put at the path is another inode. Recorded now for the next rescan; a ctime
-   * within DIR_RACY_MS of now is not recorded (a change within the same coarse clock tick
-   * would leave it where it is), so the next rescan looks at every file there again.
-   */
-  private dirUnchanged(dir: string, fd: number): boolean {
-    const st = fstatSync(fd, { bigint: true });
-    const stamp = `${st.dev}:${st.ino}:${st.ctimeNs}`;
-    const same = this.dirStamps.get(dir) === stamp;
-    if (Number(st.ctimeNs / 1_000_000n) < Date.now() - DIR_RACY_MS) this.dirStamps.set(dir, stamp);
-    else this.dirStamps.delete(dir);
-    return same;
-  }
-
-  private unchangedSinceClean(rel: string, fd: number): boolean {
+  /** For sweep.ts: is `rel` (in the directory `fd`) as it was when last verified clean by hash? */
+  unchangedSinceClean(rel: string, fd: number): boolean {
     const stamp = this.cleanStamps.get(rel);
     if (!stamp) return false;
     const st = lstatAt(fd, baseOf(rel));
@@ -467,29 +284,12 @@ export class Guard {
     }
   }
 
-  /** Rejected bytes not yet in quarantine (a full disk): written as soon as there is room. */
-  private readonly owed: { id: string; name: string; bytes: Buffer }[] = [];
-  private owedTriedAt = 0;
-
   /**
-   * Write what a full disk kept back, at most one try a second: alerts that could not be
-   * appended first (never lose an alert; the rescan alone would leave them waiting up to
-   * rescan_seconds), then rejected bytes owed to quarantine.
+   * Write what a full disk kept back (owed.ts), at most one try a second: alerts that could
+   * not be appended first, then rejected bytes owed to quarantine.
    */
   keepOwed(now = Date.now()): void {
-    const alertsWaiting = this.alerts.pending() > 0;
-    if ((this.owed.length === 0 && !alertsWaiting) || now - this.owedTriedAt < 1000) return;
-    this.owedTriedAt = now;
-    if (alertsWaiting) {
-      try { this.alerts.flush(); } catch { return; /* still full: the next second */ }
-      this.log('<5>warden: there is room again: the alerts kept in memory are written');
-    }
-    while (this.owed.length) {
-      const o = this.owed[0] as { id: string; name: string; bytes: Buffer };
-      if (this.quarantine.write(o.id, o.name, o.bytes) === null) return;
-      this.owed.shift();
-      this.log(`<5>warden: there is room again: the rejected content of alert ${o.id} is now in quarantine`);
-    }
+    this.owed.keep(now);
   }
 
   /** The stamp recorded when `rel` was last verified clean by hash (the stamp poll compares with it). */
@@ -521,60 +321,44 @@ export class Guard {
 
   private putRootRight(whileStopped = false): void {
     const id = newAlertId();
-    const want = this.state.index.dirs[''];
     const verdict: Verdict = { reason: 'root-replaced', also: [], action: 'reverted' };
-    let parentFd: number;
-    try { parentFd = openParentNoFollow(this.root); }
-    catch (err) { this.failed('', id, verdict, err, whileStopped); return; }
     try {
-      const name = basename(this.root);
-      const seen = standingOf(lstatAt(parentFd, name));
-      const judged = judgeRoot(seen, this.rootId);
-      if (judged === 'holds') return;
-      // Whatever stands there is not warden's (not the directory it holds): moved aside whole,
-      // never adopted; the moved-away original is not followed (its place is the agent's choice).
-      const kept = judged === 'foreign' ? moveAsideWhole(this.quarantine, id, parentFd, name, this.root, '') : null;
-      const made = makeOwnDirAt(parentFd, name, want ? { mode: want.mode, uid: want.uid, gid: want.gid } : { mode: 0o755 });
-      const fd = openOwnDirAt(parentFd, name, made);
-      const old = this.rootFd;
-      this.rootFd = fd;
-      this.rootId = made;
-      this.dirIds.clear();
-      this.store.rootFd = fd;
-      this.state.publishFor(fd);
-      this.cleanStamps.clear(); this.onCleanStamp(null);
-      safeClose(old);
-      const after = 'the approved tree was put back at the path in a directory warden made (the directory warden guarded was renamed away; it is not followed)';
-      const detail = kept?.seen ? foreignDetail(this.root, kept.seen, kept.label, after)
-        : kept ? `something was put at ${this.root} and moved to ${kept.label}; ${after}` : `${this.root} named nothing; ${after}`;
-      this.raise({ id, path: '', whileStopped, verdict, action: 'reverted', quarantine: kept?.label ?? null, detail });
+      const r = remakeRoot(this.quarantine, this.root, this.rootId, this.state.index.dirs[''], id);
+      if (!r) return;
+      this.adoptRoot(r.fd, r.made);
+      this.raise({ id, path: '', whileStopped, verdict, action: 'reverted', quarantine: r.quarantine, detail: r.detail });
       // verify and status compare the directory at the path with this record.
-      this.safely('recording the root', () => this.storeHandle.recordRoot(fd));
+      this.safely('recording the root', () => this.storeHandle.recordRoot(r.fd));
       // The embedded store follows into the new root; then every protected path is put right.
       this.safely('verifying the store', () => this.store.verify(false));
       this.sweep('root', true);
-      this.onRootReplaced(fd);
+      this.onRootReplaced(r.fd);
       this.onDirRepaired();
     } catch (err) {
       this.failed('', id, verdict, err, whileStopped);
-    } finally {
-      safeClose(parentFd);
     }
   }
 
-  private setClean(rel: string, stamp: string): void {
-    if (this.cleanStamps.get(rel) === stamp) return;
-    this.cleanStamps.set(rel, stamp);
-    this.onCleanStamp(rel);
+  /** Hold the directory warden made at the root path (`fd`) instead of the one it held. */
+  private adoptRoot(fd: number, made: Ident): void {
+    const old = this.rootFd;
+    this.rootFd = fd;
+    this.rootId = made;
+    this.dirIds.clear();
+    this.store.rootFd = fd;
+    this.state.publishFor(fd);
+    this.cleanStamps.clear();
+    safeClose(old);
   }
 
-  private markClean(rel: string, dirFd?: number, stamp?: string): void {
+  /** For sweep.ts and check: `rel` verified clean (its stat stamp recorded, its retries cleared). */
+  markClean(rel: string, dirFd?: number, stamp?: string): void {
     this.retries.clear(rel);
-    if (!this.state.entry(rel)) { this.cleanStamps.delete(rel); this.onCleanStamp(rel); return; }
-    if (stamp) { this.setClean(rel, stamp); return; }
+    if (!this.state.entry(rel)) { this.cleanStamps.forget(rel); return; }
+    if (stamp) { this.cleanStamps.set(rel, stamp); return; }
     const stampAt = (fd: number): void => {
       const st = lstatAt(fd, baseOf(rel));
-      if (st?.isFile()) this.setClean(rel, statStamp(st));
+      if (st?.isFile()) this.cleanStamps.set(rel, statStamp(st));
     };
     if (dirFd !== undefined) stampAt(dirFd);
     else withDir(this.rootFd, dirOf(rel), stampAt, () => undefined);
@@ -601,34 +385,14 @@ export class Guard {
     if (!want) return;
     const id = newAlertId();
     const verdict: Verdict = { reason: f.reason, also: f.also, action: 'reverted' };
-    const opts = { mode: want.mode, uid: want.uid, gid: want.gid };
-    if (f.path === '') {
-      // The root's own mode/owner (chmod 0300 ROOT would blind every walk): put back through our descriptor.
-      try {
-        fixRoot(this.rootFd, opts);
-        this.raise({ id, path: f.path, whileStopped, verdict, action: 'reverted' });
-      } catch (err) { this.failed(f.path, id, verdict, err, whileStopped); }
-      return;
+    const r = repairDir(this.rootFd, this.root, this.quarantine, this.dirIds, f, want, id);
+    if (!r) return;
+    try {
+      if (!r.ok) throw r.err;
+      this.raise({ id, path: f.path, whileStopped, verdict, action: 'reverted', quarantine: r.quarantine, detail: r.detail });
+    } catch (err) {
+      this.failed(f.path, id, verdict, err, whileStopped);
     }
-    withDir(this.rootFd, dirOf(f.path), (parent) => {
-      try {
-        const name = baseOf(f.path);
-        if (!f.foreign && f.seen) {
-          // warden's own directory (recorded by device and inode): its mode/owner put back,
-          // through its descriptor once it is checked to be that very directory.
-          fixOwnDirAt(parent, name, f.seen, opts);
-          this.raise({ id, path: f.path, whileStopped, verdict, action: 'reverted' });
-          return;
-        }
-        let kept: Kept | null = null;
-        if (f.seen) kept = moveAsideWhole(this.quarantine, id, parent, name, this.root, f.path);
-        this.dirIds.set(f.path, makeOwnDirAt(parent, name, opts));
-        const detail = kept?.seen ? foreignDetail(f.path, kept.seen, kept.label, 'the approved directory was made anew by warden') : undefined;
-        this.raise({ id, path: f.path, whileStopped, verdict, action: 'reverted', quarantine: kept?.label ?? null, detail });
-      } catch (err) {
-        this.failed(f.path, id, verdict, err, whileStopped);
-      }
-    }, () => undefined);
   }
 
   /** Put one finding right. `dirFd`: the file's directory, already open (saves a walk on the revert path). */
@@ -637,123 +401,84 @@ export class Guard {
    * ('moved', nothing written, nothing alerted) for the caller to look again from the root,
    * rather than alert a failed revert.
    */
-  private act(f: Finding, whileStopped: boolean, dirFd?: number, movedUp = false): true | 'moved' {
+  act(f: Finding, whileStopped: boolean, dirFd?: number, movedUp = false): true | 'moved' {
     if (dirFd === undefined) return withDir(this.rootFd, dirOf(f.path), (fd) => this.actAt(f, whileStopped, fd, movedUp), () => true);
     return this.actAt(f, whileStopped, dirFd, movedUp);
   }
 
+  /**
+   * The revert path, one step each: the approved content (the store), the revert (revert.ts),
+   * then the alert (alert-build.ts) or the failed revert retried with backoff.
+   */
   private actAt(f: Finding, whileStopped: boolean, fd: number, movedUp: boolean): true | 'moved' {
     const id = newAlertId();
-    const { verdict, obs } = f;
-    const w = { fd };
-    const name = baseOf(f.path);
-    let quarantine: string | null = null;
-    let linked = false;
-    let heldFd: number | null = null;
-    let movedAside = false;
+    const [out, approved] = f.verdict.action === 'removed' ? [removeFinding(this.revertDeps, id, fd, f), null] : this.restore(f, id, fd);
+    if (!out.ok) {
+      if (out.restored) this.tally.reverts++;
+      if (movedUp && errnoCode(out.err) === DIR_MOVED) return 'moved';
+      this.failed(f.path, id, f.verdict, out.err, whileStopped, out.quarantine);
+      return true;
+    }
+    if (approved) this.tally.reverts++;
+    if (out.owe) this.owed.push(id, baseOf(f.path), out.owe);
     try {
-      if (verdict.action === 'removed') {
-        // Only a plain file can be dropped when the quota is used up; anything else is moved.
-        const keep = this.quota.take() || obs.type !== 'file';
-        // No fsync here: a removal lost in a crash leaves the file where it was, and the
-        // startup check removes it again (a storm of them must not cost two fsyncs each).
-        // A regular file is moved and secured (quarantine.ts); anything else is not warden's
-        // to change and is moved whole (docs/ARCHITECTURE.md, invariant 19).
-        if (keep) quarantine = obs.type === 'file' ? this.quarantine.move(id, w.fd, name, this.maxBytes, false) : moveAsideWhole(this.quarantine, id, w.fd, name, this.root, f.path).label;
-        else unlinkAt(w.fd, name);
-        this.raise({ id, path: f.path, whileStopped, verdict, action: 'removed', quarantine, after: facts(obs), detail: keep ? undefined : this.quota.note, seen: obs, notKept: !keep });
-        return true;
-      }
-      const keep = this.quota.take();
-      const entry = this.state.entry(f.path);
-      // Approved bytes are not held in memory: read the blob, used only if it hashes to the
-      // authenticated sha256. Missing or altered: the store check rebuilds it from another
-      // live file that still has that content, if any; else the revert fails closed.
-      let approved = this.state.bytesOf(this.storeHandle.fd, f.path);
-      if (entry && !approved) { this.store.verify(false, entry.sha256); approved = this.state.bytesOf(this.storeHandle.fd, f.path); }
-      if (!entry || !approved) {
-        this.unavailable.add(f.path);
-        this.raiseTamper(`the store copy of the approved content of ${f.path} is missing or altered, and no live file has it; ${f.path} cannot be reverted`);
-        throw Object.assign(new Error('approved content unavailable'), { code: 'EBADBASELINE' });
-      }
-      this.unavailable.delete(f.path);
-      // Things that cannot be replaced by rename (dir) or must be kept as they are
-      // (link, FIFO, socket, device) are moved aside first. A rejected file is hard-linked
-      // into quarantine before the rename, so late writes into it are kept (SPEC §5).
-      if (obs.type !== 'file' && obs.type !== 'absent') { quarantine = moveAsideWhole(this.quarantine, id, w.fd, name, this.root, f.path).label; movedAside = true; }
-      else if (obs.type === 'file' && keep) {
-        linked = this.quarantine.linkBefore(id, w.fd, name, obs.ino);
-        // Not linked (the store on another file system): hold the rejected inode open, so
-        // what a writer still puts into it is copied into quarantine (late-writes.ts).
-        if (!linked) heldFd = this.quarantine.hold(w.fd, name, obs.ino);
-        // Not linked, not held and never read whole: it can only be kept by moving it aside.
-        if (!linked && heldFd === null && obs.bytes === null) { quarantine = this.quarantine.move(id, w.fd, name, this.maxBytes); movedAside = true; }
-      }
-      let fullDisk: string | null = null;
-      try {
-        replaceFileAt(w.fd, name, approved, { mode: entry.mode, uid: entry.uid, gid: entry.gid, prepare: exactXattrs(entry.xattrs), stillHere: () => this.stillAt(w.fd, dirOf(f.path)) });
-      } catch (err) {
-        // SPEC §5: never move a file aside and then leave its path missing.
-        if (movedAside && this.quarantine.putBack(id, w.fd, name)) quarantine = null;
-        // A full file system (the agent can fill it first): the approved bytes go over the
-        // rejected file's own blocks. Its bytes were read whole, so they are kept from memory.
-        const code = errnoCode(err);
-        if (code === DIR_MOVED) throw err;
-        if ((code !== 'ENOSPC' && code !== 'EDQUOT') || movedAside || obs.type !== 'file' || obs.bytes === null) throw err;
-        if (linked) { this.quarantine.discard(id, name); linked = false; }
-        if (!rewriteInPlaceAt(w.fd, name, approved, obs.ino, { mode: entry.mode, uid: entry.uid, gid: entry.gid, prepare: exactXattrs(entry.xattrs) })) throw err;
-        fullDisk = code;
-      }
-      this.tally.reverts++;
-      // Securing the quarantined inode (or copying bytes we hold) comes after the restore, to keep the revert short.
-      if (obs.type === 'file' && !quarantine && keep) {
-        const bytes = obs.bytes ?? (heldFd !== null && !fullDisk ? readHeldHead(heldFd, this.maxBytes) : null);
-        quarantine = this.quarantine.settle(id, name, linked, bytes, this.maxBytes);
-      }
-      // Written in place (a full disk), the held inode is the live file again: nothing late to keep from it.
-      if (heldFd !== null) { if (quarantine && !fullDisk) this.late.track(heldFd, id, name); else safeClose(heldFd); heldFd = null; }
-      let fullNote: string | undefined;
-      if (fullDisk) {
-        // No room for the copy either (quarantine on the same full file system): held in
-        // memory and written as soon as there is room (keepOwed, every second).
-        if (!quarantine && keep && obs.bytes) { this.owed.push({ id, name, bytes: obs.bytes }); quarantine = this.quarantine.label(id, name); }
-        fullNote = `the file system is full (${fullDisk}): no temp file could be written, so the approved bytes were written over the rejected file in place`
-          + (this.owed.some((o) => o.id === id) ? '; the rejected bytes are held in memory and written to quarantine as soon as there is room' : '');
-      }
-      let v = verdict;
-      let changes;
-      let held: string | undefined;
-      let rejected = obs.bytes;
-      // `echo … > file` truncates, then writes: seen empty, the hard-linked quarantine copy
-      // holds what was written after. The alert tells what the rejected file held (and, for
-      // credentials, which keys those bytes changed, not the keys an empty file would drop).
-      if (verdict.reason === 'emptied' && linked && quarantine) {
-        const size = this.quarantine.sizeOf(id, name);
-        if (size) {
-          v = { ...verdict, reason: 'content' }; held = `seen empty, then written: the rejected file held ${size} byte(s), kept in quarantine`;
-          if (f.kind === 'credentials') rejected = this.quarantine.readBack(id, name, this.maxBytes) ?? rejected;
-        }
-      }
-      if (f.kind === 'credentials' && rejected && (verdict.reason === 'content' || verdict.reason === 'emptied')) {
-        const d = diffCredentials(approved.toString('utf8'), rejected.toString('utf8'), this.config, f.path);
-        changes = d.changes;
-        if (d.halfApplied) v = { ...verdict, reason: 'half-applied', also: [verdict.reason, ...verdict.also] };
-      }
-      if (this.retries.clear(f.path)) this.sweepTemps();
-      this.raise({
-        id, path: f.path, whileStopped, verdict: v, action: 'reverted', quarantine,
-        before: { sha256: entry.sha256, size: entry.size, mode: entry.mode }, after: facts(obs), credentialChanges: changes,
-        detail: [fullNote, obs.type === 'file' && !keep ? this.quota.note : held].filter(Boolean).join('; ') || undefined, seen: obs,
-        notKept: obs.type === 'file' && !keep,
-      });
-      this.markClean(f.path);
+      if (approved) this.reverted(f, id, whileStopped, approved, out);
+      else this.removed(f, id, whileStopped, out);
     } catch (err) {
-      if (heldFd !== null) safeClose(heldFd);
-      if (linked && !quarantine) this.quarantine.discard(id, name);
-      if (movedUp && errnoCode(err) === DIR_MOVED) return 'moved';
-      this.failed(f.path, id, verdict, err, whileStopped, quarantine);
+      if (out.linked && !out.quarantine) this.quarantine.discard(id, baseOf(f.path));
+      this.failed(f.path, id, f.verdict, err, whileStopped, out.quarantine);
     }
     return true;
+  }
+
+  /** The quota asked first (as for a removal), then the approved content, then the restore. */
+  private restore(f: Finding, id: string, fd: number): [Outcome, Approved | null] {
+    const keep = this.quota.take();
+    let approved: Approved;
+    try { approved = this.approvedFor(f.path); } catch (err) { return [{ ok: false, err, quarantine: null, restored: false }, null]; }
+    return [restoreFinding(this.revertDeps, id, fd, f, approved, keep, () => this.stillAt(fd, dirOf(f.path))), approved];
+  }
+
+  /**
+   * Approved bytes are not held in memory: read the blob, used only if it hashes to the
+   * authenticated sha256. Missing or altered: the store check rebuilds it from another live
+   * file that still has that content, if any; else the revert fails closed (tamper alert, throws).
+   */
+  private approvedFor(path: string): Approved {
+    const entry = this.state.entry(path);
+    let bytes = this.state.bytesOf(this.storeHandle.fd, path);
+    if (entry && !bytes) { this.store.verify(false, entry.sha256); bytes = this.state.bytesOf(this.storeHandle.fd, path); }
+    if (!entry || !bytes) {
+      this.unavailable.add(path);
+      this.raiseTamper(`the store copy of the approved content of ${path} is missing or altered, and no live file has it; ${path} cannot be reverted`);
+      throw Object.assign(new Error('approved content unavailable'), { code: 'EBADBASELINE' });
+    }
+    this.unavailable.delete(path);
+    return { entry, bytes };
+  }
+
+  private removed(f: Finding, id: string, whileStopped: boolean, out: Outcome & { ok: true }): void {
+    this.raise({ id, path: f.path, whileStopped, verdict: f.verdict, action: 'removed', quarantine: out.quarantine, after: facts(f.obs), detail: out.keep ? undefined : this.quota.note, seen: f.obs, notKept: !out.keep });
+  }
+
+  private reverted(f: Finding, id: string, whileStopped: boolean, approved: Approved, out: Outcome & { ok: true }): void {
+    const { verdict, obs } = f;
+    const name = baseOf(f.path);
+    // The alert tells what the rejected file held (and, for credentials, which keys those
+    // bytes changed, not the keys an empty file would drop).
+    const heldSize = verdict.reason === 'emptied' && out.linked && out.quarantine ? this.quarantine.sizeOf(id, name) : null;
+    const { verdict: relabelled, held } = relabelEmptied(verdict, heldSize);
+    const rejected = held && f.kind === 'credentials' ? (this.quarantine.readBack(id, name, this.maxBytes) ?? obs.bytes) : obs.bytes;
+    const { verdict: v, changes } = f.kind === 'credentials' ? credentialVerdict(verdict, relabelled, approved.bytes, rejected, this.config, f.path) : { verdict: relabelled, changes: undefined };
+    if (this.retries.clear(f.path)) this.sweepTemps();
+    const notKept = obs.type === 'file' && !out.keep;
+    const { entry } = approved;
+    this.raise({
+      id, path: f.path, whileStopped, verdict: v, action: 'reverted', quarantine: out.quarantine,
+      before: { sha256: entry.sha256, size: entry.size, mode: entry.mode }, after: facts(obs), credentialChanges: changes,
+      detail: [out.fullNote, notKept ? this.quota.note : held].filter(Boolean).join('; ') || undefined, seen: obs, notKept,
+    });
+    this.markClean(f.path);
   }
 
   /** A restore that could not finish: the file is left as it was; alert once, retry with backoff. */
@@ -769,49 +494,11 @@ export class Guard {
   }
 
   private raise(r: Raise): Alert {
-    const { id, path, whileStopped, verdict, action, quarantine = null, before = null, after = null, credentialChanges, detail, seen, notKept = false } = r;
-    const reason: AlertReason = whileStopped && verdict.reason !== 'revert-failed' ? 'changed-while-stopped' : verdict.reason;
-    const also = whileStopped && verdict.reason !== 'revert-failed' ? [verdict.reason, ...verdict.also] : verdict.also;
-    const entry = this.state.entry(path);
-    const kind = entry?.kind ?? (Object.hasOwn(this.state.index.dirs, path) ? 'directory' : this.pset.kindOf(path));
-    const alert: Alert = {
-      id, time: new Date().toISOString(), path: path === '' ? '.' : path, action, reason, before, after, quarantine,
-      ...(also.length ? { also } : {}),
-      ...(detail ? { detail } : {}),
-      ...(credentialChanges ? { credential_changes: credentialChanges } : {}),
-      ...(action === 'revert-failed' ? {} : { by: this.writerOf(path, verdict.reason, whileStopped, seen) }),
-      advice: adviceFor(path, reason === 'changed-while-stopped' ? (also[0] ?? reason) : reason, id, kind),
-    };
-    this.alerts.record(alert, notKept);
+    const entry = this.state.entry(r.path);
+    const kind = entry?.kind ?? (Object.hasOwn(this.state.index.dirs, r.path) ? 'directory' : this.pset.kindOf(r.path));
+    const alert = buildAlert(r, kind, this.writers);
+    this.alerts.record(alert, r.notKept ?? false);
     return alert;
-  }
-
-  /** Who made this direct edit, joined exactly from the witness's record, or why that is not known. */
-  private writerOf(path: string, reason: AlertReason, whileStopped: boolean, seen: Observation | undefined): Writer | WriterUnknown {
-    const src = this.writers;
-    if (!src) return { unknown: 'no witness running' };
-    const byName = NAME_OPS[reason];
-    if (!byName && seen && seen.type === 'file' && seen.dev !== undefined) {
-      const j = src.lookup(seen.dev, seen.ino);
-      if (j) return j.others ? { ...j.writer, others: j.others } : j.writer;
-    }
-    if (src.lookupName && !whileStopped) {
-      const j = src.lookupName(path, byName ?? REPLACED_OPS);
-      if (j && 'unknown' in j) return j;
-      if (j) return j.others ? { ...j.writer, others: j.others } : j.writer;
-    }
-    const down = src.unavailable();
-    if (down) return { unknown: down };
-    if (whileStopped) return { unknown: 'changed while warden was not running' };
-    const what = NOT_AN_OPEN[reason];
-    if (what) {
-      const blind = src.namesUnavailable ? src.namesUnavailable() : 'it does not watch names';
-      if (blind) return { unknown: `the witness sees opens for writing, and ${what} is not one (${blind})` };
-      return { unknown: `the witness saw no ${byName ? 'attribute change, delete or rename' : 'rename or create'} of this name by another process` };
-    }
-    return { unknown: src.namesUnavailable && !src.namesUnavailable()
-      ? 'the witness saw no open for writing of this file, and no truncate, rename or create of it (a write through a shared mapping mapped earlier is none of these)'
-      : 'the witness saw no open for writing of this file' };
   }
 
   /** Durable first (SPEC §6), then the journal line and the callback. */
@@ -842,7 +529,7 @@ export class Guard {
   setConfig(config: WardenConfig): void {
     this.config = config;
     this.pset = protectedSet(config);
-    this.cleanStamps.clear(); this.onCleanStamp(null);
+    this.cleanStamps.clear();
   }
 
   stop(): void {
@@ -857,9 +544,4 @@ export class Guard {
   failingPaths(): string[] {
     return this.retries.paths();
   }
-}
-
-function facts(obs: Observation): FileFacts | null {
-  if (obs.type === 'absent') return null;
-  return { sha256: obs.sha256 ?? null, size: obs.size, mode: obs.mode };
 }

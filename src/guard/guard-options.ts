@@ -1,0 +1,38 @@
+/** What the guard is built with (guard.ts): the root held, the store, the baseline, and where its alerts and diagnostics go. */
+import type { WardenConfig } from '../config/warden-config.js';
+import type { Alert } from '../store/alert-types.js';
+import type { BaselineState } from '../store/baseline-state.js';
+import type { BlobStampsFile } from '../store/blob-stamps.js';
+import type { Store } from '../store/store.js';
+import type { WriterSource } from './alert-build.js';
+
+export interface GuardOptions {
+  root: string;
+  rootFd: number;
+  /** The store, held open: every store access goes through its descriptor. */
+  store: Store;
+  config: WardenConfig;
+  state: BaselineState;
+  /** Called once per alert after it is durable in alerts.jsonl. */
+  onAlert?: (alert: Alert) => void;
+  /** Diagnostics that are not alerts. */
+  log?: (line: string) => void;
+  /** Journal lines of alerts, each with its alert (default: log). */
+  journal?: (line: string, alert?: Alert) => void;
+  /**
+   * Work on paths that are not approved files (new, unexpected files) found by a rescan is
+   * handed here to run after the reverts that are waiting (hints.ts); default: inline.
+   */
+  defer?: (rel: string) => void;
+  /** After a protected directory was recreated: the watcher re-arms it. */
+  onDirRepaired?: () => void;
+  /**
+   * After the root path was found naming something else and put right (SPEC §4): the guard
+   * now holds the directory at the path (`fd`); the old descriptor is closed already.
+   */
+  onRootReplaced?: (fd: number) => void;
+  /** The witness's record (SPEC §6.1): who opened a file for writing; absent = no witness. */
+  writers?: WriterSource;
+  /** Where the store's blob stamps are kept across restarts, and the key that authenticates them (store/blob-stamps.ts). */
+  blobStamps?: BlobStampsFile;
+}
