@@ -1,5 +1,5 @@
 /**
- * `node dist/bench/attack-storm.js`: the guard under attack, with the numbers issue 12 asks for.
+ * `node dist/bench/attack-storm.js`: the guard under attack, with the numbers an attack review needs.
  *
  * 1. storm: a child creates new orgs/sN.toml as fast as it can for BENCH_STORM_S (15) s while
  *    a real edit of an approved file is made every 100 ms: revert latency p50/max, how many

@@ -1,5 +1,5 @@
 /**
- * Crash trials (issues 4, 17): SIGKILL the process applying a two-file credential rotation,
+ * Crash trials: SIGKILL the process applying a two-file credential rotation,
  * start warden again, and check that the set is wholly old or wholly new — never mixed —,
  * that a `half-applied` alert exists whenever the rotation was interrupted (its intent
  * journal was on disk when the process died), and that the start succeeded on its own.
@@ -344,7 +344,7 @@ export async function runCrashTrials(n: number, opts: CrashTrialOptions = {}): P
 if (process.argv[1] && resolve(process.argv[1]) === resolve(import.meta.dirname, 'crash-trials.js')) {
   const n = Number(process.argv[2] ?? 20);
   for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, () => process.exit(130)); // runs the 'exit' handler that kills every child
-  runCrashTrials(n, { jobs: Number(process.argv[3] ?? 1), log: (l) => process.stderr.write(l + '\n') }).then((s) => {
+  void runCrashTrials(n, { jobs: Number(process.argv[3] ?? 1), log: (l) => process.stderr.write(l + '\n') }).then((s) => {
     process.stdout.write(JSON.stringify(s, null, 2) + '\n');
     process.exitCode = passed(s) ? 0 : 1;
   });

@@ -1,5 +1,5 @@
 /**
- * The floor: the least a correct reverter must do (NOTES.md). Watch the directory, read the
+ * The floor: the least a correct reverter must do (docs/BENCHMARKS.md §What each number means). Watch the directory, read the
  * file, compare with the approved bytes, and on a difference write a temp file, fsync it,
  * rename it over the path and fsync the directory. Usage: node floor.js FILE (prints `ready`).
  */

@@ -1,5 +1,5 @@
 /**
- * `node dist/bench/guard-rss.js [variant ...]`: the guard's idle RSS (issue 26, lane 26r), the
+ * `node dist/bench/guard-rss.js [variant ...]`: the guard's idle RSS, the
  * two footprint rows of bench/footprint.ts (10,000-file root, example root) for several builds
  * or node flags side by side, with the RSS split as /proc/<pid>/status gives it: RssAnon (the
  * JS heap, malloc, thread stacks), RssFile (node's binary and the native addons, touched

@@ -1,6 +1,6 @@
 /**
  * `node dist/bench/idle-row.js [cli.js ...]`: only the footprint row "guard + notifier, idle,
- * N files" (bench/footprint.ts), for one or more builds side by side (issue 26). Each build gets
+ * N files" (bench/footprint.ts), for one or more builds side by side. Each build gets
  * its own 10,000-file root, initialised by that build; the windows alternate A, B, A, B… so both
  * see the same load. CPU is utime + stime of the process (not wall time), as in bench/idle.ts.
  *

@@ -1,5 +1,5 @@
 /**
- * `node dist/bench/idle-threads.js [cli.js ...]` (issue 26, lane 26q): the guard alone on the
+ * `node dist/bench/idle-threads.js [cli.js ...]`: the guard alone on the
  * 10,000-file root, idle, for each build given (default this one), windows interleaved
  * A, B, A, B…; prints ready time, CPU of the whole process (utime + stime from /proc) and of
  * each thread, and RSS max. BENCH_IDLE_SECONDS (60), BENCH_IDLE_ROUNDS (2).

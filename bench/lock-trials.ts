@@ -1,5 +1,5 @@
 /**
- * Kill trials of the one writer (issue 11): SIGKILL from outside, after a random delay, of
+ * Kill trials of the one writer: SIGKILL from outside, after a random delay, of
  *   - "daemon": `warden run --guard` anywhere from its first instruction to shortly after ready
  *     (taking the lock, loading, verifying, serving);
  *   - "command": `warden apply` applying a change under the lock with the daemon down.
@@ -203,7 +203,7 @@ export async function runLockTrials(n: number, opts: { log?: (l: string) => void
 // `node dist/bench/lock-trials.js [N]` runs the trials on their own.
 if (process.argv[1] && resolve(process.argv[1]) === resolve(import.meta.dirname, 'lock-trials.js')) {
   const n = Number(process.argv[2] ?? 20);
-  runLockTrials(n, { log: (l) => process.stderr.write(l + '\n') }).then((s) => {
+  void runLockTrials(n, { log: (l) => process.stderr.write(l + '\n') }).then((s) => {
     process.stdout.write(JSON.stringify(s, null, 2) + '\n');
     process.exitCode = s.startFailures || s.neither || s.verifyFailures || s.failures.length ? 1 : 0;
   });

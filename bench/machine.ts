@@ -2,7 +2,7 @@
 import { spawnSync } from 'node:child_process';
 import { cpus, availableParallelism, tmpdir, totalmem } from 'node:os';
 import { REPO } from './lib.js';
-import { type Json, node } from './config.js';
+import type { Json } from './config.js';
 
 // ---------------------------------------------------------------- machine
 

@@ -1,5 +1,5 @@
 /**
- * `npm run bench`, section: module load (issue 26). The built entry (dist/src/cli/main.js, the
+ * `npm run bench`, section: module load. The built entry (dist/src/cli/main.js, the
  * esbuild bundle) side by side with tsc's unbundled entry of the same build
  * (dist/src/cli/main.unbundled.js, kept by scripts/bundle.mjs), interleaved in one run:
  *   - `warden --version`: spawn to exit (node's start, module load, one line);

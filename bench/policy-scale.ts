@@ -1,5 +1,5 @@
 /**
- * `npm run bench`, section: policy at the seed's scale (issue 23). Seed 002's 468 rules in
+ * `npm run bench`, section: policy at the seed's scale. Seed 002's 468 rules in
  * conditions.toml and a 600-folder guest allowlist (test/helpers/policy-scale.ts), each
  * beside its reference measured in the same run:
  *   - parse: warden's parseConditions (validation and every key's location included) beside

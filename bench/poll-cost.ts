@@ -1,5 +1,5 @@
 /**
- * The stamp poll's cost alone (issue 21): the guard's idle CPU on the 10,000-file root with
+ * The stamp poll's cost alone: the guard's idle CPU on the 10,000-file root with
  * the poll on and, in the window after, off (WARDEN_STAMP_POLL=off, a bench-only switch).
  * `node dist/bench/poll-cost.js` after a build; BENCH_IDLE_SECONDS sets each window (60).
  */

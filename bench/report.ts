@@ -13,7 +13,7 @@ const x = (r: unknown, d = 2) => `${f1(r, d)}×`;
 
 /**
  * One row per figure: warden's number, the reference measured in the same run, their ratio,
- * the target (issue 17) and whether it was met. A row whose window was not alone says so.
+ * the target and whether it was met. A row whose window was not alone says so.
  */
 export function table(): string {
   const rows: string[][] = [['measurement', 'warden', 'reference (same run)', 'ratio', 'target', 'result']];
@@ -83,7 +83,7 @@ export function table(): string {
   return [line(rows[0]!), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.slice(1).map(line)].join('\n');
 }
 
-/** Issue 23: the seed's 468 rules and a 600-folder allowlist, each beside its reference in the same run (bench/policy-scale.ts). */
+/** The seed's 468 rules and a 600-folder allowlist, each beside its reference in the same run (bench/policy-scale.ts). */
 export function policyRows(p: Json | undefined): string[][] {
   if (!p || p.error) return [['policy at scale (468 rules)', 'error', String(p?.error ?? 'not run'), '', '', '']];
   const rows: string[][] = [];
@@ -91,7 +91,7 @@ export function policyRows(p: Json | undefined): string[][] {
   const ld = (j: Json | undefined, k = 'load1') => `load ${f1(j?.[k], 2)}`;
   if (pa) {
     const w = pa.warden as Json; const s = pa.smolToml as Json; const e = pa.example as Json;
-    rows.push([`${pa.rules}-rule conditions.toml parse + validate (ms CPU, median of ${pa.runs}; ${ld(pa)})`, f1(w.cpuMs, 2), `smol-toml parse ${f1(s.cpuMs, 2)}; example file (${e.rules} rules) ${f1(e.cpuMs, 3)}`, x(pa.ratioToSmol, 1), 'linear (issue 23)', '']);
+    rows.push([`${pa.rules}-rule conditions.toml parse + validate (ms CPU, median of ${pa.runs}; ${ld(pa)})`, f1(w.cpuMs, 2), `smol-toml parse ${f1(s.cpuMs, 2)}; example file (${e.rules} rules) ${f1(e.cpuMs, 3)}`, x(pa.ratioToSmol, 1), 'linear', '']);
   }
   if (cr) rows.push([`canRead per call, ${cr.rules} rules + ${cr.folders} guest folders (µs; ${ld(cr)})`, f1(cr.usPerCall, 2), `example root ${f1(cr.exampleUsPerCall, 2)}`, x((cr.usPerCall as number) / (cr.exampleUsPerCall as number), 1), '≪ 100 µs', ok((cr.usPerCall as number) < 100)]);
   if (cl) {

@@ -4,7 +4,6 @@ import { basename, dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { BENCH_DIST, log, makeRoot, newTempDir, sleep, startReady, summary, wardenSync, wardenToml, type Proc } from './lib.js';
 import { N_REVERT, type Json, node, warden } from './config.js';
-import { machine } from './machine.js';
 
 // ---------------------------------------------------------------- 1. revert latency
 

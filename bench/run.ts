@@ -1,5 +1,5 @@
 /**
- * `npm run bench`: warden's speed and footprint side by side with references (issue 7).
+ * `npm run bench`: warden's speed and footprint side by side with references (docs/BENCHMARKS.md).
  * Prints a table on stdout, progress on stderr, and writes bench/results.json.
  * See docs/BENCHMARKS.md for what each number means.
  * The sections live in bench/<section>.ts (machine, revert, big-root, init, verify, startup,

@@ -1,5 +1,5 @@
 /**
- * The runtime's approved view (SPEC §9.3, docs/RUNTIME.md), measured:
+ * The runtime's approved view (docs/CONTRACT.md §Runtime view, docs/RUNTIME.md), measured:
  *   - latency: N sanctioned `warden apply`s against a running guard; for each, the time to
  *     the view's 'change' from the moment the new file was installed (its ctime), from the
  *     start of the baseline commit (the manifest's `updated`: includes the commit's own

@@ -7,7 +7,7 @@
  * CPU ms (user+sys of the child) with the 1-minute load, then the medians.
  *
  * BENCH_NO_EXTRA_CA=1 runs both warden builds without NODE_EXTRA_CA_CERTS (node parses that
- * bundle at every start, before any JS; see docs/BENCHMARKS.md "Issue 26").
+ * bundle at every start, before any JS; see docs/BENCHMARKS.md §Where the time and memory go).
  */
 import { spawn } from 'node:child_process';
 import { copyFileSync } from 'node:fs';

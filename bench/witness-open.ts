@@ -1,5 +1,5 @@
 /**
- * What the witness adds to an `open` of a protected file (issue 25, SPEC §6.1): the same
+ * What the witness adds to an `open` of a protected file (docs/CONTRACT.md §Who did it): the same
  * open + close, by another process, side by side in one run: no witness; the witness
  * recording (a read: one read of /proc/TID/syscall, then allowed); an open for writing
  * (recorded: /proc reads and one appended line before the answer); and with enforce, the

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * `npm run build`, second step: the CLI and the daemons as one bundled file (issue 26).
+ * `npm run build`, second step: the CLI and the daemons as one bundled file.
  *
  * tsc has emitted dist/ (every module, the library exports `warden/policy` and `warden/runtime`,
  * the worker threads, the tests). esbuild then bundles tsc's own output of the CLI's entry,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Check the systemd units (SPEC §11): render both templates in systemd/ with concrete
+# Check the systemd units (docs/CONTRACT.md §Deployment): render both templates in systemd/ with concrete
 # paths through `warden install-units`, then require
 #   - `systemd-analyze verify` to print nothing for either unit, and
 #   - `systemd-analyze security --offline=true` to score the guard <= 1.0 and the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Proof that the suite never reads the working tree's example files (issue 10): copy this
+# Proof that the suite never reads the working tree's example files: copy this
 # checkout, do to the copy's working tree what the README tour does (init, the sanctioned
 # `apply` of orgs/bookclub.toml, and a direct edit the daemon would have reverted had it
 # been running), then run `npm test` in the copy. Extra arguments filter the test files,

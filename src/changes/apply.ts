@@ -88,7 +88,7 @@ export function checkBase(ctx: ApplyContext, base: BaseHashes): void {
   if (stale.length) throw new StaleError(stale);
 }
 
-/** The approved policy files, as the policy validators want them (SPEC §9 cross-file rules). */
+/** The approved policy files, as the policy validators want them (docs/CONTRACT.md §Policy cross-file rules). */
 function approvedPolicyFiles(ctx: ApplyContext): PolicyFileInput[] {
   const out = new Map<string, PolicyFileInput>();
   for (const p of [CONDITIONS_TOML, GUESTS_TOML, WARDEN_TOML]) out.set(p, { path: p, text: null });
@@ -166,7 +166,7 @@ export function checkChanges(ctx: ApplyContext, reqs: ChangeRequest[], base?: Ba
   return out;
 }
 
-/** Group rules over the whole credential set, across every file of it (SPEC §7). */
+/** Group rules over the whole credential set, across every file of it (docs/CONTRACT.md §Credentials). */
 function checkCredentialSet(ctx: ApplyContext, changes: CheckedChange[], opts: CheckOptions): Located[] {
   const credChanges = changes.filter((c) => c.kind === 'credentials' && c.content !== null);
   if (!credChanges.length) return [];
@@ -310,7 +310,7 @@ export function reconcileProtectedSet(ctx: ApplyContext, next: ProtectedSet, max
     }
   }
   for (const path of candidatePathsFor(ctx.rootFd, next)) {
-    // A name that is not UTF-8 is never adopted (SPEC §4): it stays an unexpected file.
+    // A name that is not UTF-8 is never adopted (docs/CONTRACT.md §Detection): it stays an unexpected file.
     if (ctx.state.entry(path) || hasRawBytes(path)) continue;
     const kind = next.kindOf(path);
     if (!kind) continue;

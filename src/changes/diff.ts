@@ -1,6 +1,6 @@
 /**
  * What a change does, for a person to approve: a line diff for ordinary files, and for
- * credential files only the keys with their fingerprints (SPEC §3: no value on screen).
+ * credential files only the keys with their fingerprints (docs/CONTRACT.md §Baseline: no value on screen).
  */
 import { diffCredentials } from '../credentials/rules.js';
 import type { WardenConfig } from '../config/warden-config.js';
@@ -77,7 +77,7 @@ function plainLineDiff(a: string, b: string): string {
   const x = a.split('\n');
   const y = b.split('\n');
   // The lines both ends share are context as they stand: only the middle needs the LCS
-  // (issue 23: the seed's 468-rule conditions.toml is ~2,400 lines, and the full table made
+  // (the seed's 468-rule conditions.toml is ~2,400 lines, and the full table made
   // every apply of it cost ~100 ms, or said "too large to diff" past 4 million cells).
   let pre = 0;
   while (pre < x.length && pre < y.length && x[pre] === y[pre]) pre++;

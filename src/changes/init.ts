@@ -1,4 +1,4 @@
-/** `warden init`: record the first baseline of every protected file (SPEC §3). */
+/** `warden init`: record the first baseline of every protected file (docs/CONTRACT.md §Baseline). */
 import { hasRawBytes, nameFromBytes } from '../common/names.js';
 import { escapeText } from '../common/escape.js';
 import { dict } from '../common/dict.js';
@@ -58,7 +58,7 @@ export function scanDisk(rootFd: number, pset: ProtectedSet, maxBytes: number, p
   // Each directory is opened once (10,000 files in one directory: one walk, not 10,000).
   const byDir = new Map<string, string[]>();
   const candidates = candidatePathsFor(rootFd, pset);
-  // Names are bytes (SPEC §4): a name that is not UTF-8 is an unexpected file, never approved
+  // Names are bytes (docs/CONTRACT.md §Detection): a name that is not UTF-8 is an unexpected file, never approved
   // (no two readers agree on what it says); init names each one and records nothing.
   const raw = candidates.filter(hasRawBytes);
   if (raw.length) {

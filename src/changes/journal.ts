@@ -1,5 +1,5 @@
 /**
- * The intent journal for changes that span several files (SPEC §7):
+ * The intent journal for changes that span several files (docs/CONTRACT.md §Credentials):
  *
  *   1. old and new blobs → snapshots/journal/<sha>.blob (0600, exclusive create, fsynced)
  *   2. the intent manifest → snapshots/journal/intent (HMAC'd with the baseline key,

@@ -1,5 +1,5 @@
 /**
- * Pending approvals (SPEC §8), one file each: snapshots/pending/<id>.json, mode 0600,
+ * Pending approvals (docs/CONTRACT.md §Changes), one file each: snapshots/pending/<id>.json, mode 0600,
  * written by temp + fsync + rename beneath the root (never through a link). A record is
  * bound to the approved hash of every file it touches at request time (`base`) and to
  * its proposal (`proposal_sha`), and is authenticated with the baseline key so that an
@@ -38,7 +38,7 @@ export interface PendingRecord {
   supersedes?: string;
   /** Why approval = "owner-code" was not used for this request (changes/owner-code.ts). */
   owner_code_refused?: string;
-  /** Credential keys ("group.key") the person re-entered unchanged: they count as changed (SPEC §7). */
+  /** Credential keys ("group.key") the person re-entered unchanged: they count as changed (docs/CONTRACT.md §Credentials). */
   confirmed?: string[];
 }
 

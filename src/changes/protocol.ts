@@ -2,7 +2,7 @@
  * The sanctioned-change commands and their replies, one schema for both sides: the daemon
  * validates each command that arrives on its control socket, a command validates what it
  * runs itself under the lock and every reply it gets, so both writers see only these
- * shapes (SPEC §8). A failure says which kind it is in a flag, never only in its text.
+ * shapes (docs/CONTRACT.md §Changes). A failure says which kind it is in a flag, never only in its text.
  */
 import { z } from 'zod';
 

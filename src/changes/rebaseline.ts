@@ -1,5 +1,5 @@
 /**
- * `warden init --force` as a sanctioned change (SPEC §8). With an authentic baseline, a
+ * `warden init --force` as a sanctioned change (docs/CONTRACT.md §Changes). With an authentic baseline, a
  * re-baseline is the set of differences between the files on disk and the last approved
  * state, proposed like any other change: validated, shown, approved, applied as one.
  * While the daemon runs it is handed over the control socket, so the daemon never finds

@@ -1,5 +1,5 @@
 /**
- * Recovery of a root whose store fails authentication (SPEC §8): warden will not start
+ * Recovery of a root whose store fails authentication (docs/CONTRACT.md §Changes): warden will not start
  * from it, and never adopts what is on disk unseen. The plan compares the files on disk
  * with the last approved state as history recorded it (the latest commit in
  * snapshots/history; credential files by fingerprints only), validates them by kind, and

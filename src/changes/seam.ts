@@ -7,7 +7,7 @@
  *   WARDEN_TEST_STEP_DELAY_MS=<n> sleep n ms after every step, so that a kill -9 sent from
  *                                 outside after a random delay lands inside the transaction
  *
- * A process that can set a daemon's environment can stop it anyway (SPEC §1), so these
+ * A process that can set a daemon's environment can stop it anyway (docs/CONTRACT.md §Threat model), so these
  * give an attacker nothing new.
  */
 export type CrashStep =

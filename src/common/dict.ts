@@ -1,6 +1,6 @@
 /**
  * Records keyed by names that come from files (credential groups and keys, org and block
- * names, paths): SPEC §7 says such names are data, never object properties. A dict has no
+ * names, paths): docs/CONTRACT.md §Credentials says such names are data, never object properties. A dict has no
  * prototype, so `__proto__`, `constructor` or `toString` are ordinary keys: assigning one
  * never sets a prototype, reading one never finds an inherited Object.prototype member.
  */

@@ -15,12 +15,12 @@ export function formatLocated(e: Located): string {
   return `${where}:${key} ${e.message}`;
 }
 
-/** Exit codes of SPEC §10. */
+/** Exit codes of docs/CONTRACT.md §Commands. */
 export const EXIT = { ok: 0, finding: 1, usage: 2, daemonDown: 3 } as const;
 
 /**
  * An error meant for the person at the terminal: its message is complete and safe to
- * print (never a credential value). `exitCode` follows SPEC §10.
+ * print (never a credential value). `exitCode` follows docs/CONTRACT.md §Commands.
  */
 export class WardenError extends Error {
   constructor(

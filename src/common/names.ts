@@ -1,5 +1,5 @@
 /**
- * Names are bytes (SPEC §4). A directory entry's name is a byte string; Node decodes names as
+ * Names are bytes (docs/CONTRACT.md §Detection). A directory entry's name is a byte string; Node decodes names as
  * UTF-8 by default and turns bytes that are not UTF-8 into U+FFFD, so `orgs/\xfe.toml` would
  * be listed as a name that opens nothing, and a file the runtime (Python, a shell glob) sees
  * would be invisible to warden. Names are listed as bytes instead and carried as strings

@@ -1,5 +1,5 @@
 /**
- * Which paths of the root are protected, and as what kind (SPEC §2–§3). Pure: it only
+ * Which paths of the root are protected, and as what kind (docs/CONTRACT.md §Root and §Baseline). Pure: it only
  * looks at warden.toml's settings and relative paths.
  */
 import picomatch from 'picomatch';
@@ -86,7 +86,7 @@ export function protectedSet(config: Pick<WardenConfig, 'protect' | 'credentials
   const cache = new Map<string, FileKind | null>();
   const deepBases = patterns.filter((p) => p.deep).map((p) => p.base);
   /**
-   * Names are bytes (SPEC §4): a name that is not UTF-8 (common/names.ts), in a protected
+   * Names are bytes (docs/CONTRACT.md §Detection): a name that is not UTF-8 (common/names.ts), in a protected
    * directory other than the root or anywhere below a `**` glob's base, is an unexpected
    * file whatever the globs say of its decoded form (readers decode such a name each their
    * own way, if at all). Its kind: what a glob gives it, else 'text'.

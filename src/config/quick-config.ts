@@ -1,5 +1,5 @@
 /**
- * warden.toml settings without zod, for the guard's start (issue 17: zod costs ~13 MB of a
+ * warden.toml settings without zod, for the guard's start (zod costs ~13 MB of a
  * guard's RSS and every start). `quickConfig` accepts only a plainly well-formed value and
  * builds exactly what the zod schema (warden-config.ts) would, defaults included; anything
  * else (an unknown key, a wrong type, a URL to check) returns null, and the zod schema
@@ -69,7 +69,7 @@ export function quickConfig(value: unknown): WardenConfig | null {
     if (!isObj(c) || !onlyKeys(c, ['files', 'groups'])) return null;
     const files = opt(c, 'files', (v): v is string[] => strings(v, relPath) && v.length > 0, [...DEFAULT_CREDENTIAL_FILES]);
     if (files === FAIL) return null;
-    // Group names are data (SPEC §7): no prototype, so __proto__ is a group like any other.
+    // Group names are data (docs/CONTRACT.md §Credentials): no prototype, so __proto__ is a group like any other.
     const groups: WardenConfig['credentials']['groups'] = dict();
     if (c.groups !== undefined) {
       if (!isObj(c.groups)) return null;
@@ -123,7 +123,7 @@ export function quickConfig(value: unknown): WardenConfig | null {
     if (enabled === FAIL || enforce === FAIL || cg === FAIL) return null;
     witness = { enabled, enforce, writer_cgroups: [...cg] };
   }
-  // SPEC §8: owner-code needs Discord (parseWardenConfig words the error).
+  // docs/CONTRACT.md §Changes: owner-code needs Discord (parseWardenConfig words the error).
   if (approval === 'owner-code' && !notify.discord) return null;
 
   return {

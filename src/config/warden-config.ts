@@ -38,7 +38,7 @@ export const wardenConfigSchema = z.strictObject({
     desktop: z.strictObject({ enabled: z.boolean().default(true) }).optional(),
     journal: z.strictObject({ enabled: z.boolean().default(true) }).optional(),
   }).default({ min_interval_seconds: 10 }),
-  // SPEC §6.1: the witness (a fanotify listener). Absent = attribution where it can run, enforce off.
+  // docs/CONTRACT.md §Who did it: the witness (a fanotify listener). Absent = attribution where it can run, enforce off.
   witness: z.strictObject({
     enabled: z.boolean().default(true),
     enforce: z.boolean().default(false),
@@ -56,13 +56,13 @@ export function parseWardenConfig(source: string, file = WARDEN_TOML): { ok: tru
   const v = validateToml(wardenConfigSchema, parsed.value, source, file);
   if (!v.ok) return v;
   const errors: Located[] = [];
-  // Group names are data (SPEC §7): a null-prototype record, so a group named constructor or
+  // Group names are data (docs/CONTRACT.md §Credentials): a null-prototype record, so a group named constructor or
   // toString is a group like any other (__proto__ is refused by validateToml).
   v.value.credentials.groups = dict(v.value.credentials.groups);
   for (const f of v.value.credentials.files) {
     if (!f.endsWith('.toml')) errors.push({ file, key: 'credentials.files', message: `credential file "${f}" must be a .toml file` });
   }
-  // SPEC §8: a one-time code needs a channel that can carry it; only Discord can.
+  // docs/CONTRACT.md §Changes: a one-time code needs a channel that can carry it; only Discord can.
   if (v.value.approval === 'owner-code' && !v.value.notify.discord) {
     errors.push({ file, key: 'approval', ...(locateKey(source, ['approval']) ?? {}), message: 'approval = "owner-code" needs a channel that can carry the code to the owner, and only Discord can: add [notify.discord] (token_file = …), or use approval = "tty"' });
   }

@@ -38,7 +38,7 @@ const keyText = (k: string): string => (BARE.test(k) ? k : tomlString(k));
 
 /** Parse a header line's table name: [name] or ["quoted name"]; null for anything else. */
 function headerName(line: string): string | null | undefined {
-  const m = /^\s*\[\s*([^\[\]]*?)\s*\]\s*(#.*)?$/.exec(line);
+  const m = /^\s*\[\s*([^[\]]*?)\s*\]\s*(#.*)?$/.exec(line);
   if (!m) return /^\s*\[/.test(line) ? null : undefined;
   const raw = m[1] ?? '';
   if (BARE.test(raw)) return raw;

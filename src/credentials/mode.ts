@@ -1,5 +1,5 @@
 /**
- * A credentials file that others can read (SPEC §7): any group or other permission bit.
+ * A credentials file that others can read (docs/CONTRACT.md §Credentials): any group or other permission bit.
  * Pure: takes paths and modes, returns the finding with the exact command that fixes it.
  * Once a root is baselined the mode is part of the approved state, so a plain chmod would
  * be reverted: the fix is then a sanctioned change.

@@ -5,7 +5,7 @@
  * - A key that is not in its group is refused with "did you mean" (a typo such as
  *   `discord.tokn` must not silently propose a new key); `--new` adds one on purpose.
  * - Units without a check must be named whole before any value is asked for; a unit with
- *   a check is judged by its check once the values are known (SPEC §7).
+ *   a check is judged by its check once the values are known (docs/CONTRACT.md §Credentials).
  * - A refusal names the keys that must come along and never suggests the command that
  *   was just refused.
  */

@@ -1,5 +1,5 @@
 /**
- * Credential rules of SPEC §7, as pure functions over file texts. Nothing here may put a
+ * Credential rules of docs/CONTRACT.md §Credentials, as pure functions over file texts. Nothing here may put a
  * value into a returned string: only group and key names and fingerprints come out.
  */
 import { createHash } from 'node:crypto';
@@ -100,7 +100,7 @@ function keyChanges(before: CredentialTables, after: CredentialTables): Credenti
 }
 
 /**
- * SPEC §7's consistency rule, unit by unit. A unit with a check is consistent when its
+ * The consistency rule of docs/CONTRACT.md §Credentials, unit by unit. A unit with a check is consistent when its
  * check holds (a Discord token reset — new token, same application_id — is consistent).
  * A unit without one is consistent when every key changed or none did; a key in
  * `confirmed` ("group.key", re-entered unchanged during `cred rotate`/`cred set`) counts
@@ -154,7 +154,7 @@ export interface CredentialSet {
   errors: Located[];
 }
 
-/** Merge the files of a credential set (SPEC §7: a set may be kept in several files). */
+/** Merge the files of a credential set (docs/CONTRACT.md §Credentials: a set may be kept in several files). */
 export function mergeCredentialSet(files: readonly CredentialFileText[]): CredentialSet {
   const tables: CredentialTables = dict();
   const where: Record<string, string> = dict();

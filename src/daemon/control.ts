@@ -5,7 +5,7 @@
  * against src/daemon/protocol.ts before the handler sees it.
  *
  * Limits, so a client (or a thousand) cannot starve the guard of file descriptors or
- * memory (issue 12: 1,100 idle connections under --nofile=1024 made edits stick): at most
+ * memory (1,100 idle connections under --nofile=1024 made edits stick): at most
  * MAX_CONNECTIONS at once (the rest are closed on accept), MAX_REQUEST bytes per request,
  * and IDLE_MS to send it. Refusals are logged once per minute at most.
  *

@@ -1,5 +1,5 @@
 /**
- * Alerts as structured journal entries (SPEC §6): under systemd the guard sends each alert
+ * Alerts as structured journal entries (docs/CONTRACT.md §Alerts): under systemd the guard sends each alert
  * to journald's native socket, a datagram socket (`/run/systemd/journal/socket`), with the
  * fields of store/journal-entry.ts, so `journalctl WARDEN_PATH=orgs/x.toml` works and a
  * journal forwarder carries alerts off the machine as data (docs/NOTIFY.md).

@@ -1,5 +1,5 @@
 /**
- * `warden run`: the guard and/or the notifier (SPEC §11). The guard never loads network
+ * `warden run`: the guard and/or the notifier (docs/CONTRACT.md §Deployment). The guard never loads network
  * code: the notifier is imported dynamically, and only when this process runs it.
  */
 import { setFlagsFromString } from 'node:v8';
@@ -93,7 +93,7 @@ export interface Daemon {
 /**
  * The guard idles for days after a start that allocates briefly but a lot (10,000 files
  * inspected): V8 then grows its young generation to 16 MiB per semi-space and keeps it, and
- * those pages stay resident (~30 MB of a 10,000-file guard's RSS, issue 17). Growth factor 1
+ * those pages stay resident (~30 MB of a 10,000-file guard's RSS). Growth factor 1
  * keeps the semi-spaces at their initial size; scavenges get more frequent, each smaller.
  * (A flag read at every growth decision; --max-semi-space-size only counts at process start.)
  */
@@ -197,7 +197,7 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
       const g = new Guard({ root: opts.root, rootFd, store, config, state, log, journal, writers, blobStamps: { path: blobStampsPath(opts.root), key }, defer: (rel) => hints?.later(rel), onDirRepaired: () => {
         for (const d of watcher?.rearmChanged() ?? []) log(`<6>warden: re-armed the watch on ${d}`);
       }, onRootReplaced: (fd) => {
-        // SPEC §4: the guard now holds the directory at the root path; what it publishes and
+        // docs/CONTRACT.md §Detection: the guard now holds the directory at the root path; what it publishes and
         // records names that one (the runtime's view fails closed until this manifest lands).
         rootFd = fd;
         try { store.recordRoot(fd); recordKeyOwner(opts.root, fd); } catch { /* only a later move is harder to name */ }
@@ -222,7 +222,7 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
       watcher = w;
       await w.start();
       cleanups.push(async () => { await w.close(); });
-      // The witness (SPEC §6.1): here when this process may run it, else the record of the one in its own unit.
+      // The witness (docs/CONTRACT.md §Who did it): here when this process may run it, else the record of the one in its own unit.
       link = await linkWitness({
         root: opts.root, rootFd, config: () => g.config, log, inProcess: opts.witness ?? opts.notifier,
         targets: () => ({ files: g.state.paths() as string[], dirs: g.pset.dirs.filter((d) => d !== '') }),
@@ -250,7 +250,7 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
         g.stop();
         throw new WardenError(`baseline-tampered: the approved content of ${first} is missing from the store or altered; warden will not adopt it. ${RECOVER}`);
       }
-      publishManifest(rootFd, g.state.index, process.env, log); // the runtime's view (SPEC §9.3)
+      publishManifest(rootFd, g.state.index, process.env, log); // the runtime's view (docs/CONTRACT.md §Runtime view)
       // The index bytes now; the blobs at the first backstop rescan (as before: it hashes each once).
       g.verifyStore(false, '-');
       g.lastRescanAt = Date.now();
@@ -277,7 +277,7 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
         watcher?.tick();
       }, Math.max(100, config.rescan_seconds * 1000));
       cleanups.push(() => clearInterval(rescanTimer));
-      // Shared mappings raise no event (SPEC §4): the approved files' stamps, a slice per tick;
+      // Shared mappings raise no event (docs/CONTRACT.md §Detection): the approved files' stamps, a slice per tick;
       // and the root path itself (a rename anywhere above it raises no event we watch).
       let pollFiles: object | null = null;
       let pollPaths: readonly string[] = [];

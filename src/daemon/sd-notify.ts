@@ -6,7 +6,7 @@
  *   - `const sd = createSdNotifier()` once at start. Everything is a no-op when
  *     `$NOTIFY_SOCKET` is unset (not under systemd, `npm start`, tests), so call freely.
  *   - `sd.ready()` right after printing the `ready` line on stdout, i.e. once startup
- *     verification is done and the watches are armed (SPEC §10). Never before.
+ *     verification is done and the watches are armed (docs/CONTRACT.md §Commands). Never before.
  *   - `sd.watchdog()` from the health loop, every `sd.watchdogIntervalMs` (half of
  *     `WatchdogSec=`; null means systemd asked for no watchdog: do not ping) — and ONLY
  *     while healthy. For the guard, healthy means: the watcher is alive (no unrecovered

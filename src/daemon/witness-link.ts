@@ -1,5 +1,5 @@
 /**
- * The guard's side of the witness (SPEC §6.1). `warden run` starts the witness in this
+ * The guard's side of the witness (docs/CONTRACT.md §Who did it). `warden run` starts the witness in this
  * process when it has CAP_SYS_ADMIN (root) and `[witness] enabled` is not false; a guard
  * without the capability (the deployment's guard unit) reads the record of the witness that
  * runs in its own unit instead. Either way the guard joins alerts to the record by device

@@ -4,7 +4,7 @@
  * set of the root, answers permission events, and appends to its own record, which the
  * guard (another process, another account) reads. Its settings (the protected set,
  * `[witness] enforce`, `writer_cgroups`) come from the APPROVED warden.toml in the guard's
- * store, never from the live file in the root, which the agent can write (SPEC §6.1: neither
+ * store, never from the live file in the root, which the agent can write (docs/CONTRACT.md §Who did it: neither
  * trusts a file the agent can write). They are read at start, again when the store's
  * baseline index changes (a sanctioned change was applied: checked every second), and on
  * SIGHUP.

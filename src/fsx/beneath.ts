@@ -302,7 +302,7 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 
 /** Null when `rel` fits; else why not. */
 export function nameProblem(rel: string): string | null {
-  // Names are bytes (SPEC §4): one that is not UTF-8 (a listed name carried as lone
+  // Names are bytes (docs/CONTRACT.md §Detection): one that is not UTF-8 (a listed name carried as lone
   // surrogates, common/names.ts, or a lone surrogate from a client) is never approved.
   if (hasRawBytes(rel) || LONE_SURROGATE.test(rel)) return 'the name is not valid UTF-8; warden never approves such a name';
   if (Buffer.byteLength(rel) > MAX_PATH_BYTES) return `the path is ${Buffer.byteLength(rel)} bytes, over the limit of ${MAX_PATH_BYTES}`;
@@ -336,7 +336,7 @@ export function replaceFileAt(dirFd: number, name: string, bytes: Uint8Array, op
 }
 
 /**
- * The full-disk fallback of a restore (SPEC §5, issue 21): write `bytes` over the regular
+ * The full-disk fallback of a restore (docs/CONTRACT.md §Revert): write `bytes` over the regular
  * file at `name` in place, through its own already allocated blocks, when a temp file cannot
  * be written. Only the very inode that was judged (`ino`), only when it has no other name
  * (a hard link elsewhere would receive the write) and only when its allocated blocks hold

@@ -1,6 +1,6 @@
 /**
  * The four calls of `warden verify`'s file pass (open, fstat, read, close) and one listing
- * with entry types, at the cost of the syscalls alone (issue 26).
+ * with entry types, at the cost of the syscalls alone.
  *
  * Node's public `fs` wraps each call in argument checks and objects: `openSync` validates
  * the path, the flags and a mode; `fstatSync` builds a `Stats` with four `Date`s; a listing

@@ -1,13 +1,13 @@
 /**
- * Where alerts go: alerts.jsonl first (append + fsync, SPEC §6), then the journal line and
+ * Where alerts go: alerts.jsonl first (append + fsync, docs/CONTRACT.md §Alerts), then the journal line and
  * the callback. An alert that cannot be appended yet (disk full) is kept in memory, written
  * first on the next alert and on every rescan, never dropped.
  *
- * Storms fold (issue 12): per reason, the first FULL_PER_WINDOW alerts of a FOLD_WINDOW_MS
+ * Storms fold: per reason, the first FULL_PER_WINDOW alerts of a FOLD_WINDOW_MS
  * window are written one by one; the rest of that window become one alert with `count`
  * (how many it stands for) and a sample of paths, written when the window closes. So a
  * storm of 371,000 new files costs a few hundred lines, and every revert is still counted.
- * Every quarantine folder stays named by an alert line (SPEC §5): a folded alert lists, by
+ * Every quarantine folder stays named by an alert line (docs/CONTRACT.md §Revert): a folded alert lists, by
  * id, path and folder, each alert it stands for that kept something (`folded`); one that
  * reaches FOLD_LISTED of them is written at once and the window goes on in a new one, so no
  * line grows without bound (the quarantine quota keeps such lines few).

@@ -1,5 +1,5 @@
 /**
- * Which store blobs the backstop rescan must lstat (issue 26: idle CPU). One inotify watch on
+ * Which store blobs the backstop rescan must lstat (idle CPU). One inotify watch on
  * each held blob directory (blobs/, secrets/: src/fsx/inotify.ts), armed on the directory's
  * inode through the descriptor the store check holds (`.` inside withCwdAt), so it sees the
  * real store whatever happens to its path. A directory watch reports, naming the child, every

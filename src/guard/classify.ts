@@ -76,7 +76,7 @@ export function deployedAdvice(text: string, style: { account: string; root: str
   return text.replace(/'warden ([^']*)'/g, (_m, args: string) => `'sudo -u ${word(style.account)} warden ${args} --root ${word(style.root)}'`);
 }
 
-/** How to make the change properly — every alert and message carries it (SPEC §6). `kind` 'directory': an approved directory. */
+/** How to make the change properly — every alert and message carries it (docs/CONTRACT.md §Alerts). `kind` 'directory': an approved directory. */
 export function adviceFor(path: string, reason: AlertReason, alertId: string, kind: string | null): string {
   return deployedAdvice(plainAdvice(path, reason, alertId, kind), commandStyle);
 }

@@ -2,7 +2,7 @@
  * The directories an approved file is reached through. The settings name some protected
  * directories (config/, orgs/, a glob's base); below a `**` glob's base an approved file
  * can sit deeper (deep/a/b/one.txt), and a reader reaches it through deep/a and deep/a/b.
- * SPEC §4, "the promise is about paths": those directories are approved too (recorded in
+ * docs/CONTRACT.md §Detection, "the promise is about paths": those directories are approved too (recorded in
  * the baseline with their mode and owner, put back when moved, swapped or chmodded), or
  * moving deep/a away would take the approved file with it and nothing would put it back.
  */

@@ -27,11 +27,11 @@ export interface GuardOptions {
   /** After a protected directory was recreated: the watcher re-arms it. */
   onDirRepaired?: () => void;
   /**
-   * After the root path was found naming something else and put right (SPEC §4): the guard
+   * After the root path was found naming something else and put right (docs/CONTRACT.md §Detection): the guard
    * now holds the directory at the path (`fd`); the old descriptor is closed already.
    */
   onRootReplaced?: (fd: number) => void;
-  /** The witness's record (SPEC §6.1): who opened a file for writing; absent = no witness. */
+  /** The witness's record (docs/CONTRACT.md §Who did it): who opened a file for writing; absent = no witness. */
   writers?: WriterSource;
   /** Where the store's blob stamps are kept across restarts, and the key that authenticates them (store/blob-stamps.ts). */
   blobStamps?: BlobStampsFile;

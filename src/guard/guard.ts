@@ -45,7 +45,7 @@ export type { WriterSource } from './alert-build.js';
 
 export class Guard {
   readonly root: string;
-  /** The directory at the root path. Replaced (never silently) when the path is made to name another (SPEC §4). */
+  /** The directory at the root path. Replaced (never silently) when the path is made to name another (docs/CONTRACT.md §Detection). */
   rootFd: number;
   /** Device and inode of the directory rootFd holds. */
   private rootId: Ident;
@@ -84,7 +84,7 @@ export class Guard {
    * system, since before any writer still alive, nobody has it open, its inode the clean
    * stamp's)? Then no write, truncate, chmod, chown or utime of it can happen without an
    * event, and the ordinary backstop rescan skips its lstat; every FULL_SWEEP_EVERY-th rescan
-   * looks at every file whatever the watch says (issue 26: idle CPU).
+   * looks at every file whatever the watch says (idle CPU).
    */
   vouched: (rel: string) => boolean = () => false;
   /** Called before each rescan's sweep (the stamp poll reads its watches' events first). */
@@ -304,7 +304,7 @@ export class Guard {
   }
 
   /**
-   * SPEC §4, "the promise is about paths": when the root path (or anything above it) was
+   * docs/CONTRACT.md §Detection, "the promise is about paths": when the root path (or anything above it) was
    * renamed and something else now sits at the path, that thing is moved aside whole and
    * the approved tree is put back in a directory warden makes (docs/ARCHITECTURE.md,
    * invariants 2 and 19). Returns true when the path had changed (the sweep of the new root
@@ -501,7 +501,7 @@ export class Guard {
     return alert;
   }
 
-  /** Durable first (SPEC §6), then the journal line and the callback. */
+  /** Durable first (docs/CONTRACT.md §Alerts), then the journal line and the callback. */
   record(alert: Alert): void {
     this.alerts.record(alert);
   }

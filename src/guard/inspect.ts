@@ -61,7 +61,7 @@ export function candidatePaths(rootFd: number, state: BaselineState, pset: Prote
   const deep = (base: string) => pset.patterns.some((p) => p.base === base && p.deep);
   const flat = pset.listedDirs.some(deep) ? null : pset.listedDirs.map((base) => flatMatches(rootFd, base, pset));
   // Nothing changed since the last call (same baseline, settings and glob listings): the
-  // same list. A rescan of 10,000 files then builds no Set and sorts nothing (issue 17).
+  // same list. A rescan of 10,000 files then builds no Set and sorts nothing.
   if (flat && memo && memo.files === state.index.files && memo.pset === pset && memo.rootFd === rootFd
     && memo.flat.length === flat.length && memo.flat.every((m, i) => m === flat[i])) return memo.paths;
   const set = new Set<string>(state.paths());
@@ -168,7 +168,7 @@ function listDir(rootFd: number, dir: string, depth: number, each: (rel: string)
     if (++listed > MAX_LISTED_DIRS) return;
     withDir(rootFd, at0, (fd) => {
       try {
-        // Names are bytes (SPEC §4): carried losslessly (eachName, common/names.ts).
+        // Names are bytes (docs/CONTRACT.md §Detection): carried losslessly (eachName, common/names.ts).
         eachName(at(fd, '.'), (name, isDir) => {
           const rel = at0 === '' ? name : `${at0}/${name}`;
           each(rel);

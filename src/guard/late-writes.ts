@@ -1,5 +1,5 @@
 /**
- * Late writes across file systems (SPEC §5: nothing is lost across file systems). When the
+ * Late writes across file systems (docs/CONTRACT.md §Revert: nothing is lost across file systems). When the
  * store is on another file system than the root, the rejected inode cannot be hard-linked
  * into quarantine before the restore renames over it, so a writer that still holds it open
  * (`echo … >` truncates first; a program writes in pieces, or after a pause) would write

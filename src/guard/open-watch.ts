@@ -1,5 +1,5 @@
 /**
- * Which approved files could hold a shared writable mapping (SPEC §4, issue 21 row 2), from
+ * Which approved files could hold a shared writable mapping (docs/CONTRACT.md §Detection), from
  * one inotify watch on each file's inode (src/fsx/inotify.ts). A writable MAP_SHARED mapping
  * needs an open for writing, and an inode watch sees every open of the inode by any path:
  *
@@ -23,7 +23,7 @@
  * What the watch cannot see is an open from before it was armed. Right after arming, the
  * kernel is asked whether the inode is open for writing by anyone (settle): when it is not,
  * every open that could ever map it writable raises IN_OPEN on this watch, so the file is
- * *quiet* and the slow cycle skips it (issue 26: idle CPU); when it is, the file counts as
+ * *quiet* and the slow cycle skips it (idle CPU); when it is, the file counts as
  * open; when that cannot be told, the slow cycle looks at it as before.
  */
 import { statfsSync } from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * Rejected content is kept under the store's quarantine/<alert-id>/ (SPEC §5).
+ * Rejected content is kept under the store's quarantine/<alert-id>/ (docs/CONTRACT.md §Revert).
  *
  * - A rejected regular file is hard-linked there *before* the restore renames over it, so
  *   the quarantine holds the rejected inode itself: what a writer that is still writing
@@ -69,7 +69,7 @@ export class Quarantine {
       try { moveAt(dirFd, name, q, name); }
       catch (err) { if (errnoCode(err) !== 'EXDEV' || !this.copyAcross(id, dirFd, name, q, maxBytes)) throw err; }
       // Moved is kept: a failure to secure it (not ours to chmod, unreadable to copy) must not
-      // lose track of it, or a failed restore could not put it back (SPEC §5).
+      // lose track of it, or a failed restore could not put it back (docs/CONTRACT.md §Revert).
       try { this.secure(q, name, maxBytes, null); }
       catch (err) { this.log(`<3>warden: kept ${this.rel(id, name)} but could not secure it (${errnoCode(err) ?? err})`); }
       if (durable) fsyncQuiet(q);

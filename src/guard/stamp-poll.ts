@@ -1,5 +1,5 @@
 /**
- * Shared mappings (SPEC §4, issue 21): a write through mmap(MAP_SHARED) raises no inotify
+ * Shared mappings (docs/CONTRACT.md §Detection): a write through mmap(MAP_SHARED) raises no inotify
  * event, but on disk file systems the kernel still moves the file's mtime/ctime when the page is
  * dirtied (not on tmpfs: see the open-file rule below). So the
  * stat stamps of the approved files (inode, size, ctime: ctime moves with every content or
@@ -7,7 +7,7 @@
  * recorded when the file was last verified clean becomes a hint, and the ordinary check
  * (hash, not stamp) decides.
  *
- * Two speeds (issue 26: idle CPU). A file that is open (a live mapping counts: it holds the file open), or that has
+ * Two speeds (idle CPU). A file that is open (a live mapping counts: it holds the file open), or that has
  * no inode watch yet (src/guard/open-watch.ts says which: "hot"), is looked at once per
  * HOT_CYCLE_MS (800 ms: the rest of the 1 s budget is the revert). Every other file is looked
  * at once per COLD_CYCLE_MS, which bounds what the watch cannot see (a mapping made while the

@@ -1,6 +1,6 @@
 /**
  * The store under watch: compare the store with the authenticated baseline the guard holds,
- * and put back whatever was edited outside warden (SPEC §3: never adopt the tampered one).
+ * and put back whatever was edited outside warden (docs/CONTRACT.md §Baseline: never adopt the tampered one).
  *
  * The store is held by descriptor (store.ts), so the guard keeps working on its real store
  * whatever happens to the path. Three kinds of damage are repaired here, each raising

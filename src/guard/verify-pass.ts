@@ -122,7 +122,7 @@ export function verifyAll(rootFd: number, state: BaselineState, pset: ProtectedS
         const regular = new Uint8Array(n);
         for (let i = 0; i < n; i++) {
           const l = listed.names[i]!;
-          // Names are bytes (SPEC §4): listed as Latin-1 (one char a byte); an ASCII name is
+          // Names are bytes (docs/CONTRACT.md §Detection): listed as Latin-1 (one char a byte); an ASCII name is
           // itself, any other is decoded the one way (nameFromBytes) and opened by its bytes.
           let name = l;
           let raw: Buffer | null = null;

@@ -1,5 +1,5 @@
 /**
- * Keeps one watcher running and decides between inotify and polling (SPEC §4, issue 12).
+ * Keeps one watcher running and decides between inotify and polling (docs/CONTRACT.md §Detection).
  *
  * - An exhausted inotify (ENOSPC: watches; EMFILE/ENFILE: instances or descriptors) at any
  *   time — also while the first watcher is still arming, before anyone holds its handle —

@@ -179,7 +179,7 @@ async function startInotify(root: string, pset: ProtectedSet, events: WatchEvent
   const arm = (rel: string, id: string): boolean => {
     try {
       if (fault?.when === 'early') throw Object.assign(new Error(`simulated ${fault.code}`), { code: fault.code });
-      // Names are bytes (SPEC §4): the event's name undecoded, carried losslessly (common/names.ts).
+      // Names are bytes (docs/CONTRACT.md §Detection): the event's name undecoded, carried losslessly (common/names.ts).
       const watcher = fsWatch(abs(rel), { persistent: false, encoding: 'buffer' }, (type, name) => onDirEvent(rel, type, name === null ? null : nameFromBytes(name)));
       watcher.on('error', (err) => {
         if (dirWatches.get(rel)?.watcher === watcher) dirWatches.delete(rel);
@@ -238,7 +238,7 @@ async function startInotify(root: string, pset: ProtectedSet, events: WatchEvent
   };
 
   for (const d of new Set(['', ...pset.dirs, ...FIXED_STORE_DIRS])) { if (!alive) break; ensure(d, false, true); }
-  // SPEC §4: the root is a path. Its parent is watched for the root's own name (a rename of
+  // docs/CONTRACT.md §Detection: the root is a path. Its parent is watched for the root's own name (a rename of
   // the root, or something put in its place); the guard then checks what the path names.
   let parentWatch: NodeWatcher | null = null;
   try {
@@ -321,7 +321,7 @@ async function startPolling(root: string, pset: ProtectedSet, events: WatchEvent
     if (rel.startsWith('..')) return;
     events.onEvent(rel, event === 'addDir' || event === 'unlinkDir');
   });
-  // Names are bytes (SPEC §4). chokidar lists names as UTF-8 strings: a name that is not
+  // Names are bytes (docs/CONTRACT.md §Detection). chokidar lists names as UTF-8 strings: a name that is not
   // UTF-8 comes back as U+FFFD, its stat fails, and chokidar emits nothing for it (seen with
   // chokidar 5). Its only trace is the raw change of the polled directory: a listed
   // directory that changed is listed again here, as bytes, and each such name is a hint.

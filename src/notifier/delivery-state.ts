@@ -1,6 +1,6 @@
 /**
  * The notifier's delivery state: which alert / owner message reached which channel.
- * Kept apart from the root (SPEC §11: the notifier has no write access there). This
+ * Kept apart from the root (docs/CONTRACT.md §Deployment: the notifier has no write access there). This
  * module has no network imports, so `warden alerts` / `warden status` and the guard
  * process may load it.
  */

@@ -1,5 +1,5 @@
 /**
- * The notifier (SPEC §6, §11): reads the guard's append-only alerts.jsonl and the owner
+ * The notifier (docs/CONTRACT.md §Alerts and §Deployment): reads the guard's append-only alerts.jsonl and the owner
  * message outbox (both read-only), delivers every item at least once per channel with
  * backoff, folds storms, and keeps delivery state in its own directory. This module loads
  * the network clients; the guard must never import it (test/notifier/import-graph.test.ts).

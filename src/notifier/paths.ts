@@ -34,7 +34,7 @@ export function rootTag(root: string): string {
 }
 
 /**
- * The notifier's state directory (SPEC §11). Embedded: the store's notify/ (one process
+ * The notifier's state directory (docs/CONTRACT.md §Deployment). Embedded: the store's notify/ (one process
  * owns the store anyway). Alone: systemd's $STATE_DIRECTORY (first entry if several), else
  * $XDG_STATE_HOME/warden/notify/<tag>, else ~/.local/state/warden/notify/<tag>.
  */

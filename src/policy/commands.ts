@@ -1,5 +1,5 @@
 /**
- * Permitted commands (SPEC §9.2, issue 23): a permitted command is a prefix of an argv,
+ * Permitted commands (docs/CONTRACT.md §Tiers): a permitted command is a prefix of an argv,
  * never of a shell line. A line is accepted only when it is plain words of plain characters
  * separated by spaces, so the argv it gives is the one any shell would give too; anything a
  * shell would read differently (operators, expansions, quotes, globs, redirections…) is

@@ -11,7 +11,7 @@ import type { Action, Condition, ConditionsPolicy, FileStatus, Rule, Section, Se
 
 export const CONDITIONS_TOML = 'config/conditions.toml';
 
-/** Which actions each section allows (SPEC §9.1). */
+/** Which actions each section allows (docs/CONTRACT.md §Conditions). */
 export const SECTION_ACTIONS: Record<Section, readonly Action[]> = {
   blocks: ['load'],
   memories: ['allow', 'deny'],
@@ -58,7 +58,7 @@ const isTable = (v: unknown): v is Record<string, unknown> => {
 /**
  * The top level as sectionsSchema (with validateToml's __proto__ check) plainly accepts it:
  * only the three sections, each a table, none with a rule named __proto__. Anything else
- * goes to the schema, which decides and words the error. Issue 23: zod and the __proto__
+ * goes to the schema, which decides and words the error. Zod and the __proto__
  * walk cost more than the rest of a cold parse of the seed's 468 rules.
  */
 export function plainSections(v: Record<string, unknown>): boolean {
@@ -110,7 +110,7 @@ export interface ConditionsResult {
 
 // The last few texts' results: one `warden apply` asks about the same two texts six times
 // (the file alone, the root before and after, at proposal and again under the lock), and the
-// seed's 468 rules cost ~10 ms a parse warm and ~40 ms cold (issue 23).
+// seed's 468 rules cost ~10 ms a parse warm and ~40 ms cold.
 const recentResults: { text: string; file: string; result: ConditionsResult }[] = [];
 
 /**
@@ -153,7 +153,7 @@ function parseConditionsOnce(text: string | null, file: string): ConditionsResul
     const table = parsed.value[section];
     if (table === null || typeof table !== 'object' || Array.isArray(table)) continue; // reported above
     const legalActions = SECTION_ACTIONS[section] as readonly string[];
-    // Per rule, only what a valid rule needs (issue 23: a cold parse runs this loop once per
+    // Per rule, only what a valid rule needs (a cold parse runs this loop once per
     // rule in the interpreter, so each array, closure and spread shows): the key path is
     // built where an error or a location asks for it.
     for (const key of Object.keys(table)) {
@@ -211,7 +211,7 @@ function parseConditionsOnce(text: string | null, file: string): ConditionsResul
 }
 
 /**
- * The facts of a session context (SPEC §9.1). `tui` is never a fact in this runtime, and a
+ * The facts of a session context (docs/CONTRACT.md §Conditions). `tui` is never a fact in this runtime, and a
  * context the library does not know (tui, a future kind, a malformed object) has none.
  */
 export function contextFacts(ctx: SessionContext): Set<string> {
@@ -249,7 +249,7 @@ export type PathStep = 0 | 1 | 2 | 3 | 4;
 
 export interface PathDecision {
   decision: 'allow' | 'deny';
-  /** 0: conditions.toml unusable (deny-all) or the path is invalid; 1–4: the step of SPEC §9.1 that decided. */
+  /** 0: conditions.toml unusable (deny-all) or the path is invalid; 1–4: the step of docs/CONTRACT.md §Conditions that decided. */
   step: PathStep;
   rule: Rule | null;
   /** Every rule whose key matches the path, in file order. */
@@ -264,7 +264,7 @@ function mostSpecific(rules: Rule[]): Rule | null {
 }
 
 /**
- * The four-step path evaluation of SPEC §9.1, in the seed's order. Pure.
+ * The four-step path evaluation of docs/CONTRACT.md §Conditions, in the seed's order. Pure.
  * `conditions === null` (missing/empty/invalid file) denies everything.
  */
 export function evaluatePath(conditions: ConditionsPolicy | null, target: string, facts: ReadonlySet<string>): PathDecision {

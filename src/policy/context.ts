@@ -1,5 +1,5 @@
 /**
- * Is a session context one this runtime knows (SPEC §9.1)? The library is called with
+ * Is a session context one this runtime knows (docs/CONTRACT.md §Conditions)? The library is called with
  * whatever a runtime hands it: `tui` (a seed condition, but no session of this runtime), a
  * future kind, a malformed object. Such a context grants nothing, to anyone, and the
  * reason says why. Pure and total: reads only own data properties, never throws.

@@ -1,5 +1,5 @@
 /**
- * The decision index (issue 23): which conditions rules, and which tier folders, match a
+ * The decision index: which conditions rules, and which tier folders, match a
  * path — found by looking up the path's own ancestors instead of testing every rule and
  * every folder. A path has a handful of ancestors; a seed-scale policy has 468 rules and
  * 600 folders. Same answers as keyMatches over the whole list, in the same (file) order.

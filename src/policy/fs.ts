@@ -20,7 +20,7 @@ const O_NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 const O_NONBLOCK = constants.O_NONBLOCK ?? 0;
 
 function readOne(root: string, rel: string): PolicyFileInput {
-  // Names are bytes (SPEC §4): a listed name that is not UTF-8 is an unexpected file (the
+  // Names are bytes (docs/CONTRACT.md §Detection): a listed name that is not UTF-8 is an unexpected file (the
   // guard quarantines it). It is reported under its own name and grants nothing; never
   // skipped, and never read as the other file its decoded name would open.
   if (hasRawBytes(rel)) return { path: rel, text: null, unreadable: 'its name is not valid UTF-8 (an unexpected file, which the guard quarantines)' };

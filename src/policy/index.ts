@@ -1,5 +1,5 @@
 /**
- * warden's policy library (SPEC §9): validate conditions.toml, conditional blocks, org
+ * warden's policy library (docs/CONTRACT.md §Policy): validate conditions.toml, conditional blocks, org
  * files, guests.toml and the owner, and decide what a person can see in a session.
  *
  * The evaluator is pure (no I/O): build a PolicySet once from file texts with
@@ -12,7 +12,7 @@
  *   e.tier; e.targets[0].decision;
  *
  * Fail-closed everywhere: a missing, blank, unparsable or invalid manifest grants nothing
- * in its scope. See docs/POLICY.md for the rules and every decision made where SPEC §9 is silent.
+ * in its scope. See docs/POLICY.md for the rules and every decision made where docs/CONTRACT.md §Policy is silent.
  */
 import { contextFacts } from './conditions.js';
 import { evaluatePath } from './conditions.js';

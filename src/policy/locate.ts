@@ -56,7 +56,7 @@ export function ensureLocated(errors: Located[], line = 1): Located[] {
  * Define `obj[key]` as an own, enumerable property computed on first read (then kept), so
  * that a spread, JSON, deep equality or a structured clone (the view's builder thread) see
  * it as the value it is. Locations cost a scan of the whole text; a valid file's rules are
- * rarely asked where they are (issue 23: the key locator was a fifth of a cold `warden
+ * rarely asked where they are (the key locator was a fifth of a cold `warden
  * check` of the seed's 468 rules). Assigning the property replaces the value.
  */
 export function lazyProperty<T extends object, K extends keyof T>(obj: T, key: K, compute: () => T[K]): T {

@@ -44,7 +44,7 @@ const isTable = (v: unknown): v is Record<string, unknown> => {
  * guests.toml as guestsSchema plainly accepts it: exactly channels and folders, every
  * entry valid. Anything else goes to the schema, which decides and words the error (zod
  * stays the one definition; this skips it for the common case: 600 folders through zod
- * cost ~10 ms cold, issue 23).
+ * cost ~10 ms cold).
  */
 export function plainGuests(v: Record<string, unknown>): v is { channels: string[]; folders: string[] } {
   const keys = Object.keys(v);

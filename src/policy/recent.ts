@@ -3,7 +3,7 @@
  * policy of the root before and after its change several times over (the file alone, the
  * set before and after, at the proposal and again under the lock): at the seed's scale a
  * cold parse of guests.toml's 600 folders or of warden.toml (zod) costs milliseconds each
- * time (issue 23). `copy` gives each caller arrays of its own (callers push to them); the
+ * time. `copy` gives each caller arrays of its own (callers push to them); the
  * rest of a result is shared, so it is frozen.
  */
 export function recentResults<R>(parse: (text: string, file: string) => R, copy: (r: R) => R, size = 4): (text: string, file: string) => R {

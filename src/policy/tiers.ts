@@ -12,7 +12,7 @@ export interface Resolution {
   tier: Tier;
   org: string | null;
   resolvedBy: ResolvedBy;
-  /** The step of SPEC §9.2's fixed order that decided (1–4), or null for internal sessions and "none". */
+  /** The step of the fixed order of docs/CONTRACT.md §Tiers that decided (1–4), or null for internal sessions and "none". */
   step: 1 | 2 | 3 | 4 | null;
   reason: string;
   source: SourceRef | null;
@@ -44,7 +44,7 @@ function lineOf(org: Org, key: keyof Org['keyLines']): SourceRef {
 }
 
 /**
- * Resolve user U's tier in a context, in SPEC §9.2's fixed order:
+ * Resolve user U's tier in a context, in the fixed order of docs/CONTRACT.md §Tiers:
  * (1) owner; (2) member of X in a DM or a channel bound to X; (3) channel bound to Y;
  * (4) guest channel; else none. An internal session is the owner's. Pure and deterministic.
  */
@@ -92,7 +92,7 @@ export function resolveTier(policy: PolicySet, user: string, context: SessionCon
   return { tier: 'none', org: null, resolvedBy: 'none', step: null, reason: 'no step applies: not the owner, no org membership or binding here, not a guest channel', source: null, notes };
 }
 
-/** What a tier grants (SPEC §9.2). Folders are absolute runtime paths; "/memories/" and "/workspace/" mean everything. */
+/** What a tier grants (docs/CONTRACT.md §Tiers). Folders are absolute runtime paths; "/memories/" and "/workspace/" mean everything. */
 export interface Access {
   tier: Tier;
   org: string | null;

@@ -1,6 +1,6 @@
 import type { Located } from '../common/errors.js';
 
-/** The file kinds of SPEC §2 that carry policy. */
+/** The file kinds of docs/CONTRACT.md §Root that carry policy. */
 export type PolicyKind = 'conditions' | 'guests' | 'org' | 'block' | 'warden';
 
 /** One file as the pure loader sees it: a root-relative POSIX path and its text (null = missing). */
@@ -106,7 +106,7 @@ export interface PolicyLoadResult {
   files: FileHealth[];
 }
 
-/** A session's context (SPEC §9.1). */
+/** A session's context (docs/CONTRACT.md §Conditions). */
 export type SessionContext =
   | { kind: 'dm'; channel: string }
   | { kind: 'guild'; guild: string; channel: string; nsfw?: boolean; forum?: string }

@@ -43,7 +43,7 @@ export function validatePolicyChange(current: readonly PolicyFileInput[], relPat
     const next = [...current.filter((f) => f.path !== relPath), ...(text === null ? [] : [{ path: relPath, text }])];
     const pairing = (e: Located) => /has a rule but no file|block file has no rule/.test(e.message);
     // The new set first: when it has no error beyond the file's own, the approved set need
-    // not be built at all (nothing to subtract; issue 23: a cold parse of the seed's 468
+    // not be built at all (nothing to subtract; a cold parse of the seed's 468
     // rules per apply).
     const candidates = buildPolicy(next).errors.filter((e) => !pairing(e) && !(e.file === relPath && own.some((o) => sig(o) === sig(e))));
     const before = candidates.length ? new Set(buildPolicy(current).errors.map(sig)) : new Set<string>();
@@ -56,7 +56,7 @@ export function validatePolicyChange(current: readonly PolicyFileInput[], relPat
 }
 
 /**
- * Validate several changes as one new state (SPEC §8: a block file and the rule that
+ * Validate several changes as one new state (docs/CONTRACT.md §Changes: a block file and the rule that
  * loads it change together): each file's own errors, plus every error of the new set
  * that the approved set did not have — block/rule pairing included, since the whole
  * change is judged at once. `text === null` removes a file. Pure and total.

@@ -1,5 +1,5 @@
 /**
- * The view's policy builder, off the runtime's event loop (issue 23: a 468-rule
+ * The view's policy builder, off the runtime's event loop (a 468-rule
  * conditions.toml parsed on the loop stalled it for tens of milliseconds on a busy machine).
  * It receives the text of files the view has already verified against the manifest (it reads
  * nothing itself), builds the PolicySet with warden/policy's buildPolicy, and posts it back

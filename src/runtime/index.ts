@@ -1,5 +1,5 @@
 /**
- * warden's runtime library (SPEC §9.3): an approved view of a root, for the agent runtime.
+ * warden's runtime library (docs/CONTRACT.md §Runtime view): an approved view of a root, for the agent runtime.
  * One import gives the view and the policy questions to ask of it:
  *
  *   import { openApprovedView, canRead } from 'warden/runtime';

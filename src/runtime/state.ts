@@ -68,7 +68,7 @@ export function buildState(generation: number, files: ReadonlyMap<string, Verifi
     if (v.kind === 'credentials') credFiles.push({ path, text: decode(v.bytes) });
   }
   const merged = mergeCredentialSet(credFiles);
-  // Null-prototype records: a group or key named __proto__ or constructor is an ordinary name (SPEC §7).
+  // Null-prototype records: a group or key named __proto__ or constructor is an ordinary name (docs/CONTRACT.md §Credentials).
   const credentials: Record<string, Readonly<Record<string, string>>> = dict();
   for (const [g, t] of Object.entries(merged.tables)) credentials[g] = Object.freeze(dict(t));
   return Object.freeze({ ok: true, reason: null, generation, policy, credentials: Object.freeze(credentials), files: Object.freeze(hashes) });

@@ -1,5 +1,5 @@
 /**
- * The approved view (SPEC §9.3): the runtime reads the very files warden guards, but only
+ * The approved view (docs/CONTRACT.md §Runtime view): the runtime reads the very files warden guards, but only
  * ever acts on a state warden approved.
  *
  *   manifest (generation, sha256/size/mode per file) ─► for each file the view uses:

@@ -1,24 +1,24 @@
 import type { CredentialKeyChange } from '../credentials/types.js';
 export type { CredentialKeyChange };
-/** The alert record of SPEC §6, one JSON object per line of snapshots/alerts.jsonl. */
+/** The alert record of docs/CONTRACT.md §Alerts, one JSON object per line of snapshots/alerts.jsonl. */
 export type AlertAction = 'reverted' | 'removed' | 'revert-failed' | 'flagged';
 
 export type AlertReason =
   | 'content' | 'emptied' | 'deleted' | 'mode' | 'owner' | 'symlink' | 'not-regular'
   | 'too-large' | 'unexpected-file' | 'half-applied' | 'changed-while-stopped'
   | 'baseline-tampered' | 'revert-failed' | 'approval-expired'
-  // SPEC §4 (issue 21): the root path named something other than the directory the guard holds.
+  // docs/CONTRACT.md §Detection: the root path named something other than the directory the guard holds.
   | 'root-replaced'
-  // Not in SPEC §6's list: a protected directory's path named a directory warden did not make
+  // Not in the list of docs/CONTRACT.md §Alerts: a protected directory's path named a directory warden did not make
   // or verify; it was moved aside whole, untouched (docs/ARCHITECTURE.md, invariant 19).
   | 'dir-replaced'
-  // Not in SPEC §6's list: the watcher fell back to polling (inotify limit), see ARCHITECTURE.md.
+  // Not in the list of docs/CONTRACT.md §Alerts: the watcher fell back to polling (inotify limit), see ARCHITECTURE.md.
   | 'watch-degraded'
-  // Not in SPEC §6's list: a wrong owner-code was given three times and the change was cancelled.
+  // Not in the list of docs/CONTRACT.md §Alerts: a wrong owner-code was given three times and the change was cancelled.
   | 'approval-refused'
-  // Not in SPEC §6's list: the witness (enforce = true) refused an open for writing (SPEC §6.1).
+  // Not in the list of docs/CONTRACT.md §Alerts: the witness (enforce = true) refused an open for writing (docs/CONTRACT.md §Who did it).
   | 'refused'
-  // Not in SPEC §6's list: a protected file's access ACL, or another extended attribute its owner can set, changed (docs/ARCHITECTURE.md).
+  // Not in the list of docs/CONTRACT.md §Alerts: a protected file's access ACL, or another extended attribute its owner can set, changed (docs/ARCHITECTURE.md).
   | 'acl' | 'xattr';
 
 /** One alert a folded alert stands for: its id, path and what it kept. */
@@ -29,7 +29,7 @@ export interface FileFacts { sha256: string | null; size: number; mode: number }
 
 
 /**
- * Who wrote (SPEC §6.1), as the witness saw it while the kernel held the writer in its
+ * Who wrote (docs/CONTRACT.md §Who did it), as the witness saw it while the kernel held the writer in its
  * open: never an argument list, never file content.
  */
 /** What the witness sees by name (a Writer's op besides the opens). */
@@ -86,13 +86,13 @@ export interface Alert {
   /**
    * A folded alert: each alert it stands for that kept something in quarantine, by its own
    * id (the name of its quarantine folder), so every quarantine folder is named by an alert
-   * line (SPEC §5). `warden diff ID` and `warden accept ID` take these ids too.
+   * line (docs/CONTRACT.md §Revert). `warden diff ID` and `warden accept ID` take these ids too.
    */
   folded?: FoldedAlert[];
   /** An alert reached through a folded one (findAlert): the id of the line that lists it. */
   folded_into?: string;
-  /** Who made the direct edit (SPEC §6.1), or why that is not known. */
+  /** Who made the direct edit (docs/CONTRACT.md §Who did it), or why that is not known. */
   by?: Writer | WriterUnknown;
-  /** What the owner should do instead (SPEC §6: every message says how to do it right). */
+  /** What the owner should do instead (docs/CONTRACT.md §Alerts: every message says how to do it right). */
   advice: string;
 }

@@ -12,13 +12,13 @@ export function newAlertId(now = Date.now()): string {
   return `${now.toString(36)}${seq.toString(36).padStart(2, '0')}-${randomBytes(2).toString('hex')}`;
 }
 
-/** Append and fsync one alert before anyone is told about it (SPEC §6). */
+/** Append and fsync one alert before anyone is told about it (docs/CONTRACT.md §Alerts). */
 export function appendAlert(storeFd: StoreFd, alert: Alert): void {
   appendFileAt(storeFd, ALERTS_FILE, Buffer.from(JSON.stringify(alert) + '\n'));
 }
 
 /**
- * The alert with this id: a line of its own, or one a folded alert lists (SPEC §5: every
+ * The alert with this id: a line of its own, or one a folded alert lists (docs/CONTRACT.md §Revert: every
  * quarantine folder is named by an alert line). A folded member is the folded alert with
  * the member's id, path and quarantine, and `folded_into` naming the line.
  */

@@ -77,7 +77,7 @@ export function approvedBytes(storeFd: StoreFd, path: string): Buffer | null | u
 }
 
 /**
- * The approved warden.toml for the witness (SPEC §6.1), which runs as uid 0 under an account
+ * The approved warden.toml for the witness (docs/CONTRACT.md §Who did it), which runs as uid 0 under an account
  * of its own and must never act on a file the agent can write: never the live
  * config/warden.toml, always the copy in the guard's store. In the deployment that store is
  * `<guard state>/stores/<root-id>/`, trusted when it and the state directory belong to one

@@ -2,7 +2,7 @@
  * The baseline held in memory. Loaded once and authenticated; afterwards the guard trusts
  * only this copy of the index, so a later edit of snapshots/ can be detected and undone,
  * never adopted. Approved bytes are not held: each is read from its store blob when needed
- * and used only when it hashes to the sha256 the authenticated index names (issue 17).
+ * and used only when it hashes to the sha256 the authenticated index names.
  */
 import { dict } from '../common/dict.js';
 import { WardenError } from '../common/errors.js';
@@ -168,7 +168,7 @@ export class BaselineState {
     // No seal yet (first start with one): adopt the authenticated index. A commit that
     // crashed before its index rename: the previous index stands; settle the seal on it.
     if (seal && opts.settle && (!sealed || mine !== current || previous !== '')) state.writeSealNow();
-    // An index in the JSON form of before issue 26 is read as it is; the one writer puts it
+    // An index in the JSON form of before the compact index is read as it is; the one writer puts it
     // in the compact form (the same entries; the seal follows as in any rewrite).
     if (r.legacy && opts.settle) state.rewriteIndex(storeFd);
     return state;
@@ -216,7 +216,7 @@ export class BaselineState {
     try { return reader.read(e.kind, e.sha256); } finally { reader.close(); }
   }
 
-  /** The root whose runtime manifest every commit publishes (SPEC §9.3); null: none (tests, readers). */
+  /** The root whose runtime manifest every commit publishes (docs/CONTRACT.md §Runtime view); null: none (tests, readers). */
   private publishRoot: number | null = null;
 
   /** Publish the runtime manifest of the root behind rootFd after every commit. */
@@ -240,7 +240,7 @@ export class BaselineState {
     this.index = next;
     this.indexSha = sha256Hex(bytes);
     this.writeSealNow();
-    // The one commit point of every accepted change: tell the runtime's view (SPEC §9.3).
+    // The one commit point of every accepted change: tell the runtime's view (docs/CONTRACT.md §Runtime view).
     if (this.publishRoot !== null) publishManifest(this.publishRoot, this.index);
   }
 

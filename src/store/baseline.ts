@@ -41,9 +41,9 @@ export interface BaselineIndex {
   dirs: Record<string, DirEntry>;
 }
 
-/** The JSON index of before issue 26: still read (an existing store loads as it is), never written. */
+/** The JSON index of before the compact index: still read (an existing store loads as it is), never written. */
 const HEADER_V1 = 'warden-baseline 1 hmac-sha256=';
-/** The compact index (issue 26): the same header line, then the binary body below. */
+/** The compact index: the same header line, then the binary body below. */
 const HEADER = 'warden-baseline 2 hmac-sha256=';
 
 /** crypto.hash (Node ≥ 20.12): one call, no Hash object per file (half the cost over 10,000 files); else createHash. */
@@ -218,14 +218,14 @@ export function serializeIndex(index: BaselineIndex, key: Buffer): Buffer {
   return Buffer.concat([Buffer.from(`${HEADER}${hmacHex(key, body)}\n`), body]);
 }
 
-/** The index in the JSON form of before issue 26 (what an existing store holds; tests of the migration). */
+/** The index in the JSON form of before the compact index (what an existing store holds; tests of the migration). */
 export function serializeIndexV1(index: BaselineIndex, key: Buffer): Buffer {
   const body = Buffer.from(JSON.stringify(index));
   return Buffer.concat([Buffer.from(`${HEADER_V1}${hmacHex(key, body)}\n`), body]);
 }
 
 export type IndexCheck =
-  | { ok: true; index: BaselineIndex; raw: Buffer; /** written in the JSON form of before issue 26 */ legacy: boolean }
+  | { ok: true; index: BaselineIndex; raw: Buffer; /** written in the JSON form of before the compact index */ legacy: boolean }
   | { ok: false; problem: 'missing' | 'tampered' | 'malformed'; detail: string };
 
 /** Parse and authenticate index bytes (either form). Pure apart from the HMAC: nothing is parsed before it verifies. */

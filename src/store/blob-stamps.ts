@@ -1,5 +1,5 @@
 /**
- * Blob stamps kept across restarts (issue 26): the stat identity (guard/observe.ts statStamp:
+ * Blob stamps kept across restarts: the stat identity (guard/observe.ts statStamp:
  * inode, size, mode, owner, mtime, ctime) of each store blob last verified by hash, so the
  * first rescan after a start does not re-hash every blob.
  *

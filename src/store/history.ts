@@ -167,7 +167,7 @@ async function fastImport(store: Store, stream: Buffer): Promise<void> {
       // --depth=0: no delta attempts (the first commit's blobs are distinct files);
       // core.compression=0: zlib was a third of git's time here. A later gc compresses it.
       // MALLOC_TOP_PAD_ (glibc): fast-import grows and trims its heap around every blob, one
-      // brk each way (40,018 brk calls for 10,000 blobs, most of its system time, issue 26);
+      // brk each way (40,018 brk calls for 10,000 blobs, most of its system time);
       // with 16 MiB of pad it grows a few times and is done: 3 brk calls, 2-2.5x faster.
       const child = spawn('git', ['-c', 'core.compression=0', 'fast-import', '--quiet', '--done', '--depth=0'], { cwd: atText(store.fd, HISTORY_DIR), env: { PATH: process.env.PATH ?? '/usr/bin:/bin', MALLOC_TOP_PAD_: String(16 * 1024 * 1024) }, stdio: [input, 'ignore', 'pipe'] });
       let err = '';

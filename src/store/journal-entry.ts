@@ -1,5 +1,5 @@
 /**
- * An alert as a structured journal entry (SPEC §6): the fields the guard sends to
+ * An alert as a structured journal entry (docs/CONTRACT.md §Alerts): the fields the guard sends to
  * journald's native socket, and their encoding (systemd's native journal protocol). Pure.
  *
  * The same field names are read back by the owner's desktop feed (notifier/journal-feed.ts)

@@ -1,6 +1,6 @@
 /**
  * The HMAC key that authenticates the baseline index. It lives outside snapshots/ so
- * that whoever can edit the store cannot forge a matching index (SPEC §3).
+ * that whoever can edit the store cannot forge a matching index (docs/CONTRACT.md §Baseline).
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { closeSync, constants, fstatSync, mkdirSync, openSync, readSync, renameSync, writeSync, fsyncSync } from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * Where things live inside the store (SPEC §3). Every path is relative to the store's
+ * Where things live inside the store (docs/CONTRACT.md §Baseline). Every path is relative to the store's
  * directory (store.ts holds it open); where the store itself lives is location.ts's job.
  */
 export const BASELINE_DIR = 'baseline';

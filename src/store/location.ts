@@ -1,5 +1,5 @@
 /**
- * Where a root's store lives (SPEC §2, §11), found from the root's identity alone: nothing
+ * Where a root's store lives (docs/CONTRACT.md §Store and §Deployment), found from the root's identity alone: nothing
  * in the root can redirect it.
  *
  * - The guard's state directory (deployment): `<state>/stores/<root-id>/`, beside the HMAC
@@ -101,7 +101,7 @@ export interface StoreLocation {
 }
 
 /**
- * Where this root's store is (SPEC §2). `exists` tells a caller that may create it which
+ * Where this root's store is (docs/CONTRACT.md §Store). `exists` tells a caller that may create it which
  * one it would create: the deployment always creates in the state directory, a session
  * embedded.
  */
@@ -120,7 +120,7 @@ export function locateStore(root: string, env: NodeJS.ProcessEnv = process.env):
   return { root, id, mode: 'embedded', dir: embedded, base, runtimeDir: null, exists };
 }
 
-/** Where the store of `root` lives, for modules that publish things beside it (SPEC §9.3). */
+/** Where the store of `root` lives, for modules that publish things beside it (docs/CONTRACT.md §Runtime view). */
 export function storeDirOf(root: string, env: NodeJS.ProcessEnv = process.env): string {
   return locateStore(root, env).dir;
 }

@@ -1,5 +1,5 @@
 /**
- * The one-writer lock (SPEC §8): the daemon holds it for its whole life; a command holds it
+ * The one-writer lock (docs/CONTRACT.md §Changes): the daemon holds it for its whole life; a command holds it
  * while it applies a change with the daemon down. Two halves:
  *  - the lock file `warden.lock` in the control directory names the holder (lock-holder.ts).
  *    It is written to a temporary file and linked into place, so it exists complete or not

@@ -1,5 +1,5 @@
 /**
- * The runtime manifest (SPEC §9.3): what the approved state is, for the agent runtime's
+ * The runtime manifest (docs/CONTRACT.md §Runtime view): what the approved state is, for the agent runtime's
  * approved view (src/runtime/). Hashes, sizes and modes only, never a value: it must be
  * readable by the runtime's user, so it can hold nothing that the runtime could not see
  * anyway. Pure: this module is imported by the runtime library as well as by the writer

@@ -1,5 +1,5 @@
 /**
- * Publish the runtime manifest (SPEC §9.3) after every accepted change and at guard start.
+ * Publish the runtime manifest (docs/CONTRACT.md §Runtime view) after every accepted change and at guard start.
  * Written like every other file of warden's: exclusive-create temp, fsync, rename, fsync
  * the directory (fsx/beneath.ts), so a reader sees the old manifest or the new one, never
  * a torn one. Mode 0644: it holds hashes only and the runtime's user must read it.
@@ -10,7 +10,7 @@
  */
 import { fstatSync, readFileSync, readlinkSync, statSync } from 'node:fs';
 import { errnoCode } from '../common/errors.js';
-import { at, atText, ensureDirBeneath, openRoot, readRegularAt, replaceFileAt, safeClose } from '../fsx/beneath.js';
+import { atText, ensureDirBeneath, openRoot, readRegularAt, replaceFileAt, safeClose } from '../fsx/beneath.js';
 import type { BaselineIndex } from './baseline.js';
 import { EMBEDDED_STORE as SNAPSHOTS } from './location.js';
 import { MANIFEST_NAME, expectedLocation, manifestFromIndex, parseManifest, publishLocation, serializeManifest, type RootIdentity } from './manifest-format.js';
@@ -55,7 +55,7 @@ export function publishManifest(rootFd: number, index: BaselineIndex, env: NodeJ
     const bytes = serializeManifest(manifestFromIndex(index, id));
     const fd = loc.setup === 'session' ? ensureDirBeneath(rootFd, SNAPSHOTS, 0o700) : openRoot(loc.dir);
     try {
-      // A start with nothing changed finds its own manifest there already (issue 26: 1.5 MB
+      // A start with nothing changed finds its own manifest there already (1.5 MB
       // written and fsynced twice at every start of a 10,000-file guard): kept as it is.
       if (!holdsExactly(fd, MANIFEST_NAME, bytes, 0o644)) replaceFileAt(fd, MANIFEST_NAME, bytes, { mode: 0o644 });
     } finally { safeClose(fd); }

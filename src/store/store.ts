@@ -145,7 +145,7 @@ export class Store {
   }
 
   /**
-   * SPEC §4 (issue 21): is the directory behind `rootFd` (opened from the root path) the one
+   * docs/CONTRACT.md §Detection: is the directory behind `rootFd` (opened from the root path) the one
    * this store was recorded for — by init, or by the guard after it put a swapped root right?
    * A message naming the difference, or null (also when no record exists: an older store).
    */

@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import type * as SmolToml from 'smol-toml';
 
 // smol-toml's CommonJS build is one file: ~2 ms to load, against ~12 ms for its nine ES
-// modules, paid by every command and every guard start (issue 17).
+// modules, paid by every command and every guard start.
 const { parse, TomlError } = createRequire(import.meta.url)('smol-toml') as typeof SmolToml;
 import type { Located } from '../common/errors.js';
 
@@ -28,7 +28,7 @@ const recentParses: { source: string; file: string; result: TomlResult }[] = [];
 /**
  * parseToml, reusing the result for a text parsed a moment ago: one `warden apply` of the
  * seed's 468 rules parsed the same 40 KB text for its syntax check and again for its policy
- * check (issue 23). The value is shared: callers only read it.
+ * check. The value is shared: callers only read it.
  */
 export function parseTomlShared(source: string, file: string): TomlResult {
   let hit = recentParses.find((r) => r.source === source && r.file === file);
@@ -43,7 +43,7 @@ export function parseTomlShared(source: string, file: string): TomlResult {
 /** True when the text holds nothing but whitespace and comments (smol-toml parses it to {}). */
 export function isBlankToml(source: string): boolean {
   // A line whose first character after its leading whitespace is neither whitespace nor "#"
-  // settles it at once (one native search; issue 23: the line by line test was ~1 ms of a
+  // settles it at once (one native search; the line by line test was ~1 ms of a
   // cold parse of the seed's 468 rules). Otherwise the line by line test, the definition.
   if (NOT_BLANK_LINE.test(source)) return false;
   return source.split(/\r?\n/).every((l) => /^\s*(#.*)?$/.test(l));
@@ -55,7 +55,7 @@ export interface Position { line: number; column: number }
 /**
  * Every key definition of a TOML text, found in one scan (smol-toml keeps no positions).
  * Built once per text, then each lookup costs the length of the key path, so locating
- * every rule of a 468-rule file is linear in the file (issue 23: one rescan per rule made
+ * every rule of a 468-rule file is linear in the file (one rescan per rule made
  * it quadratic). Best effort by design: it only points a person at the right line.
  */
 export interface KeyLocator {
@@ -84,7 +84,7 @@ const TABLE_HEADER = /^\[\s*(.+?)\s*\]/;
 /**
  * Scan a TOML text once: track the current [table] / [[array]] header and dotted keys.
  * A key line is defined below the current table's node (the header already marked the
- * table's ancestors), so it walks only its own parts (issue 23: the per-line work of a cold
+ * table's ancestors), so it walks only its own parts (the per-line work of a cold
  * scan of the seed's 468 rules).
  */
 export function keyLocator(source: string): KeyLocator {
@@ -171,7 +171,7 @@ export function locateKey(source: string, path: readonly (string | number)[]): P
 }
 
 function findUnquoted(s: string, ch: string): number {
-  // Before any quote, the first `ch` is unquoted (native search; issue 23).
+  // Before any quote, the first `ch` is unquoted (native search).
   const first = s.indexOf(ch);
   if (first < 0) return -1;
   const q = s.search(QUOTE);
@@ -191,7 +191,7 @@ function findUnquoted(s: string, ch: string): number {
 /**
  * A dotted key split into its parts, quotes removed and each part trimmed. The common
  * forms (bare parts, quoted parts without a backslash) by native regexes: a cold parse of
- * the seed's 468 rules spent ~10 ms in a character loop here (issue 23). Anything else
+ * the seed's 468 rules spent ~10 ms in a character loop here. Anything else
  * (a backslash, an unclosed quote) by the character loop, which is the definition.
  */
 export function splitDotted(s: string): string[] {

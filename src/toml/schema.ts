@@ -12,7 +12,7 @@ export function validateToml<T>(schema: z.ZodType<T>, value: unknown, source: st
   const r = schema.safeParse(value);
   if (r.success) {
     // A record (zod) drops a key named __proto__ without a word: refuse it, located, rather
-    // than lose a table silently (SPEC §7: names are data; __proto__ is refused here).
+    // than lose a table silently (docs/CONTRACT.md §Credentials: names are data; __proto__ is refused here).
     const lost = droppedProto(value, r.data, []);
     if (lost.length === 0) return { ok: true, value: r.data };
     return { ok: false, errors: lost.map((path) => ({ file, key: path.join('.'), message: 'the name "__proto__" is not allowed here; choose another name', ...(locateKey(source, path) ?? {}) })) };

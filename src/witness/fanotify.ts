@@ -2,7 +2,7 @@
  * Linux fanotify through koffi (a maintained FFI for Node with prebuilt binaries in its npm
  * package: no compiler, no node-gyp at install). Only the calls the witness needs, with the
  * x86_64/aarch64 struct layouts of <linux/fanotify.h>. Loaded lazily: a machine where koffi
- * or fanotify is missing just has no witness (SPEC §6.1: everything else works as before).
+ * or fanotify is missing just has no witness (docs/CONTRACT.md §Who did it: everything else works as before).
  */
 import { createRequire } from 'node:module';
 

@@ -1,5 +1,5 @@
 /**
- * The witness (SPEC §6.1): a fanotify listener in permission mode over the protected
+ * The witness (docs/CONTRACT.md §Who did it): a fanotify listener in permission mode over the protected
  * directories and files. This side (the main thread) opens the group, places the marks
  * (confined beneath the held root descriptor, as every other access to the root), renews
  * them every second (a directory put back by the guard is a new inode), and supervises two

@@ -1,5 +1,5 @@
 /**
- * Approvals as a person meets them (SPEC §8, issue 14): owner-code without a channel that
+ * Approvals as a person meets them (docs/CONTRACT.md §Changes): owner-code without a channel that
  * can carry the code is a configuration error; "queued", not "sent", while no notifier
  * runs; staleness decided before the question; each message once; the hidden prompt
  * switched to no-echo before it is printed (a value typed or pasted the instant the

@@ -1,5 +1,5 @@
 /**
- * Approvals (SPEC §8) through the real CLI and daemon: tty (on a pseudo-terminal made by
+ * Approvals (docs/CONTRACT.md §Changes) through the real CLI and daemon: tty (on a pseudo-terminal made by
  * python3's pty module), owner-code (the code is read from snapshots/outbox/messages.jsonl),
  * three wrong codes, deny, a stale request recomputed and asked again, an expired request
  * reported after a daemon restart, and the pending state surviving restarts.
@@ -8,7 +8,7 @@ import { describe, it, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { cli, makeInitRoot, makeRoot, readAlertsOf, startDaemon, waitFor, fileSha, treeSnapshot, type Daemon, type TestRoot } from '../helpers/root.js';
+import { makeInitRoot, readAlertsOf, startDaemon, waitFor, fileSha, treeSnapshot, type Daemon, type TestRoot } from '../helpers/root.js';
 import { ptyCli } from '../helpers/pty.js';
 import { capProposal, discordPair, gitLog, outboxCodes, run, wardenToml } from './helpers.js';
 

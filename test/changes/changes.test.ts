@@ -1,6 +1,6 @@
 /**
  * Sanctioned changes through the real CLI and daemon: edit (scripted $EDITOR), apply, rm,
- * cred set/rotate/list, the bad-input cases of issue 4, accept from quarantine, and a live
+ * cred set/rotate/list, the bad-input cases of the credential commands, accept from quarantine, and a live
  * reload of warden.toml. Approval is "none" here; approvals.test.ts covers the others.
  */
 import { describe, it, afterEach } from 'node:test';

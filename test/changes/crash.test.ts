@@ -1,5 +1,5 @@
 /**
- * Crash trials (issues 4, 17): 20 SIGKILLs of a two-file credential rotation — 12 of them
+ * Crash trials: 20 SIGKILLs of a two-file credential rotation — 12 of them
  * seam-free (sent from outside at a random moment, no product seam set; 10 uniform over the
  * command's duration, 2 timed from the journal seen through inotify), 8 at a product step
  * or with the step delay; after every restart the set is wholly old or

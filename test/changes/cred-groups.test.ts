@@ -1,5 +1,5 @@
 /**
- * Credential groups as real owners meet them (SPEC §7, issue 14): a Discord token reset
+ * Credential groups as real owners meet them (docs/CONTRACT.md §Credentials): a Discord token reset
  * (new token, same application_id) through `cred rotate`, `cred set` and `edit`; a group
  * without a check changing whole, with values re-entered unchanged counting as
  * confirmed; refusals that name the keys and never suggest the command just refused; a

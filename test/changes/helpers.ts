@@ -46,7 +46,7 @@ export function wardenToml(opts: { approval?: string; ttl?: number; twoFiles?: b
   let s = TEST_WARDEN_TOML.replace('approval = "none"', `approval = "${opts.approval ?? 'none'}"`);
   if (opts.ttl) s = s.replace(/^(approval = .*)$/m, `$1\napproval_ttl_seconds = ${opts.ttl}`);
   if (opts.twoFiles) s = s.replace('files = ["config/credentials.toml"]', 'files = ["config/credentials.toml", "config/discord-app.toml"]');
-  // owner-code needs a channel that can carry the code (SPEC §8); no notifier runs in these tests.
+  // owner-code needs a channel that can carry the code (docs/CONTRACT.md §Changes); no notifier runs in these tests.
   if (opts.approval === 'owner-code' && !/\[notify\.discord\]/.test(opts.extra ?? '')) s += '\n[notify.discord]\ntoken_file = "/nonexistent/warden-test-discord-token"\n';
   return s + (opts.extra ?? '');
 }

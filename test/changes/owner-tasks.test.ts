@@ -1,5 +1,5 @@
 /**
- * Owner tasks of issue 14 through the real CLI and daemon: modes as approved state
+ * Owner tasks through the real CLI and daemon: modes as approved state
  * (apply --mode, accept of a mode alert on the current content, history, the
  * credentials-mode finding), multi-path changes (a block and its rule together; check's
  * wording), init --force as a sanctioned change, and recovery of a store that fails

@@ -1,5 +1,5 @@
 /**
- * Issue 21 rows 5 and 6 (SPEC §7): names in TOML files are data, never object properties.
+ * Names in TOML files are data, never object properties.
  * Every name of Object.prototype (`__proto__` among them) goes through every keyed
  * structure (credential groups and keys, warden.toml's groups, [[protect]] paths, block
  * names, the runtime's credentials) and every command that reads them (cred, diff,

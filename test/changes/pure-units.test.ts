@@ -98,7 +98,7 @@ describe('the diff shown for approval', () => {
     // Every line differs: the whole file is the middle.
     assert.equal(lineDiff('x\n'.repeat(2001), 'y\n'.repeat(2001)), '  (2002 → 2002 lines; too large to diff line by line)');
     assert.notEqual(lineDiff('x\n'.repeat(1999), 'y\n'.repeat(1999)), '  (2000 → 2000 lines; too large to diff line by line)');
-    // One line changed at the end of a large file: the shared head is context, the change is shown (issue 23).
+    // One line changed at the end of a large file: the shared head is context, the change is shown.
     const big = 'x\n'.repeat(2001);
     assert.equal(lineDiff(big, `${big}y`), '  @@ line 2001\n    x\n  - \n  + y');
   });
@@ -123,7 +123,7 @@ describe('the diff shown for approval', () => {
     assert.ok(!out.includes('SECRET'));
     assert.equal(describeChanges([{ path: 'c.toml', kind: 'credentials', before, after: Buffer.from(`# only a comment\n${before.toString()}`) }], DISCORD),
       '--- c.toml (approved)\n+++ c.toml (proposed)\n  credential values are shown as fingerprints (first 12 hex digits of sha256)\n  (no value changes; comments or layout only)');
-    assert.match(describeChanges([{ path: 'c.toml', kind: 'credentials', before: null, after: Buffer.from('[g]\nk = "SECRET"\n') }], DISCORD), /^\+\+\+ new file c\.toml \(17 bytes\)\n  credential values[^\n]*\n {2}\+ g\.k {2}\(new\) [0-9a-f]{12}$/);
+    assert.match(describeChanges([{ path: 'c.toml', kind: 'credentials', before: null, after: Buffer.from('[g]\nk = "SECRET"\n') }], DISCORD), /^\+\+\+ new file c\.toml \(17 bytes\)\n {2}credential values[^\n]*\n {2}\+ g\.k {2}\(new\) [0-9a-f]{12}$/);
   });
 });
 

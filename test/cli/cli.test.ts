@@ -10,7 +10,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CLI, REPO, TEST_WARDEN_TOML, cli, readAlertsOf, secretValues, testWorld, waitFor, type CliResult, type Daemon, type TestRoot } from '../helpers/root.js';
-import { ptyCli, ptyRun } from '../helpers/pty.js';
+import { ptyRun } from '../helpers/pty.js';
 
 const world = testWorld();
 after(() => world.cleanup());
@@ -26,12 +26,6 @@ function at(t: TestRoot, cwd: string, args: string[], env: NodeJS.ProcessEnv = {
 }
 
 const ORG = 'orgs/bookclub.toml';
-
-/** A command on a terminal: stdout and stderr both go to the pty. */
-function onTty(t: TestRoot, args: string[], env: NodeJS.ProcessEnv = {}): CliResult {
-  const r = ptyCli(t, [['\\[y/N\\]', 'y\r']], args, env, { repeatLast: true });
-  return { code: r.code, stdout: r.stdout, stderr: r.stderr };
-}
 
 async function revertOf(t: TestRoot, path: string, edit: () => void): Promise<string> {
   const n = readAlertsOf(t).length;
@@ -149,7 +143,7 @@ describe('help that teaches', () => {
         const line = r.stdout.split('\n').find((l) => l.trimStart().startsWith(`--${opt}`) || l.trimStart().startsWith(`-${def.short ?? '?'}, --${opt}`));
         assert.ok(line && line.trim().length > opt.length + 6, `${c.name} --help describes --${opt}`);
       }
-      assert.match(r.stdout, /\nexamples:\n  warden /, `${c.name} has examples`);
+      assert.match(r.stdout, /\nexamples:\n {2}warden /, `${c.name} has examples`);
     }
   });
 
@@ -252,7 +246,7 @@ describe('alerts, diff and history -p', () => {
       assert.match(r.stdout, /anthropic\.api_key = [0-9a-f]{12}/);
     }
     const human = cli(t, ['diff', id]).stdout;
-    assert.match(human, /  - anthropic\.api_key = [0-9a-f]{12}\n  \+ anthropic\.api_key = [0-9a-f]{12}/);
+    assert.match(human, / {2}- anthropic\.api_key = [0-9a-f]{12}\n {2}\+ anthropic\.api_key = [0-9a-f]{12}/);
     // A sanctioned change of the same key, then history -p.
     const set = cli(t, ['cred', 'set', 'anthropic.api_key'], { input: 'sk-i16-APPLIED-secret\n' });
     assert.equal(set.code, 0, set.stderr);

@@ -1,5 +1,5 @@
 /**
- * Issue 24: the owner's everyday use, as a visudo, git and journalctl user expects it.
+ * The owner's everyday use, as a visudo, git and journalctl user expects it.
  * Each test is the user's step through the real CLI (a terminal where one matters, a
  * second non-root account for the permission error).
  */

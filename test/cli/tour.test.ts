@@ -110,7 +110,7 @@ describe('the README tour works as written', () => {
     assert.match(all, /TOUR-DONE/);
     assert.match(r.stdout, /^members = \["222222222222222222", "333333333333333333"\]$/m, 'cat shows the approved file');
     assert.match(r.stdout, /1 recent alert\(s\) for orgs\/bookclub\.toml/);
-    assert.match(r.stdout, /  - hourly_cap = 20\n/, 'warden diff shows the approved lines as removed');
+    assert.match(r.stdout, / {2}- hourly_cap = 20\n/, 'warden diff shows the approved lines as removed');
     assert.match(r.stdout, /clean: 6 file\(s\) match the baseline/);
     assert.match(r.stdout, /pending: request (\S+) awaits approval; confirm it on a terminal: 'warden approve \1'/);
     assert.match(r.stdout, /^\S+ {2}tty {2}orgs\/bookclub\.toml/m, 'warden approve lists the request');

@@ -1,5 +1,5 @@
 /**
- * Red team (issue 17 review): a file name the agent chooses reaches `warden verify`'s
+ * Red team: a file name the agent chooses reaches `warden verify`'s
  * output unescaped apart from the last-line filter, which keeps newlines and warden's own
  * SGR codes. A name holding "\n" forges whole lines (here a "clean: …" verdict) and one
  * holding ESC[2m / ESC[0m restyles the owner's terminal. Expected: every untrusted name is

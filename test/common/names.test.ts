@@ -1,5 +1,5 @@
 /**
- * Names are bytes (SPEC §4, issue 21 row 4): a listed name is carried as a string that maps
+ * Names are bytes (docs/CONTRACT.md §Detection): a listed name is carried as a string that maps
  * back to exactly its bytes, is shown escaped, and one that is not UTF-8 is an unexpected
  * file wherever warden lists names. Pure: no disk.
  */

@@ -243,7 +243,7 @@ describe('credential rules', () => {
     assert.deepEqual(removed.changes.map((c) => [c.group, c.key, c.after]), [['mail', 'password', null]]);
     // The whole group removed at once is not half of anything.
     assert.equal(diffCredentials(two('u', 'p'), '[other]\nk = "v"\n', MAIL, 'f').halfApplied, false);
-    // An unconfigured table is judged by the keys it has now (docs/CREDENTIALS.md): dropping one is not half.
+    // An unconfigured table is judged by the keys it has now (docs/CONTRACT.md §Credentials): dropping one is not half.
     assert.equal(diffCredentials(two('u', 'p'), '[mail]\nuser = "u"\n', cfg(), 'f').halfApplied, false);
   });
   it('credential sets: merged over files; a key defined twice is an error naming both files', () => {

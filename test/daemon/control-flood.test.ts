@@ -1,5 +1,5 @@
 /**
- * Issue 12 measured it: under --nofile=1024, 1,100 idle connections to the control socket
+ * The attack review measured it: under --nofile=1024, 1,100 idle connections to the control socket
  * made edits stick for as long as they were held and raised 32,800 watch-degraded alerts in
  * 10 s. With the socket's limits (connections, request size, idle time) the guard keeps its
  * descriptors: a tamper is still reverted at once, with one alert and a quiet log, and a

@@ -1,5 +1,5 @@
 /**
- * Startup loads only what guarding needs (issue 17): the sanctioned-change, approval and
+ * Startup loads only what guarding needs: the sanctioned-change, approval and
  * policy modules and simple-git load when a change arrives, not at start, and not for
  * `warden verify`. Recorded with the same import recorder as test/guard/privilege.test.ts.
  */
@@ -13,7 +13,7 @@ import { discordPair, makeTwoFileRoot, run } from '../changes/helpers.js';
 
 const LAZY = /\/dist\/src\/(changes\/(apply|approvals|validate|diff|init)|policy\/)[^/]*\.js$|simple-git/;
 /**
- * What a guard's start leaves unloaded beyond LAZY (issue 17: ~15 MB of RSS): zod and every
+ * What a guard's start leaves unloaded beyond LAZY (~15 MB of RSS): zod and every
  * schema module, the control protocol (loaded with the first request), chokidar (polling only).
  */
 const GUARD_LAZY = new RegExp(`${LAZY.source}|/node_modules/zod/|/node_modules/chokidar/|/dist/src/(config/warden-config|toml/schema|daemon/protocol|changes/protocol)\\.js$`);

@@ -172,7 +172,7 @@ test('install-units: LoadCredential= from warden.toml\'s token_file, Supplementa
   } finally { rmSync(dir, { recursive: true, force: true }); }
 });
 
-test('install-units warns on stderr whenever a token file exists that warden.toml does not name (issue 24, item 1)', () => {
+test('install-units warns on stderr whenever a token file exists that warden.toml does not name', () => {
   const dir = tmp();
   try {
     const root = join(dir, 'root');
@@ -260,7 +260,7 @@ test('scripts/check-units.sh: verify is clean and the exposure scores meet their
   assert.match(r.stdout, /warden-notify\.service: exposure [0-9.]+ \(target <= 1\.5\)/);
 });
 
-// Issue 21, row 1 in the deployment: a bind mount of the root alone pins the directory, not
+// In the deployment: a bind mount of the root alone pins the directory, not
 // its name, so a root the agent can rename (its parent is the agent's) must be reached through
 // the highest directory on its path that a user other than root and warden can write.
 test('install-units binds the highest directory above the root that another user can change (a swap of the root is then seen)', {

@@ -1,5 +1,5 @@
 /**
- * Alerts as structured journal entries (SPEC §6): the real guard, with a stand-in for
+ * Alerts as structured journal entries (docs/CONTRACT.md §Alerts): the real guard, with a stand-in for
  * journald's native socket (a datagram listener, notify-listener.ts), sends each alert
  * with MESSAGE_ID per reason, PRIORITY and the WARDEN_* fields; the stderr line is not
  * written twice; and when the socket goes away the line goes to stderr instead.

@@ -1,5 +1,5 @@
 /**
- * Issue 13: the notifier unit hides snapshots/{secrets,journal,quarantine,pending,control}
+ * The notifier unit hides snapshots/{secrets,journal,quarantine,pending,control}
  * with InaccessiblePaths=, which only works for directories that exist when it starts. So
  * they exist from `warden init` on and are recreated at every guard start. And a guard on
  * a root that was never initialised says so and exits 78 (the unit does not restart it).

@@ -1,5 +1,5 @@
 /**
- * Approved bytes live in the store only (issue 17): a revert reads the blob and uses it
+ * Approved bytes live in the store only: a revert reads the blob and uses it
  * only when it hashes to the sha256 of the authenticated index. A blob missing or altered
  * is rebuilt from a live file that still has the approved content; where none has it, the
  * revert fails closed and never writes the store's bytes into the root.

@@ -1,5 +1,5 @@
 /**
- * Blob stamps kept across restarts (issue 26, store/blob-stamps.ts): the first rescan after a
+ * Blob stamps kept across restarts (store/blob-stamps.ts): the first rescan after a
  * start skips blobs whose stat identity is unchanged since they were hashed, but a blob forged
  * while warden was stopped is still caught, and a stamps file that is not authentic is never
  * trusted (every blob is hashed again).

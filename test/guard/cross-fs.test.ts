@@ -1,7 +1,7 @@
 /**
- * Issue 21 row 7, as the agent: the root on its own file system (a loop-mounted ext4 as
+ * The path-hardening attacks, as the agent: the root on its own file system (a loop-mounted ext4 as
  * the agent's home, the usual case when /home is a partition), the store on another. A
- * hard link into quarantine is impossible there, yet nothing may be lost (SPEC §5): the
+ * hard link into quarantine is impossible there, yet nothing may be lost (docs/CONTRACT.md §Revert): the
  * agent truncates an approved file, writes, waits 1.5 s, writes again; both writes must end
  * up in quarantine. A new file in a protected directory is kept there too.
  */

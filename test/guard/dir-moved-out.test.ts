@@ -1,5 +1,5 @@
 /**
- * Red team (issue 17 review): the startup pass acts on one directory's findings through
+ * Red team: the startup pass acts on one directory's findings through
  * the descriptor it opened for that directory. The agent moves the directory out of the
  * root while the guard is reverting its files: the descriptor follows the directory, so
  * without a check every later revert landed outside the root (3,998 of 4,000 files in the

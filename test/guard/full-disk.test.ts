@@ -1,5 +1,5 @@
 /**
- * Issue 21 row 3: the agent fills the root's file system with its own files, then edits a
+ * The agent fills the root's file system with its own files, then edits a
  * protected file in place (same size: no block is needed). The restore's temp file could not
  * be written (ENOSPC), so the edit stayed live as long as the disk stayed full. Now the
  * approved bytes go over the rejected file's own blocks (fsx/beneath.ts rewriteInPlaceAt),

@@ -1,5 +1,5 @@
 /**
- * Issue 26 (idle CPU): the backstop rescan skips the lstat of approved files the stamp poll
+ * The backstop rescan skips the lstat of approved files the stamp poll
  * vouches for (their inode watch quiet, nobody has them open, their directory unchanged),
  * and every FULL_SWEEP_EVERY-th rescan looks at every file whatever the watches say. This is
  * the proof that the full sweep exists and bounds what a watch misses: the target file's

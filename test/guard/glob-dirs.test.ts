@@ -1,5 +1,5 @@
 /**
- * SPEC §1 ("swapping a parent directory for a symlink") and §4 ("the promise is about
+ * docs/CONTRACT.md §Threat model ("swapping a parent directory for a symlink") and §Detection ("the promise is about
  * paths"), below a recursive glob: the approved deep/a/one.txt is reached through deep/a,
  * which no setting names. The agent (another user owning the root) moves the glob's base
  * away, swaps deep/a for a link, and the real daemon puts the approved tree back at the

@@ -1,5 +1,5 @@
 /**
- * The guard's detection layers, each alone. The guard finds an edit in layers (SPEC §4,
+ * The guard's detection layers, each alone. The guard finds an edit in layers (docs/CONTRACT.md §Detection,
  * docs/ARCHITECTURE.md invariant 10): the directory watch's events, the stamp poll (an lstat
  * of each approved file, fast for files that are open or unwatched, slow for the rest), the
  * poll's inode watches (an event for every open, write, chmod and rename of the inode, by any
@@ -510,7 +510,7 @@ kind = "text"
   });
 
   describe('the directories on the way to a file below a recursive glob', () => {
-    // SPEC §1 ("swapping a parent directory for a symlink") and §4 ("the promise is about
+    // docs/CONTRACT.md §Threat model ("swapping a parent directory for a symlink") and §Detection ("the promise is about
     // paths"): deep/a is no protected directory of the settings, but the approved
     // deep/a/one.txt is reached through it, so the baseline records it and the guard puts it
     // back like any protected directory.

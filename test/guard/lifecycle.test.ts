@@ -129,7 +129,7 @@ describe('the store is tamper-evident', () => {
     writeFileSync(t.p(`snapshots/blobs/${blob}`), 'forged');
     await waitFor(() => readAlertsOf(t).some((a) => a.reason === 'baseline-tampered' && a.path.endsWith(blob)), 10_000, 'blob tamper alert');
     await waitFor(() => readFileSync(t.p(`snapshots/blobs/${blob}`)).equals(original), 10_000, 'blob repaired');
-    // Approved bytes are not held in memory (issue 17): the repair names the live file it came from.
+    // Approved bytes are not held in memory: the repair names the live file it came from.
     const a = readAlertsOf(t).find((x) => x.reason === 'baseline-tampered' && x.path.endsWith(blob));
     assert.match(a?.detail ?? '', /written back from \S+, which still has the approved content/);
   });
@@ -334,7 +334,7 @@ describe('restore failures', () => {
   // root and its embedded store, the in-place revert lands but its alert is never written, not
   // even once there is room (alerts.jsonl stays empty; the only stderr line is "could not keep
   // rejected content … ENOSPC"). Marked todo so the report keeps showing it; it must fail until fixed.
-  it('disk full (store on the same full file system): the revert still lands in place, the alert names the full disk once it can be written (SPEC §5)', async (ctx) => {
+  it('disk full (store on the same full file system): the revert still lands in place, the alert names the full disk once it can be written (docs/CONTRACT.md §Revert)', async (ctx) => {
     const base = join(makeRoot().base);
     const mnt = join(base, 'mnt');
     mkdirSync(mnt);

@@ -1,5 +1,5 @@
 /**
- * Issue 21 row 4, as the agent (deployment A: the agent owns the root and its parent, the
+ * The path-hardening attacks, as the agent (deployment A: the agent owns the root and its parent, the
  * guard's store is outside the root): names are bytes. `orgs/$'\xfe'.toml` is a name that
  * is not UTF-8; Node lists it as `\uFFFD.toml` unless told otherwise, a name that opens
  * nothing, so the guard, `verify` and `init` never saw it, while a runtime that lists names
@@ -65,7 +65,7 @@ function assertEscaped(text: string, what: string): void {
   assert.ok(!/^b\\e\[31mc\.toml/m.test(text) && !/^b\x1b/m.test(text), `${what}: the name's newline starts no line of its own`);
 }
 
-describe('names as bytes (issue 21 row 4)', () => {
+describe('names as bytes', () => {
   it('a running guard quarantines a non-UTF-8 name and a name with a newline and ESC, and shows both escaped', async () => {
     const w = agentWorld();
     worlds.push(w);

@@ -1,5 +1,5 @@
 /**
- * The stamp poll's two speeds (issue 26 idle CPU, issue 21 row 2): files nobody has open
+ * The stamp poll's two speeds (idle CPU): files nobody has open
  * for writing go on the slow cycle once their inode is watched; an open puts a file on the
  * fast cycle, and an open for writing keeps it there (a mapping outlives the close) until
  * the path names another inode. Driven against real files and the real inotify.

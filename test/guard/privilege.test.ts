@@ -1,4 +1,4 @@
-/** The guard process never loads network code (SPEC §11): checked at run time, not only statically. */
+/** The guard process never loads network code (docs/CONTRACT.md §Deployment): checked at run time, not only statically. */
 import { it, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * SPEC §5: a restore that cannot finish leaves the path as it was. Issue 13 found a
+ * docs/CONTRACT.md §Revert: a restore that cannot finish leaves the path as it was. The deployment review found a
  * capability-less guard (deployment B) moving an unreadable, chowned file into quarantine
  * and then failing to fchown the replacement (EPERM: not a member of the baseline's
  * group), which left the path missing. Here the guard runs as an ordinary user that owns

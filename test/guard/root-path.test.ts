@@ -1,5 +1,5 @@
 /**
- * Issue 21 row 1: the root is a path (SPEC §4). The agent owns the root's parent (deployment
+ * The root is a path (docs/CONTRACT.md §Detection). The agent owns the root's parent (deployment
  * A), so it can rename the root away and put its own copy at the path; the guard used to
  * keep checking the moved-away tree through its descriptor ("re-armed the watch on"), while
  * every reader of ROOT/… saw the agent's config. Now what sits at the path is put right

@@ -1,5 +1,5 @@
 /**
- * Issue 21 row 2: a write through mmap(MAP_SHARED) raises no inotify event; it stayed live
+ * A write through mmap(MAP_SHARED) raises no inotify event; it stayed live
  * until the backstop rescan (29–32 s). The stamps of the approved files are polled now
  * (src/guard/stamp-poll.ts), so it is reverted within the budget. The agent does it for
  * real: open O_RDWR, map shared, close, patch bytes, msync — and again after the revert.
@@ -98,7 +98,7 @@ else:
   for (const [k, f] of files.entries()) assert.equal(readFileSync(t.p(f), 'utf8'), approved[k], `${f}: approved bytes back`);
 }
 
-it('a mapping made, its descriptor closed, and written only seconds later is still reverted within the budget (issue 26: idle files are polled slowly, an open file on the fast cycle)', async () => {
+it('a mapping made, its descriptor closed, and written only seconds later is still reverted within the budget (idle files are polled slowly, an open file on the fast cycle)', async () => {
   await lateMappingWrites();
 });
 

@@ -1,5 +1,5 @@
 /**
- * Issue 26 (idle CPU): the backstop rescan does not lstat the store blobs that the
+ * The backstop rescan does not lstat the store blobs that the
  * blob-directory watches vouch for (src/guard/blob-watch.ts: no event on the blob's name
  * since it was last looked at), and every STORE_FULL_CHECK_EVERY-th rescan looks at every
  * blob whatever the watches say. This is the proof that the full check exists and bounds

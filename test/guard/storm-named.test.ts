@@ -1,8 +1,8 @@
 /**
- * Issue 21 row 8, as the agent (deployment A: the agent owns the root and its parent, the
+ * The path-hardening attacks, as the agent (deployment A: the agent owns the root and its parent, the
  * guard's store is outside the root): 150 new org files in one burst. Past the first 100
  * alerts of a window, alerts fold; every quarantine folder must still be named by an alert
- * line (SPEC §5), and `warden alerts` and `warden diff` must reach each one.
+ * line (docs/CONTRACT.md §Revert), and `warden alerts` and `warden diff` must reach each one.
  */
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,5 +1,5 @@
 /**
- * Issue 12: the guard under attack. Each test reproduces one finding of a red-team run
+ * The guard under attack. Each test reproduces one finding of a red-team run
  * against the real daemon: hostile names, a failing stderr, an exhausted inotify, late
  * writes, storms and floods. Bounded so the suite stays fast; the heavy variants with
  * numbers are in bench/storm.ts.

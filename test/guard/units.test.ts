@@ -56,7 +56,7 @@ describe('credential rules', () => {
     assert.equal(d.halfApplied, false);
     assert.deepEqual(d.changes.map((c) => c.key), ['application_id', 'token']);
   });
-  it('a token reset (new token, same application_id) is consistent: the check holds (SPEC §7)', () => {
+  it('a token reset (new token, same application_id) is consistent: the check holds (docs/CONTRACT.md §Credentials)', () => {
     const d = diffCredentials(OLD, text(tok('111', 'reset.z'), '111'), config, 'c');
     assert.equal(d.halfApplied, false);
     assert.deepEqual(d.changes.map((c) => c.key), ['token']);
@@ -111,7 +111,7 @@ describe('protected set', () => {
     assert.equal(p.kindOf('snapshots/alerts.jsonl'), null);
   });
   it('directories, parents first', () => {
-    // '' is the root itself: its mode and owner are approved too (issue 12: chmod 0300 ROOT).
+    // '' is the root itself: its mode and owner are approved too (chmod 0300 ROOT).
     assert.deepEqual(p.dirs, ['', 'blocks', 'config', 'data', 'orgs', 'blocks/conditional']);
   });
 });

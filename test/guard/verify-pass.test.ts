@@ -1,5 +1,5 @@
 /**
- * `warden verify` reads each file with the fewest syscalls (issue 17): the listing's d_type
+ * `warden verify` reads each file with the fewest syscalls: the listing's d_type
  * stands in for the lstat, files are opened by bare name from inside their directory. These
  * tests hold it to the guard's own inspection (inspectAll, the careful lstat-first reader)
  * on a root damaged every way at once, and prove a FIFO in place of a protected file is
@@ -72,7 +72,7 @@ it('verify reports every kind of drift in a large root, exactly as the guard ins
     const fast = verifyAll(l.rootFd, l.state, l.pset, l.config.max_bytes).map((f) => [f.path, f.verdict.reason, f.verdict.also.join(','), f.obs.type]);
     assert.equal(process.cwd(), cwd, 'the pass returns to the directory the process stood in');
     assert.deepEqual(fast, careful);
-    // Node's fs binding (where it is checked) and node:fs find the same (issue 26).
+    // Node's fs binding (where it is checked) and node:fs find the same.
     const viaPublic = verifyAll(l.rootFd, l.state, l.pset, l.config.max_bytes, publicRawFs()).map((f) => [f.path, f.verdict.reason, f.verdict.also.join(','), f.obs.type]);
     assert.deepEqual(viaPublic, careful);
     if (process.versions.node.startsWith('20.')) assert.equal(rawFs().kind, 'binding', 'on Node 20 the binding is used');

@@ -1,5 +1,5 @@
 /**
- * A Discord credential set kept in two files (SPEC §7: a rotation is one transaction across
+ * A Discord credential set kept in two files (docs/CONTRACT.md §Credentials: a rotation is one transaction across
  * both), shared by the rotation tests and the crash trials (bench/crash-root.ts).
  */
 import { randomBytes, randomInt } from 'node:crypto';

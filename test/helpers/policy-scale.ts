@@ -1,5 +1,5 @@
 /**
- * Policy files at the seed's scale (issue 23): seed 002's 468 deny rules in
+ * Policy files at the seed's scale: seed 002's 468 deny rules in
  * conditions.toml and a 600-folder guest allowlist. Shared by the tests and `npm run bench`.
  * Deterministic: the same n gives the same text.
  */

@@ -37,14 +37,14 @@ it('passes but leaks', () => { spawn('bash', ['-c', 'exec -a ${marker}-leak slee
   const out = r.stdout + r.stderr;
   assert.equal(r.status, 1, out);
   assert.ok(Date.now() - t0 < 90_000, 'the runner came back');
-  assert.match(out, /hang\.test\.js did not finish within 8 s; killing what it still runs:\n(#   pid \d+: .*\n)+/);
+  assert.match(out, /hang\.test\.js did not finish within 8 s; killing what it still runs:\n(# {3}pid \d+: .*\n)+/);
   assert.match(out, new RegExp(`#   pid \\d+: ${marker}-hang 1000`));
-  assert.match(out, /leak\.test\.js left 1 process\(es\) behind \(now killed\):\n#   pid \d+: /);
+  assert.match(out, /leak\.test\.js left 1 process\(es\) behind \(now killed\):\n# {3}pid \d+: /);
   assert.match(out, new RegExp(`#   pid \\d+: ${marker}-leak 1000`));
   assert.match(out, /# ==== .*fine\.test\.js: ok/);
   assert.match(out, /# failed files \(2\):\n/);
-  assert.match(out, /\n#   .*hang\.test\.js \(timed out\)\n/);
-  assert.match(out, /\n#   .*leak\.test\.js \(left processes behind\)\n/);
+  assert.match(out, /\n# {3}.*hang\.test\.js \(timed out\)\n/);
+  assert.match(out, /\n# {3}.*leak\.test\.js \(left processes behind\)\n/);
   const pids = [...out.matchAll(new RegExp(`pid (\\d+): ${marker}`, 'g'))].map((m) => Number(m[1]));
   assert.equal(pids.length, 2);
   for (const pid of pids) assert.equal(alive(pid), false, `pid ${pid} was killed`);

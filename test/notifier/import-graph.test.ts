@@ -1,5 +1,5 @@
 /**
- * The guard process never loads a network module (SPEC §11: it runs with
+ * The guard process never loads a network module (docs/CONTRACT.md §Deployment: it runs with
  * PrivateNetwork=yes and must not even carry the code). Static check over the TS sources:
  * from the guard's modules, follow relative imports transitively and look at every bare
  * specifier reached. Type-only imports are erased by tsc and so are not followed.

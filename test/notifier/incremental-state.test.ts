@@ -95,6 +95,7 @@ test('a torn last line is skipped with a warning, and the next start compacts it
     assert.equal(loaded.skipped, 1);
     assert.deepEqual(Object.keys(loaded.state.channels.discord!.delivered), ['a0', 'a1', 'a2', 'a3', 'a4']);
     const logs: string[] = [];
+    // eslint-disable-next-line prefer-const -- read by the writer's closure before it is loaded
     let next!: NotifierStateFile;
     const w2 = new StateWriter(fx.stateDir, fx.root, () => next, (l) => logs.push(l), { compactBytes: 1 << 20 });
     next = w2.load()!;

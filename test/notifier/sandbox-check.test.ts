@@ -1,6 +1,6 @@
 /**
  * The notifier fails closed when its sandbox stops hiding a private store directory
- * (issue 13: renaming a directory hidden by InaccessiblePaths= detaches the mount, and a
+ * (renaming a directory hidden by InaccessiblePaths= detaches the mount, and a
  * directory created there later is readable). A mode-000 directory stands in for systemd's
  * inaccessible mount; the check runs as uid 65534, for which it is as opaque.
  */

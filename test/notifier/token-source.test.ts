@@ -1,5 +1,5 @@
 /**
- * The bot token under systemd (issue 13): systemd's LoadCredential= copy is used, a file the
+ * The bot token under systemd: systemd's LoadCredential= copy is used, a file the
  * account cannot read is reported as a permission problem (not "cannot reach Discord"), a
  * fixed token file is picked up without waiting out the long backoff, and the notifier
  * neither re-watches a missing directory in a loop nor claims health once stopped.

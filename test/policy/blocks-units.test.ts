@@ -1,4 +1,4 @@
-// What `warden check` says of a conditional block file, and what a valid one holds (issue 22:
+// What `warden check` says of a conditional block file, and what a valid one holds (
 // blocks.js's mutants lived because no test read its statuses, messages, positions or body).
 // Pure: run per mutant by `npm run mutate -- policy`.
 import { test } from 'node:test';

@@ -1,5 +1,5 @@
 /**
- * The policy parsers keep their last few results (issue 23: one `warden apply` parses the
+ * The policy parsers keep their last few results (one `warden apply` parses the
  * same texts several times). Those results are shared by every later caller with the same
  * text, the runtime's view among them, so a caller that changes what it got back must not
  * change what the next caller gets: a `folders.push('/')` by one caller widening the guest

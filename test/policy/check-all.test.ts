@@ -1,5 +1,5 @@
 /**
- * Issue 23, deliverable 3: `warden check` reports every error of every file. A structural
+ * `warden check` reports every error of every file. A structural
  * error (a bad mode, an unknown key, a non-string `when`, a missing `action`) hides no other
  * error of the same file, and an id error states the rule an id breaks.
  */

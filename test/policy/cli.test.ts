@@ -3,8 +3,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { loadPolicyFromRoot, policyFileHealth } from '../../src/policy/index.js';
 import { org } from './fixtures.js';
 
@@ -137,7 +136,7 @@ test('explain human output reads like a proof', (t) => {
   assert.match(r.out, /because step 4: channel 555555555555555555 is listed in config\/guests\.toml \(config\/guests\.toml:\d+\)/);
   assert.match(r.out, /^blocks: nsfw$/m);
   assert.match(r.out, /ALLOW read \/workspace\/public\/x/);
-  assert.match(r.out, /DENY  read \/workspace\/bookclub\/y\n\s+tier: no — tier guest grants no folder/);
+  assert.match(r.out, /DENY {2}read \/workspace\/bookclub\/y\n\s+tier: no — tier guest grants no folder/);
 });
 
 test('explain with no target lists folders, commands, blocks and the hourly cap', (t) => {

@@ -1,5 +1,5 @@
 /**
- * Issue 23, deliverable 2: commands no shell can widen. Every line below holds shell syntax
+ * Commands no shell can widen. Every line below holds shell syntax
  * and is refused with the reason, although its first words are a permitted prefix; plain
  * lines are still permitted, with the argv a runtime executes without a shell.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 23, deliverable 4: the library never throws on a context it does not know (tui, a
+ * The library never throws on a context it does not know (tui, a
  * future kind, a malformed object): it grants nothing, to anyone, and explain says why.
  */
 import { test } from 'node:test';

@@ -1,4 +1,4 @@
-// What `warden explain` tells a person, field by field (issue 22: explain.js's mutants lived
+// What `warden explain` tells a person, field by field (explain.js's mutants lived
 // because the scenario tests ran it without reading its wording, its sources or its order).
 // Pure: run per mutant by `npm run mutate -- policy`.
 import { test } from 'node:test';

@@ -1,4 +1,4 @@
-// Where a policy error points, and what it says when no key can be found (issue 22: locate.js's
+// Where a policy error points, and what it says when no key can be found (locate.js's
 // mutants lived because no test read the line and column a person is sent to). Pure: run per
 // mutant by `npm run mutate -- policy`.
 import { test } from 'node:test';

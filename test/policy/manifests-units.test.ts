@@ -174,7 +174,7 @@ test('parseGuests results\' lists are copies (the guests object itself is shared
   assert.equal(parseGuests('channels = [1]\nfolders = []\n').errors.length, 1);
 });
 
-// Issue 23: a plain guests.toml skips zod (600 folders through it cost ~10 ms cold); anything
+// A plain guests.toml skips zod (600 folders through it cost ~10 ms cold); anything
 // else goes to the schema, which words the error. Seen through guestsSchema.safeParse.
 test('a plain guests.toml is accepted without the schema; any other goes through it', () => {
   const own = Object.getOwnPropertyDescriptor(guestsSchema, 'safeParse');

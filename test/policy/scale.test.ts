@@ -1,5 +1,5 @@
 /**
- * Issue 23, deliverable 1: policy at the seed's scale. Parsing is linear (a ratio, measured
+ * Policy at the seed's scale. Parsing is linear (a ratio, measured
  * robustly: best of several runs, retried when the shared machine spikes), and the one-pass
  * locator and the decision index give the very answers the scans they replace gave.
  */
@@ -58,7 +58,7 @@ test('property: parse time is linear in the rules (doubling them costs at most ~
 });
 
 test('property: parsing a conditions file scans its text once, whatever the number of rules (work counted, not timed)', () => {
-  // The quadratic bug of issue 23 was one rescan of the text per rule. Counted in lines
+  // The quadratic bug of the policy-at-scale work was one rescan of the text per rule. Counted in lines
   // scanned, the answer does not depend on the machine's load at all.
   for (const n of [1, 50, 400, 1600]) {
     const text = `${scaleConditions(n)}# count ${n}\n`;
@@ -72,7 +72,7 @@ test('property: parsing a conditions file scans its text once, whatever the numb
 });
 
 test('a valid file is not scanned for locations until one is asked for; then each is where the locator says', () => {
-  // Lazy locations (issue 23): parsing, validating and deciding need no line numbers; an
+  // Lazy locations: parsing, validating and deciding need no line numbers; an
   // error is located at once (it is built eagerly), a rule's source when first read.
   const text = `${scaleConditions(120)}# lazy\n`;
   buildPolicy([{ path: 'config/warden.toml', text: WARDEN }]); // the owner's own location (5 lines), out of the count
@@ -116,7 +116,7 @@ test('property: isBlankToml (native shortcut) equals the line by line definition
   assert.equal(isBlankToml(`${scaleConditions(3)}`), false);
 });
 
-/** The locator as it was before issue 23 (one scan per question): the reference for the one-pass index. */
+/** The locator as it was before the one-pass index (one scan per question): the reference for the one-pass index. */
 function oldLocateKey(source: string, path: readonly (string | number)[]): { line: number; column: number } | undefined {
   const want = path.map(String);
   const lines = source.split(/\r?\n/);
@@ -236,7 +236,7 @@ test('seed scale: 468 rules and 600 guest folders decide as before, and canRead 
   }
 });
 
-// Issue 23, the cold costs: native shortcuts held to the definitions they shortcut.
+// The policy-at-scale work, the cold costs: native shortcuts held to the definitions they shortcut.
 test('property: splitDotted (native shortcuts) equals the character loop that defines it', () => {
   const ch = fc.constantFrom('a', 'b', '.', ' ', '"', "'", '\\', '/', 'x.y', '"q"', "'r.s'");
   fc.assert(fc.property(fc.array(ch, { maxLength: 12 }).map((cs) => cs.join('')), (s) => {

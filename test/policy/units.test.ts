@@ -1,4 +1,4 @@
-// Pure units of the policy folder that the scenario tests reach only in part (issue 22: the
+// Pure units of the policy folder that the scenario tests reach only in part (the
 // policy mutation run found stretches of survivors): the validators, the
 // decision index beside its plain scan, the path helpers' reference definition and the
 // loader's per-file health. Fast and pure: run per mutant by `npm run mutate -- policy`.

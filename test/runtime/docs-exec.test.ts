@@ -1,5 +1,5 @@
 /**
- * Issue 23, deliverable 2 (docs): docs/RUNTIME.md and docs/POLICY.md show a runtime running a
+ * Docs/RUNTIME.md and docs/POLICY.md show a runtime running a
  * permitted command with execFile, never through a shell, and the example's calls are the
  * library's real exports (a renamed or removed function breaks this test, not a reader).
  */

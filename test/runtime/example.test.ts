@@ -22,7 +22,7 @@ it('examples/runtime.mjs answers canRead from approved states and logs each chan
   ex.stderr!.on('data', (b) => { out += String(b); });
   try {
     await waitFor(() => out.includes('credentials:'), 15_000, 'the example to report');
-    assert.match(out, /generation 1:\n  guest may read \/workspace\/public\/readme\.md: yes\n  guest may read \/workspace\/bookclub\/notes\.md: no\n  member may read \/workspace\/bookclub\/notes\.md: yes/);
+    assert.match(out, /generation 1:\n {2}guest may read \/workspace\/public\/readme\.md: yes\n {2}guest may read \/workspace\/bookclub\/notes\.md: no\n {2}member may read \/workspace\/bookclub\/notes\.md: yes/);
     assert.match(out, /credentials: discord \(token, application_id\), anthropic \(api_key\)/);
     assert.ok(!out.includes('FAKE00'), 'no credential value printed');
     const widened = 'channels = ["555555555555555555"]\nfolders = ["/workspace/public/", "/workspace/bookclub/"]\n';
@@ -33,7 +33,7 @@ it('examples/runtime.mjs answers canRead from approved states and logs each chan
     assert.ok(!out.includes('change:'), `no change logged for a direct edit:\n${out}`);
     // The sanctioned way: logged, with the new answer.
     assert.equal(cli(t, ['apply', 'config/guests.toml', '--from', '-'], { input: widened }).code, 0);
-    await waitFor(() => /change:\ngeneration 2:\n  guest may read \/workspace\/public\/readme\.md: yes\n  guest may read \/workspace\/bookclub\/notes\.md: yes/.test(out), 10_000, 'the example to log the sanctioned change');
+    await waitFor(() => /change:\ngeneration 2:\n {2}guest may read \/workspace\/public\/readme\.md: yes\n {2}guest may read \/workspace\/bookclub\/notes\.md: yes/.test(out), 10_000, 'the example to log the sanctioned change');
     assert.equal(readFileSync(t.p('config/guests.toml'), 'utf8'), widened);
   } finally {
     ex.kill('SIGTERM');

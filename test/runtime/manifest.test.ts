@@ -1,5 +1,5 @@
 /**
- * The runtime manifest (SPEC §9.3): published at init, at guard start and after every
+ * The runtime manifest (docs/CONTRACT.md §Runtime view): published at init, at guard start and after every
  * accepted change (apply, rm, cred, accept, a warden.toml reload), by the daemon or by a
  * command applying under the lock; hashes only; where `warden status --json` says.
  */
@@ -113,7 +113,7 @@ describe('the runtime manifest', () => {
     const good = readFileSync(path);
     const ino = statSync(path).ino;
     await restart();
-    assert.equal(statSync(path).ino, ino, 'the same file: not written again (issue 26)');
+    assert.equal(statSync(path).ino, ino, 'the same file: not written again');
     assert.deepEqual(readFileSync(path), good);
     // Altered while the guard was stopped (same length: one hex digit of a hash): put back.
     const s = good.toString('utf8');

@@ -1,5 +1,5 @@
 /**
- * Issue 23: a hot reload of the seed's 468-rule conditions.toml through warden/runtime. The
+ * A hot reload of the seed's 468-rule conditions.toml through warden/runtime. The
  * view verifies the files on its loop and builds the large policy on its builder thread, so
  * the runtime's event loop is not held by the parse (the stall is measured by npm run bench,
  * bench/policy-scale.ts; never timed here). What is asserted: the reload is adopted, it was

@@ -1,5 +1,5 @@
 /**
- * A credential set kept in two files (SPEC §7 transaction) rotated again and again, the
+ * A credential set kept in two files (docs/CONTRACT.md §Credentials transaction) rotated again and again, the
  * writer (the daemon, or the command under the lock) killed with SIGKILL from outside at
  * a random moment: a view open throughout, sampled on every event-loop turn and on every
  * change, never shows a token of one rotation with the application id of another. A view

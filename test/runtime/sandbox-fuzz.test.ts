@@ -10,7 +10,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { lstatSync, mkdirSync, readdirSync, realpathSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdirSync, readdirSync, realpathSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { buildPolicy, canRead } from '../../src/policy/index.js';
 import { runSandboxed, sandboxPlanFor } from '../../src/runtime/index.js';

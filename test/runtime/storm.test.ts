@@ -1,5 +1,5 @@
 /**
- * SPEC §9.3 under attack: while a writer storms widened org and guest files, a planted
+ * docs/CONTRACT.md §Runtime view under attack: while a writer storms widened org and guest files, a planted
  * org, a chmod and half-switched credentials against a real running daemon, a view
  * sampled on every turn of the event loop and on every 'change' never returns a state
  * warden did not approve. Then a sanctioned `warden apply` reaches the view.

@@ -1,5 +1,5 @@
 /**
- * Red team (issue 17 review): `warden init` now builds the first history commit with
+ * Red team: `warden init` now builds the first history commit with
  * git fast-import and leaves the mirror work tree EMPTY; later commits stage with
  * `git add -A -- <touched>` WITHOUT --literal-pathspecs. A change to a protected file whose
  * name holds a glob character ("notes/*.txt") is then a pathspec matching every other

@@ -1,5 +1,5 @@
 /**
- * The first history commit is built by git fast-import from memory (issue 17): every
+ * The first history commit is built by git fast-import from memory: every
  * protected file is in it (credential files as fingerprints only), no mirror file is
  * created in the work tree for it, and later sanctioned changes (an edit, a removal, a
  * re-baseline) still commit the whole state, not only the paths they touch.
@@ -62,7 +62,7 @@ it('after such an init, a change and a removal commit the whole state', () => {
   assert.equal(git(t, ['rev-list', '--count', 'HEAD']).trim(), '3');
 });
 
-it('the first commit does not grow git\'s heap a blob at a time (issue 26: MALLOC_TOP_PAD_ for fast-import)', { skip: spawnSyncStrace() ? false : 'strace is not installed' }, () => {
+it('the first commit does not grow git\'s heap a blob at a time (MALLOC_TOP_PAD_ for fast-import)', { skip: spawnSyncStrace() ? false : 'strace is not installed' }, () => {
   const t = makeRoot({ wardenToml: `${TEST_WARDEN_TOML}\n[[protect]]\npath = "data/*.txt"\n` });
   roots.push(t);
   mkdirSync(t.p('data'));

@@ -1,5 +1,5 @@
 /**
- * The compact baseline index (issue 26): a binary body under the same authenticated header
+ * The compact baseline index: a binary body under the same authenticated header
  * line. Every path comes back exactly (raw-byte names too), any altered byte is refused for
  * its HMAC before anything is parsed, and an existing store whose index is in the JSON form
  * of before still loads: read as it is by readers, put in the compact form by the one writer.
@@ -71,7 +71,7 @@ describe('the compact index', () => {
 });
 
 describe('an existing store with the JSON index (migration)', () => {
-  /** Put the store back as it was before issue 26: the same entries in the JSON form, and the seal naming those bytes. */
+  /** Put the store back as it was before the compact index: the same entries in the JSON form, and the seal naming those bytes. */
   function makeLegacy(t: TestRoot): Buffer {
     const key = loadKey(t.root, false, t.env);
     const now = parseIndex(readFileSync(t.p('snapshots/baseline/index')), key);

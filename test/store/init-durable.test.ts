@@ -1,5 +1,5 @@
 /**
- * `warden init` at scale (issue 17): blobs are made durable together, not one fsync each,
+ * `warden init` at scale: blobs are made durable together, not one fsync each,
  * and the index is renamed only after every blob is durable; the history's first commit is
  * one pack, not a loose object per file. Checked by the syscalls the real CLI makes (strace).
  */

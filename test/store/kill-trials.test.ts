@@ -1,5 +1,5 @@
 /**
- * kill -9 from outside at random moments (issue 11): of the daemon, and of `warden apply`
+ * kill -9 from outside at random moments: of the daemon, and of `warden apply`
  * under the lock with the daemon down. After every kill the next start succeeds on its own
  * and the baseline is the old or the new approved state. The runner is bench/lock-trials.ts
  * (run it with a heavier count on its own).

@@ -1,5 +1,5 @@
 /**
- * Damage to the store's own layout (issue 11, same user as in `npm start`): a directory
+ * Damage to the store's own layout (same user as in `npm start`): a directory
  * planted at snapshots/alerts.jsonl, and snapshots/quarantine planted as a symlink before a
  * symlink swap of credentials.toml. Against the real CLI and daemon.
  */

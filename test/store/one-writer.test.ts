@@ -1,5 +1,5 @@
 /**
- * One writer (SPEC §8, issue 11): the lock is created complete, a lock whose holder is dead
+ * One writer (docs/CONTRACT.md §Changes): the lock is created complete, a lock whose holder is dead
  * (or reused, or unreadable and old) never stops a start, a command never applies under its
  * own lock while a daemon guards the root, and nothing a second writer does can make the next
  * start fail. Everything here drives the real CLI and daemon against real files.

@@ -1,5 +1,5 @@
 /**
- * The store out of the agent's reach (issue 11), with a real second user: the agent owns
+ * The store out of the agent's reach, with a real second user: the agent owns
  * the root (deployment A) and runs as its own uid; the guard and the notifier run as this
  * process's user (the "warden" account). The attacker prepares a directory holding a forged
  * owner message, a forged alert and a forged settings blob (Discord API → its own server),

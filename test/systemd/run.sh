@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The real-systemd end-to-end test (SPEC §11, last paragraph): `npm run test:systemd`.
+# The real-systemd end-to-end test (docs/CONTRACT.md §Deployment, last paragraph): `npm run test:systemd`.
 #
 # HOST side, as root. Boots systemd 252 as PID 1 of an nspawn container (the kit in
 # ../shared/systemd-container, read its README), installs warden into it the way the
@@ -9,7 +9,7 @@
 #   A  the agent's user owns the protected files, the guard keeps three capabilities;
 #   B  the warden account owns them, the guard runs with no capabilities.
 # One line per check (`ok   …` / `FAIL …`), then `N passed, N failed`; exit 1 on any failure.
-# Deployment A ends with issue 21's rows as the agent: a root swap, a write through a held
+# Deployment A ends with the path hardening's attacks as the agent: a root swap, a write through a held
 # shared mapping, and (the root moved onto a small tmpfs of its own, FULL_ROOT_MB, with the
 # guard stopped) a full file system that the agent filled.
 # Environment: WARDEN_SYSD_KIT (the kit's directory), KEEP=1 (leave the container running),
@@ -125,7 +125,7 @@ setup_root() { # the agent's user and its root, from the example (as the agent w
     rm -rf $ROOT; mkdir -p $ROOT; cp -a /root/example/. $ROOT/
     cd $ROOT
     # approval = none stands in for the owner who confirms the block's 'warden apply' on the
-    # terminal; no [notify.discord]: the block must name token_file itself (issue 24 item 1)
+    # terminal; no [notify.discord]: the block must name token_file itself
     sed -i -e 's/^approval = .*/approval = \"none\"/' -e 's/^min_interval_seconds = .*/min_interval_seconds = 0/' \
         -e '/^\\[notify.desktop\\]/,/^enabled/ s/^enabled = true/enabled = false/' config/warden.toml
     ! grep -q 'notify.discord' config/warden.toml
@@ -205,7 +205,7 @@ m.close()
 PY
   chmod 0644 "$M/usr/local/lib/w21-mmap.py"; }
 
-# Issue 21 rows 1-3, as the agent (deployment A), through the installed units: row 2, row 1
+# The path-hardening attacks, as the agent (deployment A), through the installed units: row 2, row 1
 # (the swap), row 2 again in the new root, then row 3 on a small file system of its own.
 # Rows 1 and 2 run with the root on the container's own disk: on a tmpfs a write through a
 # shared mapping need not move mtime/ctime (measured on Linux 6.18), so the stamp poll
@@ -514,7 +514,7 @@ deployment() { # A | B
   check "…the journal says watchdog timeout" sh -c "$H/in journalctl -u warden-guard --no-pager -o cat --since @$t_dep | grep -qi 'watchdog timeout'"
   revert_case "after the watchdog restart: mode change by $who" config/guests.toml 'chmod 0666 config/guests.toml' "$who"
 
-  # -- issue 21 rows 1-3 as the agent, under this systemd (deployment A: the agent owns the
+  # -- the path-hardening attacks as the agent, under this systemd (deployment A: the agent owns the
   # root's parent and the files, the guard has its three capabilities)
   [ "$DEP" = A ] && attacks_as_agent
 

@@ -1,5 +1,5 @@
 /**
- * The witness (SPEC §6.1), for real: `warden run` as root runs a fanotify listener; every
+ * The witness (docs/CONTRACT.md §Who did it), for real: `warden run` as root runs a fanotify listener; every
  * alert of a direct edit names the process that opened the file for writing, joined by
  * device + inode (two writers racing on two files are never swapped); `enforce = true`
  * refuses the open (EPERM) and says who; a killed witness lets opens through and the guard

@@ -1,5 +1,5 @@
 /**
- * Whether a one-time code is on its way to the owner, or only queued (SPEC §8: say
+ * Whether a one-time code is on its way to the owner, or only queued (docs/CONTRACT.md §Changes: say
  * "queued" rather than "sent" while no notifier is running). The code always goes into
  * snapshots/outbox; a notifier — embedded in `warden run` or the warden-notify unit —
  * delivers it. We say "sent" only when we can see a live notifier with a Discord channel.

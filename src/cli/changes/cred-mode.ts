@@ -1,4 +1,4 @@
-/** The credentials-mode finding for a root, for `init`, `check` and `status` (SPEC §7). */
+/** The credentials-mode finding for a root, for `init`, `check` and `status` (docs/CONTRACT.md §Credentials). */
 import { lstatSync } from 'node:fs';
 import { join } from 'node:path';
 import { credentialModeFindings, type ModeFinding } from '../../credentials/mode.js';

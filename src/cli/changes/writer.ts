@@ -1,5 +1,5 @@
 /**
- * One writer (SPEC §8): a change request goes to the running daemon over its control
+ * One writer (docs/CONTRACT.md §Changes): a change request goes to the running daemon over its control
  * socket; when no daemon runs, the command does the work itself under the lock the daemon
  * also takes. A daemon that accepted the request and then vanished is NOT treated as "no
  * daemon": the command stops with exit 3 instead of retrying, and the next writer's

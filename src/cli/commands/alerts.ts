@@ -1,5 +1,4 @@
 import { watch } from 'node:fs';
-import { join } from 'node:path';
 import type { CommandContext, CommandSpec } from '../types.js';
 import { EXIT, WardenError } from '../../common/errors.js';
 import { readAlerts } from '../../store/alerts.js';

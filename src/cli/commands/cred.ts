@@ -69,7 +69,7 @@ async function setKeys(ctx: CommandContext, names: { group: string; key: string 
     changes.push({ path: file, content: Buffer.from(setCredentialValues(text ?? '', file, updates)) });
     base[file] = text === null ? null : sha256Hex(Buffer.from(text));
   }
-  // Every key typed counts as confirmed, changed or not (SPEC §7).
+  // Every key typed counts as confirmed, changed or not (docs/CONTRACT.md §Credentials).
   return proposeAndApprove(ctx, changes, command, { base, confirmed: ids });
 }
 

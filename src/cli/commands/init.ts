@@ -32,7 +32,7 @@ async function firstInit(ctx: CommandContext, force: boolean): Promise<number> {
 }
 
 /**
- * `init --force`: a sanctioned change (SPEC §8). Handed to the daemon when one runs, else
+ * `init --force`: a sanctioned change (docs/CONTRACT.md §Changes). Handed to the daemon when one runs, else
  * done under the lock; a store that fails authentication goes to recovery instead.
  */
 async function reinit(ctx: CommandContext): Promise<number> {

@@ -20,7 +20,7 @@ import { GUARD_STATE_NAME, STORES_DIR, rootId } from '../../store/location.js';
 export const UNIT_NAMES = ['warden-guard.service', 'warden-notify.service'] as const;
 /** The user unit for the owner's desktop alerts (`--desktop-user`): systemd/user/, written to /etc/systemd/user/. */
 export const DESKTOP_UNIT = 'warden-desktop.service';
-/** The witness's unit (SPEC §6.1): rendered with --witness, or when warden.toml has an enabled [witness]. */
+/** The witness's unit (docs/CONTRACT.md §Who did it): rendered with --witness, or when warden.toml has an enabled [witness]. */
 export const WITNESS_UNIT = 'warden-witness.service';
 
 /** Capabilities the guard may keep (docs/DEPLOY.md says why each). */

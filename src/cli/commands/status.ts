@@ -103,7 +103,7 @@ export const statusCommand: CommandSpec = {
   },
 };
 
-/** Whether a witness runs (SPEC §6.1), where, and what it can see. */
+/** Whether a witness runs (docs/CONTRACT.md §Who did it), where, and what it can see. */
 function witnessLine(w: WitnessReport | null): string {
   if (!w) return 'witness: unknown (the daemon did not say)';
   if (!w.running) return `witness: not running — alerts will not say who wrote (${clean(w.why ?? 'unknown', 200)})`;

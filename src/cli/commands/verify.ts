@@ -42,7 +42,7 @@ export const verifyCommand: CommandSpec = {
           found: f.obs.type === 'absent' ? null : { type: f.obs.type, mode: octal(f.obs.mode), uid: f.obs.uid, gid: f.obs.gid, size: f.obs.size, ...(f.obs.sha256 ? { sha256: f.obs.sha256 } : {}) },
         };
       });
-      // SPEC §4: the root path names another directory than the guarded one (the guard, when
+      // docs/CONTRACT.md §Detection: the root path names another directory than the guarded one (the guard, when
       // it runs, has put it right already and recorded it; stopped, it does so at start).
       if (replaced) rows.unshift({ path: '', directory: true, reason: 'root-replaced', also: [], expected: null, found: { type: 'dir', mode: '', uid: -1, gid: -1, size: 0 }, detail: replaced } as (typeof rows)[number]);
       if (ctx.json) ctx.out.json({ clean: rows.length === 0, checked: l.state.paths().length, drift: rows });
