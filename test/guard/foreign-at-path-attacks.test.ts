@@ -12,6 +12,7 @@ import { chmodSync, lstatSync, mkdirSync, readFileSync, writeFileSync } from 'no
 import { join } from 'node:path';
 import { cli, readAlertsOf, testWorld, waitFor, type Daemon, type TestRoot } from '../helpers/root.js';
 import { giveToAgent, makeAgent, type Agent } from '../helpers/agent.js';
+import { BIRTH_SLACK_MS } from '../../src/guard/dir-repair.js';
 
 const ORG = 'orgs/bookclub.toml';
 const world = testWorld();
@@ -83,6 +84,11 @@ describe('attacks on the root-swap repair (the guard as root)', () => {
     chmodSync(e, 0o700);
     const ino = lstatSync(e).ino;
     const before = ownerMode(e);
+    // The agent cannot make a directory of root's: every such decoy was born before the attack
+    // began (a locked ~/.ssh made at provisioning). One born within BIRTH_SLACK_MS of warden's
+    // mkdir is not told apart (docs/ARCHITECTURE.md, invariant 19, "Left"), so the decoy is
+    // let age past that first, as any real one has.
+    await waitFor(() => Date.now() - lstatSync(e).birthtimeMs > BIRTH_SLACK_MS + 50, 5_000, 'the decoy older than the birth slack', 20);
     const r = a.sh(SPIN(t.base, 'e', 'root', 4));
     process.stdout.write(`# spin e<->root: ${r.out.trim()} (swaps failures)\n`);
     await settled(t, d);
