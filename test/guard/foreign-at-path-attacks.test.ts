@@ -110,6 +110,10 @@ describe('attacks on the root-swap repair (the guard as root)', () => {
       chmodSync(e, 0o700);
       inos.push(lstatSync(e).ino);
     }
+    // Every decoy of root's was born before the attack began (the agent cannot make one): let
+    // the youngest age past the birth slack, as any real one has (see the test above).
+    const youngest = join(t.base, `e${N - 1}`);
+    await waitFor(() => Date.now() - lstatSync(youngest).birthtimeMs > BIRTH_SLACK_MS + 50, 5_000, 'the decoys older than the birth slack', 20);
     // The agent moves the root away and puts its own directory there (warden moves that aside
     // and makes a new root); the moment a root-owned directory stands at the path (warden's
     // mkdir, before it opens and chowns it), e<i> is exchanged into its place. Stops when
