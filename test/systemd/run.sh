@@ -332,7 +332,7 @@ owner_case() {
   check "a PAM login session gives the owner a loginuid ($OWNER, $ou)" [ "$lu" = "$ou" ]
   check "the owner's sudo edit is reverted" wait_for 10 restored config/conditions.toml "$s" "$m"
   check "…and its alert says user root, loginuid $ou, session-N.scope (the owner's login survives sudo)" wait_for 10 owner_sudo_alert config/conditions.toml "$ou"
-  check "…in plain words in warden why: in $OWNER's login session (as root, through sudo or su)" why_says config/conditions.toml "by ed-append, user root, in $OWNER's login session [0-9]* (as root, through sudo or su) (pid"
+  check "…in plain words in warden why: in $OWNER's login session (as root, through sudo or su)" why_says config/conditions.toml "by user root (uid 0), in $OWNER's login session [0-9]* (as root, through sudo or su): process \"ed-append\" (pid"
   cin tac "$STORE/alerts.jsonl" | grep -F '"path":"config/conditions.toml"' | head -3 >>"$LOG"
   cin rm -f /etc/sudoers.d/warden-test-owner
 }
@@ -356,7 +356,7 @@ PY
   agent_unit agent-edit-1 'echo "# by the agent" >> config/conditions.toml' >>"$LOG" 2>&1
   check "the agent's echo >> is reverted" wait_for 10 restored config/conditions.toml "$s" "$m"
   check "…and the alert names user agent and its unit agent-edit-1.service" wait_for 10 alert_by config/conditions.toml content agent-edit-1.service
-  check "…in plain words in warden why" sh -c "$H/in sudo -u warden warden why config/conditions.toml --root $ROOT | grep -q 'by sh, user agent, agent-edit-1.service'"
+  check "…in plain words in warden why" sh -c "$H/in sudo -u warden warden why config/conditions.toml --root $ROOT | grep -q 'by user agent (uid [0-9]*), unit agent-edit-1.service: process \"sh\"'"
   # chmod, a rename away, a file written elsewhere and moved in: each named (the second, notification group)
   check "warden status says the witness sees names too" sh -c "$H/in sudo -u warden warden status --root $ROOT | grep -q 'chmod, chown, deletes and renames'"
   agent_unit agent-chmod "perl -e 'chmod 0600, \$ARGV[0] or die; $PERL_HOLD' config/conditions.toml" >>"$LOG" 2>&1
@@ -371,7 +371,7 @@ PY
   agent_unit agent-mvin "echo 'written = \"elsewhere\"' > scratch/in.toml && perl -e 'rename \$ARGV[0], \$ARGV[1] or die \"rename: \$!\"; $PERL_HOLD' scratch/in.toml config/conditions.toml" >>"$LOG" 2>&1
   check "a file written outside the protected directory and moved over it is put right" wait_for 10 restored config/conditions.toml "$s" "$m"
   check "…and its alert names agent-mvin.service (op rename-in)" wait_for 10 name_alert config/conditions.toml content agent-mvin.service rename-in
-  check "…in plain words in warden why" why_says config/conditions.toml 'by perl, user agent, agent-mvin.service.*renamed another file over it'
+  check "…in plain words in warden why" why_says config/conditions.toml 'by user agent (uid [0-9]*), unit agent-mvin.service: process "perl".*renamed another file over it'
   owner_case
   # enforce = true, as a sanctioned change; the witness takes it from the approved copy
   check "[witness] enforce = true through warden apply (approved by code)" enforce_on
