@@ -11,7 +11,7 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, lstatSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cli, readAlertsOf, testWorld, waitFor, type Daemon, type TestRoot } from '../helpers/root.js';
-import { giveToAgent, makeAgent, type Agent } from '../helpers/agent.js';
+import { guardedForAgent, type Agent } from '../helpers/agent.js';
 import { BIRTH_SLACK_MS } from '../../src/guard/dir-repair.js';
 
 const ORG = 'orgs/bookclub.toml';
@@ -20,16 +20,7 @@ const agents: Agent[] = [];
 afterEach(async () => { await world.cleanup(); });
 after(() => { for (const a of agents) a.remove(); });
 
-async function guarded(prefix: string): Promise<{ t: TestRoot; a: Agent; d: Daemon; approved: string }> {
-  const t = world.root();
-  const a = makeAgent(prefix);
-  agents.push(a);
-  giveToAgent(t, a);
-  const init = cli(t, ['init']);
-  assert.equal(init.code, 0, init.stderr);
-  const d = await world.daemon(t);
-  return { t, a, d, approved: readFileSync(t.p(ORG), 'utf8') };
-}
+const guarded = (prefix: string) => guardedForAgent(world, agents, prefix);
 
 /**
  * The agent, for `seconds`, exchanges `a` and `b` (in `dir`) with renameat2(RENAME_EXCHANGE)

@@ -14,7 +14,7 @@ import { chmodSync, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSyn
 import { dirname, isAbsolute, join } from 'node:path';
 import fc from 'fast-check';
 import { cli, readAlertsFile, readAlertsOf, sha, testWorld, waitFor, type TestRoot } from '../helpers/root.js';
-import { giveToAgent, makeAgent, type Agent } from '../helpers/agent.js';
+import { giveToAgent, guardedForAgent, makeAgent, type Agent } from '../helpers/agent.js';
 import { agentWorld, type AgentWorld } from '../helpers/agent-world.js';
 import type { Alert } from '../../src/store/alert-types.js';
 
@@ -31,16 +31,7 @@ const BUDGET_MS = 5_000; // 1 s in the spec; slack for a loaded 2-core test mach
 const EXCHANGE = (dir: string, a: string, b: string) =>
   `cd '${dir}' && python3 -c "import ctypes,sys; l=ctypes.CDLL(None, use_errno=True); sys.exit(0 if l.renameat2(-100, b'${a}', -100, b'${b}', 2) == 0 else ctypes.get_errno())"`;
 
-async function guarded(prefix: string): Promise<{ t: TestRoot; a: Agent; approved: string }> {
-  const t = world.root();
-  const a = makeAgent(prefix);
-  agents.push(a);
-  giveToAgent(t, a);
-  const init = cli(t, ['init']);
-  assert.equal(init.code, 0, init.stderr);
-  await world.daemon(t);
-  return { t, a, approved: readFileSync(t.p(ORG), 'utf8') };
-}
+const guarded = (prefix: string) => guardedForAgent(world, agents, prefix);
 
 /**
  * Everything that says what an object is: its type, owner, mode, and (below a directory,

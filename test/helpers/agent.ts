@@ -4,8 +4,8 @@
  * warden's own store (ROOT/snapshots) stays the guard's.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync } from 'node:fs';
-import type { TestRoot } from './root.js';
+import { chmodSync, readFileSync } from 'node:fs';
+import { cli, type Daemon, type TestRoot, type testWorld } from './root.js';
 
 export interface Agent { name: string; uid: number; gid: number; sh(script: string): { code: number; out: string }; remove(): void }
 
@@ -29,4 +29,19 @@ export function giveToAgent(t: TestRoot, a: Agent): void {
   chmodSync(t.base, 0o755);
   execFileSync('chown', [`${a.uid}:${a.gid}`, t.base, t.root]);
   execFileSync('chown', ['-R', `${a.uid}:${a.gid}`, t.p('config'), t.p('orgs'), t.p('blocks')]);
+}
+
+/**
+ * A root given to a new agent (`prefix`, kept in `agents` for removal), initialised, with the
+ * guard running as root: the starting point of every attack on what stands at a path.
+ */
+export async function guardedForAgent(world: ReturnType<typeof testWorld>, agents: Agent[], prefix: string): Promise<{ t: TestRoot; a: Agent; d: Daemon; approved: string }> {
+  const t = world.root();
+  const a = makeAgent(prefix);
+  agents.push(a);
+  giveToAgent(t, a);
+  const init = cli(t, ['init']);
+  if (init.code !== 0) throw new Error(`warden init failed: ${init.stderr}`);
+  const d = await world.daemon(t);
+  return { t, a, d, approved: readFileSync(t.p('orgs/bookclub.toml'), 'utf8') };
 }
