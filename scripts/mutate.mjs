@@ -23,7 +23,7 @@ import { rerunSurvivors, runSample } from './mutate-sample.mjs';
 export const FOLDERS = {
   policy: {
     mutate: ['dist/src/policy/**/*.js'],
-    tests: ['policy/commands', 'policy/conditions', 'policy/context-fuzz', 'policy/manifests', 'policy/tiers', 'policy/verdict', 'policy/units', 'policy/fs', 'policy/explain-units', 'policy/locate-units', 'policy/blocks-units', 'policy/tiers-units', 'policy/context-units', 'policy/manifests-units', 'policy/conditions-units', 'policy/cache-isolation', 'runtime/sandbox-layout'],
+    tests: ['policy/commands', 'policy/conditions', 'policy/context-fuzz', 'policy/manifests', 'policy/tiers', 'policy/verdict', 'policy/policy-validators', 'policy/rule-index-and-paths', 'policy/loader-health', 'policy/fs', 'policy/explain-wording', 'policy/error-locations', 'policy/block-file-statuses', 'policy/tier-resolution-words', 'policy/context-refusals', 'policy/org-guests-errors', 'policy/condition-rule-errors', 'policy/cache-isolation', 'runtime/sandbox-layout'],
   },
   credentials: {
     mutate: ['dist/src/credentials/**/*.js'],
