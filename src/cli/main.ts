@@ -159,6 +159,13 @@ function profileArgs(values: Record<string, unknown>): string {
   return ['profile', 'home', 'project'].filter((k) => typeof values[k] === 'string').map((k) => ` --${k} ${String(values[k])}`).join('');
 }
 
+/** A root with a baseline recorded for a profile (its store says so; nothing in the root does). */
+async function isProfileRoot(root: string): Promise<boolean> {
+  if (!isInitialised(root)) return false;
+  const { approvedProfileOf } = await import('../store/approved-config.js');
+  try { return approvedProfileOf(root) !== undefined; } catch { return false; }
+}
+
 /** The root a profile names (cli/profile-root.ts); a root made by `--init-if-needed` would be embedded in it, so that is refused. */
 async function profileRootOf(command: string, values: Record<string, unknown>): Promise<{ root: string }> {
   if (command === 'run' && values['init-if-needed']) throw new WardenError(`--init-if-needed does not go with --profile: run 'warden init${profileArgs(values)}' first`, EXIT.usage);
@@ -225,7 +232,9 @@ export async function main(rawArgv: string[]): Promise<number> {
     const byProfile = typeof values.profile === 'string' && !OWN_PROFILE_OPTION.has(spec.name);
     if (!byProfile && !OWN_PROFILE_OPTION.has(spec.name) && (values.home !== undefined || values.project !== undefined)) throw new WardenError('--home and --project go with --profile NAME', EXIT.usage);
     const { root } = byProfile ? await profileRootOf(spec.name, values) : chooseRoot(values.root as string | undefined, process.env, process.cwd(), rootOptional);
-    if (!rootOptional && !byProfile && !hasWardenToml(root)) {
+    // A profile's root holds no config/warden.toml: named by --root, it is known by its store (docs/PROFILES.md, "A profile's root").
+    const profileRoot = byProfile || (!rootOptional && spec.name !== 'init' && !hasWardenToml(root) && await isProfileRoot(root));
+    if (!rootOptional && !profileRoot && !hasWardenToml(root)) {
       throw new WardenError(spec.name === 'init'
         ? `nothing to protect in ${root}: it has no ${WARDEN_TOML_REL} (warden's settings, which also name what to protect). Create one (the example root's config/warden.toml is a start), then run 'warden init' again.`
         : `${root} is not a warden root: it has no ${WARDEN_TOML_REL}`);
@@ -239,8 +248,8 @@ export async function main(rawArgv: string[]): Promise<number> {
     }
     // Run as the deployed guard's account: the commands its messages advise are the ones
     // that work here, `sudo -u warden warden … --root ROOT` (docs/DEPLOY.md §2.6).
-    if (spec.name !== 'run' && process.geteuid?.() !== 0 && stateBase().deployment) {
-      const style = { account: accountOfSelf(), root };
+    if (spec.name !== 'run' && ((process.geteuid?.() !== 0 && stateBase().deployment) || profileRoot)) {
+      const style = { account: process.geteuid?.() !== 0 && stateBase().deployment ? accountOfSelf() : null, root };
       setAdviceCommandStyle(style);
       const plainErr = out.err.bind(out);
       out.err = (text: string) => plainErr(deployedAdvice(text, style));

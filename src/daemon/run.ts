@@ -31,7 +31,7 @@ import type { AnyReply, ControlRequest } from './protocol.js';
 import { acquireLock, type Lock } from '../store/lock.js';
 import { createJournalSender } from './journald.js';
 import { createSdNotifier } from './sd-notify.js';
-import { adviceFor, setAdviceCommandStyle } from '../guard/classify.js';
+import { adviceCommandStyle, adviceFor, setAdviceCommandStyle } from '../guard/classify.js';
 import { userInfo } from 'node:os';
 import { muteStreamErrors, rateLimitedWriter, writeLineSync } from '../common/diagnostics.js';
 import { linkWitness, type WitnessLink, type WitnessReport } from './witness-link.js';
@@ -181,6 +181,7 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
       const approvedToml = approvedBytes(state, store.fd, rootFd, WARDEN_TOML);
       if (state.entry(WARDEN_TOML) && !approvedToml) throw new WardenError(`baseline-tampered: the approved content of ${WARDEN_TOML} is missing from the store or altered; warden will not adopt it. ${RECOVER}`);
       config = settingsFor(await settingsFromBytes(approvedToml), state.index);
+      if (state.index.profile && !adviceCommandStyle()) setAdviceCommandStyle({ account: null, root: opts.root });
       // Alert journal lines get a bucket of their own: diagnostics cannot crowd them out.
       const journalLine = opts.log ?? ttyless(rateLimitedWriter(2, { burst: 2000, perSecond: 500 }));
       // Under systemd each alert is also a structured entry on journald's native socket

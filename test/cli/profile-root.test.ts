@@ -131,6 +131,10 @@ describe('a profile\'s root: warden init/run --profile NAME --home DIR', () => {
     assert.ok(a1.quarantine, 'the rejected bytes are kept');
     const kept = (readdirSync(join(doc.store, 'quarantine', a1.id)) as string[]).map((n) => readFileSync(join(doc.store, 'quarantine', a1.id, n), 'utf8'));
     assert.ok(kept.includes(GRANTED), `quarantine holds the rejected content: ${JSON.stringify(kept)}`);
+    // The advice names the root: nothing in it leads a command there from the current directory.
+    assert.ok(a1.advice.includes(`'warden edit settings.json --root ${claude}'`), a1.advice);
+    const byRoot = w(h, ['verify', '--root', claude]);
+    assert.equal(byRoot.code, 0, `--root names a profile's root as well: ${byRoot.stdout}${byRoot.stderr}`);
 
     // The runtime's own files beside the guarded ones, and the files the profile leaves out, are the runtime's.
     writeFileSync(join(claude, 'projects', 'p', 'transcript.jsonl'), `${outsideBefore.transcript}{"turn":2}\n`);
