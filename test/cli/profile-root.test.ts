@@ -11,7 +11,7 @@
 import { after, afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, renameSync, symlinkSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CLI, treeSnapshot, waitFor } from '../helpers/root.js';
@@ -244,6 +244,14 @@ describe('a profile\'s root: warden init/run --profile NAME --home DIR', () => {
     const took = await revertedWithin(mcp, '{"mcpServers": {}}\n', t0);
     assert.ok(took <= DEADLINE_MS, `reverted in ${took} ms`);
     writeFileSync(join(proj, 'src', 'main.ts'), 'export const x = 1;\n');
+    // A link put in the approved file's place: moved aside, never written through; the approved file comes back.
+    const target = join(h.top, 'outside.txt');
+    writeFileSync(target, 'outside\n');
+    const settings = join(proj, '.claude', 'settings.json');
+    symlinkSync(target, `${settings}.new`);
+    renameSync(`${settings}.new`, settings);
+    await waitFor(() => lstatSync(settings).isFile() && readFileSync(settings, 'utf8') === SETTINGS, 10_000, 'the link replaced by the approved file', 5);
+    assert.equal(readFileSync(target, 'utf8'), 'outside\n', 'nothing outside the root is written');
     const v = w(h, ['verify', ...sel]);
     assert.equal(v.code, 0, v.stdout + v.stderr);
     assert.equal(readFileSync(join(proj, 'src', 'main.ts'), 'utf8'), 'export const x = 1;\n', 'the project\'s own files are not warden\'s');
