@@ -3,6 +3,7 @@ import { WardenError } from '../../common/errors.js';
 import { escapeText } from '../../common/escape.js';
 import { initRoot } from '../../changes/init.js';
 import { keyPath } from '../../store/keys.js';
+import { hasWardenToml } from '../root.js';
 import { isInitialised } from '../../store/initialised.js';
 import { NotInitialised } from '../../store/store.js';
 import { credentialModeReport } from '../changes/cred-mode.js';
@@ -71,7 +72,11 @@ async function reinit(ctx: CommandContext): Promise<number> {
   catch (err) {
     // No baseline yet, or its store is gone (the seal is what remains): a first init, told to replace.
     if (err instanceof NotInitialised || (err instanceof WardenError && /^no baseline yet/.test(err.message))) return firstInit(ctx, true);
-    if (err instanceof WardenError && /^(baseline-tampered|no baseline key)/.test(err.message)) return recoverStore(ctx, err.message);
+    if (err instanceof WardenError && /^(baseline-tampered|no baseline key)/.test(err.message)) {
+      // Recovery rebuilds the protected set from config/warden.toml on disk: a profile's root has none, and its record is in the store that failed.
+      if (!hasWardenToml(ctx.root)) throw new WardenError(`${err.message.split('.')[0]}; recovering the store of a profile's root is not supported yet: move its store aside (${keyPath(ctx.root).replace(/keys\/[^/]+$/, 'stores/')}…) and its key and seal, then run 'warden init --profile NAME' again`);
+      return recoverStore(ctx, err.message);
+    }
     throw err;
   }
   if (r.ok && r.nothing) {
