@@ -278,6 +278,50 @@ describe('a profile\'s root: warden init/run --profile NAME --home DIR', () => {
     assert.equal(v.code, 0, v.stdout + v.stderr);
   });
 
+  for (const [name, dir, file, approved, granted] of [
+    ['gemini-cli', '.gemini', 'settings.json', '{\n  "tools": { "exclude": ["run_shell_command"] }\n}\n', '{\n  "tools": { "exclude": [] }\n}\n'],
+    ['opencode', '.config/opencode', 'opencode.json', '{\n  "permission": { "bash": "ask" }\n}\n', '{\n  "permission": { "bash": "allow" }\n}\n'],
+  ] as const) {
+    it(`${name}: the same two commands guard ${dir}/${file}`, async () => {
+      const h = makeHome();
+      mkdirSync(join(h.home, dir), { recursive: true });
+      const path = join(h.home, dir, file);
+      writeFileSync(path, approved);
+      const sel = ['--profile', name, '--home', h.home];
+      const init = w(h, ['init', ...sel, '--json']);
+      assert.equal(init.code, 0, init.stderr);
+      assert.equal((JSON.parse(init.stdout) as { root: string }).root, join(h.home, dir));
+      await guard(h, sel);
+      const t0 = Date.now();
+      writeFileSync(path, granted);
+      const took = await revertedWithin(path, approved, t0);
+      assert.ok(took <= DEADLINE_MS, `reverted in ${took} ms`);
+      await waitFor(() => alertsOf(h, sel).find((x) => x.path === file), 10_000, 'the alert');
+      assert.deepEqual(snapshotsUnder(h.home), []);
+    });
+  }
+
+  it('a profile root\'s store that fails authentication is not "recovered" into a root of the example runtime\'s layout', () => {
+    const h = makeHome();
+    const claude = join(h.home, '.claude');
+    mkdirSync(claude, { recursive: true });
+    writeFileSync(join(claude, 'settings.json'), SETTINGS);
+    const sel = ['--profile', 'claude-code', '--home', h.home];
+    const init = w(h, ['init', ...sel, '--json']);
+    assert.equal(init.code, 0, init.stderr);
+    const index = join((JSON.parse(init.stdout) as { store: string }).store, 'baseline', 'index');
+    const raw = readFileSync(index);
+    raw[raw.length - 1] = raw[raw.length - 1]! ^ 1;
+    writeFileSync(index, raw);
+    const before = treeSnapshot(h.home);
+    const r = w(h, ['init', '--force', ...sel]);
+    assert.notEqual(r.code, 0);
+    assert.match(r.stderr, /not supported yet/);
+    assert.deepEqual(treeSnapshot(h.home), before, 'nothing in the home changed');
+    const v = w(h, ['verify', ...sel]);
+    assert.notEqual(v.code, 0, 'the tampered store fails closed');
+  });
+
   it('usage: --profile and --root exclude each other, --home needs --profile, a root guarded for one profile is not another\'s, and init records once', () => {
     const h = makeHome();
     mkdirSync(join(h.home, '.claude'), { recursive: true });
