@@ -137,7 +137,8 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
 
   if (opts.guard) {
     rootFd = openRoot(opts.root);
-    cleanups.push(() => safeClose(rootFd));
+    // The guard's, once it exists: it may release a foreign root it cannot move aside (-1).
+    cleanups.push(() => { const fd = guard ? guard.rootFd : rootFd; if (fd >= 0) safeClose(fd); });
     const key = loadKeyOrExplainMove(opts.root, opts.initIfNeeded);
     // Held for the daemon's whole life: commands see it even when the socket is gone.
     const controlFd = ensureDirBeneath(store.fd, CONTROL_DIR);
@@ -224,7 +225,7 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
       cleanups.push(async () => { await w.close(); });
       // The witness (docs/CONTRACT.md §Who did it): here when this process may run it, else the record of the one in its own unit.
       link = await linkWitness({
-        root: opts.root, rootFd, config: () => g.config, log, inProcess: opts.witness ?? opts.notifier,
+        root: opts.root, rootFd: g.rootFd, config: () => g.config, log, inProcess: opts.witness ?? opts.notifier,
         targets: () => ({ files: g.state.paths() as string[], dirs: g.pset.dirs.filter((d) => d !== '') }),
         onRefused: (r) => g.record(refusalAlert(r)),
       });
@@ -235,13 +236,10 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
       const changeService = await attachChangeService(g, log);
       cleanups.push(() => changeService.stop());
       g.startupVerify();
-      if (!g.holdsOwnRoot()) {
-        // The root path names a directory warden did not make, and it could not be moved aside
-        // (the alert says why): fail closed rather than guard, or write into, someone else's.
-        sd.status(`the root path names a directory warden did not make; not guarding`);
-        g.stop();
-        throw new WardenError(`${opts.root} names a directory warden did not make (swapped while warden was stopped), and it could not be moved aside; see 'warden alerts'. warden changes nothing in it.`);
-      }
+      // The root path names a foreign object that could not be moved aside (a mount point): the
+      // guard stays up, touches nothing in it and waits, watching the path (guard/blocked.ts).
+      const waiting = !g.guarding();
+      if (waiting) log(`<2>warden: ${opts.root} names a directory warden did not make and cannot move aside; not guarding it, waiting for the path to change (see 'warden alerts')`);
       if (g.unavailable.size > 0) {
         // Fail closed, as a start always has: a file that differs and whose approved content
         // is gone from the store cannot be put back (the alert above says which).
@@ -250,7 +248,7 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
         g.stop();
         throw new WardenError(`baseline-tampered: the approved content of ${first} is missing from the store or altered; warden will not adopt it. ${RECOVER}`);
       }
-      publishManifest(rootFd, g.state.index, process.env, log); // the runtime's view (docs/CONTRACT.md §Runtime view)
+      if (!waiting) publishManifest(rootFd, g.state.index, process.env, log); // the runtime's view (docs/CONTRACT.md §Runtime view)
       // The index bytes now; the blobs at the first backstop rescan (as before: it hashes each once).
       g.verifyStore(false, '-');
       g.lastRescanAt = Date.now();
@@ -344,7 +342,7 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
 
   say('ready');
   sd.ready();
-  sd.status(guard ? `guarding ${guard.state.paths().length} files` : 'notifier running');
+  sd.status(guard ? (guard.guarding() ? `guarding ${guard.state.paths().length} files` : `not guarding: the root path names a directory warden did not make and cannot move aside; waiting (see 'warden alerts')`) : 'notifier running');
   let stopping = false;
   const stop = async () => {
     if (stopping) return done;
