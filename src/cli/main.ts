@@ -205,7 +205,10 @@ export async function main(rawArgv: string[]): Promise<number> {
     if (values.help) { process.stdout.write(commandHelp(spec, sub) + '\n'); return EXIT.ok; }
     const rootOptional = typeof spec.rootOptional === 'function' ? spec.rootOptional(values) : spec.rootOptional ?? false;
     const { root } = chooseRoot(values.root as string | undefined, process.env, process.cwd(), rootOptional);
-    if (!rootOptional && !hasWardenToml(root)) {
+    // The guard and `rehome --here` also start on an initialised root path that names another
+    // directory now (a file system mounted there): the guard waits on it, the owner adopts it.
+    const mayLackToml = (spec.name === 'run' || spec.name === 'rehome') && isInitialised(root);
+    if (!rootOptional && !mayLackToml && !hasWardenToml(root)) {
       throw new WardenError(spec.name === 'init'
         ? `nothing to protect in ${root}: it has no ${WARDEN_TOML_REL} (warden's settings, which also name what to protect). Create one (the example root's config/warden.toml is a start), then run 'warden init' again.`
         : `${root} is not a warden root: it has no ${WARDEN_TOML_REL}`);

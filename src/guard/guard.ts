@@ -279,6 +279,14 @@ export class Guard {
         fd = own.get(dirOf(rel));
         if (fd === null) return false;
       }
+      // Another directory at the file's directory path (a mount raises no event there): judged first.
+      if (!this.dirStillOurs(dirOf(rel), fd)) {
+        this.fixDirs(whileStopped);
+        own.forget(dirOf(rel));
+        if (this.blocked.covers(rel)) return false;
+        fd = own.get(dirOf(rel));
+        if (fd === null) return false;
+      }
       let lastStamp: string | undefined;
       const finding = inspectFileAt(fd, this.state, this.pset, rel, this.maxBytes, (o) => { lastStamp = o.stamp; });
       if (!finding) { this.markClean(rel, fd, lastStamp); return false; }
@@ -289,6 +297,18 @@ export class Guard {
     } finally {
       if (!dirs) own.close();
     }
+  }
+
+  /**
+   * Is `fd` (opened at `dir`, an approved directory) the very directory warden made or
+   * verified there (docs/ARCHITECTURE.md, invariant 19)? Not approved, or the root: yes.
+   */
+  private dirStillOurs(dir: string, fd: number): boolean {
+    if (dir === '' || !Object.hasOwn(this.state.index.dirs, dir)) return true;
+    const id = this.dirIds.get(dir);
+    if (!id) return false;
+    const st = fstatSync(fd);
+    return st.dev === id.dev && st.ino === id.ino;
   }
 
   /**
