@@ -130,7 +130,11 @@ export class Guard {
     this.owed = new OwedWrites(this.alerts, this.quarantine, this.log);
     // Read through the guard at each revert (a test swaps in a small quota).
     const quota = (): QuarantineQuota => this.quota;
-    this.revertDeps = { root: this.root, quarantine: this.quarantine, get quota() { return quota(); }, late: this.late, maxBytes: () => this.maxBytes };
+    const dirs = (): BaselineState['index']['dirs'] => this.state.index.dirs;
+    this.revertDeps = {
+      root: this.root, quarantine: this.quarantine, get quota() { return quota(); }, late: this.late, maxBytes: () => this.maxBytes,
+      approvedOwner: (p) => this.state.entry(p)?.uid ?? dirs()[dirOf(p)]?.uid ?? dirs()['']?.uid,
+    };
     this.store = new StoreCheck(opts.store, opts.state, (detail, path) => this.raiseTamper(detail, path), this.log, opts.rootFd, opts.blobStamps ?? null);
   }
 
