@@ -119,6 +119,23 @@ describe('a mount at a protected path: never acted on, the guard never stays dow
     assert.equal(cli(t, ['verify'], { env }).code, 0);
   });
 
+  it('the all-in-one warden run (its witness in this process) on a tmpfs mounted at the root path: up, untouched, the root taken back after umount', async (ctx) => {
+    if (canMount) return ctx.skip(canMount);
+    const { t, env, alerts } = deployedRoot();
+    const approved = readFileSync(t.p(ORG), 'utf8');
+    mountTmpfs(t.root, '0755');
+    writeFileSync(join(t.root, 'inside.txt'), 'the admin\'s own\n', { mode: 0o600 });
+    const beforePic = picture(t.root);
+    const d = await world.daemon(t, [], env);
+    await waitFor(() => alerts().find(blockedAt('.')), 5_000, 'the alert that the root path is blocked');
+    assert.deepEqual(picture(t.root), beforePic);
+    assert.equal(umount(t.root).status, 0);
+    await waitFor(() => d.stderr().includes('names the recorded root directory again'), 5_000, 'the root taken back');
+    writeFileSync(t.p(ORG), 'members = ["agent"]\n');
+    await waitFor(() => readFileSync(t.p(ORG), 'utf8') === approved, 5_000, 'an edit reverted');
+    assert.equal(d.proc.exitCode, null);
+  });
+
   it('a directory bind-mounted over orgs/ while the guard runs: left as it is, one alert, the rest still guarded; after umount orgs/ is guarded again', async (ctx) => {
     if (canMount) return ctx.skip(canMount);
     const { t, env, alerts } = deployedRoot(TEST_WARDEN_TOML.replace('rescan_seconds = 30', 'rescan_seconds = 1'));
