@@ -19,7 +19,8 @@ import { HintQueue } from '../guard/hints.js';
 import { appendAlert, newAlertId } from '../store/alerts.js';
 import type { Alert } from '../store/alert-types.js';
 import { publishManifest } from '../store/manifest.js';
-import { readSeal, sealPath } from '../store/keys.js';
+import { keyPath, readSeal, sealPath } from '../store/keys.js';
+import { lstatSync, readFileSync } from 'node:fs';
 import { blobStampsPath } from '../store/blob-stamps.js';
 import { loadKeyOrExplainMove, recordKeyOwner } from '../store/rehome.js';
 import { StampPoll, TICK_MS as STAMP_TICK_MS } from '../guard/stamp-poll.js';
@@ -71,6 +72,25 @@ function notInitialisedError(root: string): WardenError {
   return new WardenError(msg, EXIT_NOT_INITIALISED);
 }
 
+/**
+ * The root has a seal but its store (inside it, ROOT/snapshots) is not at the path: the path
+ * names another directory now (a file system mounted there). Not "not initialised" (exit 78
+ * would keep the unit down for good): a plain failure, so systemd tries again once it is fixed.
+ */
+function storeHiddenError(root: string): WardenError {
+  let other = true;
+  try {
+    const rec = JSON.parse(readFileSync(keyPath(root).replace(/\.key$/, '.root'), 'utf8')) as { dev?: number; ino?: number };
+    const st = lstatSync(root);
+    other = rec.dev !== st.dev || rec.ino !== st.ino;
+  } catch { /* no record: say what is most likely */ }
+  const msg = other
+    ? `${root} has a baseline seal, but its store (${root}/snapshots) is not at the root path: the path names another directory now (a file system mounted there?). warden changes nothing in it. Unmount it, or copy the old root's snapshots/ into it and run 'warden rehome --here' (docs/DEPLOY.md, "Putting a root on a file system of its own")`
+    : `${root} has a baseline seal, but its store (${root}/snapshots) is gone: warden will not start from nothing. ${RECOVER}`;
+  createSdNotifier().status(msg);
+  return new WardenError(msg);
+}
+
 export interface RunOptions {
   root: string;
   guard: boolean;
@@ -114,7 +134,7 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
   // whatever happens to the path it was opened from (store.ts).
   let store: Store;
   try { store = Store.open(opts.root, { create: opts.guard && opts.initIfNeeded }); }
-  catch (err) { throw opts.guard && err instanceof NotInitialised ? notInitialisedError(opts.root) : err; }
+  catch (err) { throw opts.guard && err instanceof NotInitialised ? (readSeal(sealPath(opts.root)) !== null ? storeHiddenError(opts.root) : notInitialisedError(opts.root)) : err; }
   if (opts.guard && !opts.initIfNeeded && notInitialised(store.fd, opts.root)) { store.close(); throw notInitialisedError(opts.root); }
   // In the deployment, the advice in alerts names the command that works there.
   if (store.loc.base.deployment && process.geteuid?.() !== 0) setAdviceCommandStyle({ account: (() => { try { return userInfo().username; } catch { return `#${process.geteuid?.() ?? 0}`; } })(), root: opts.root });

@@ -15,7 +15,7 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { TEST_WARDEN_TOML, cli, readAlertsFile, sha, testWorld, waitFor, type TestRoot } from '../helpers/root.js';
+import { CLI, TEST_WARDEN_TOML, cli, readAlertsFile, sha, testWorld, waitFor, type TestRoot } from '../helpers/root.js';
 import type { Alert } from '../../src/store/alert-types.js';
 
 const ORG = 'orgs/bookclub.toml';
@@ -197,6 +197,26 @@ describe('a mount at a protected path: never acted on, the guard never stays dow
     assert.equal(d.proc.exitCode, null);
     assert.ok(moved.quarantine.startsWith('/'), moved.quarantine);
     assert.deepEqual(picture(moved.quarantine), beforePic, 'moved whole, unchanged');
+  });
+});
+
+describe('a root whose store is inside it (a session), the store hidden by a mount', () => {
+  it('the guard says the path names another directory (not "not initialised", not exit 78: systemd would never try again), and changes nothing', async (ctx) => {
+    if (canMount) return ctx.skip(canMount);
+    const t = world.root({ init: true });
+    mountTmpfs(t.root, '0755');
+    const r = spawnSync(process.execPath, [CLI, 'run', '--guard', '--root', t.root], { env: t.env, encoding: 'utf8', timeout: 30_000 });
+    assert.notEqual(r.status, 78, r.stderr);
+    assert.notEqual(r.status, 0, r.stderr);
+    assert.match(r.stderr, /its store \(.*\/snapshots\) is not at the root path: the path names another directory now/);
+    assert.match(r.stderr, /warden rehome --here/);
+    assert.deepEqual(readdirSync(t.root), [], 'nothing written into the mount');
+    assert.equal(umount(t.root).status, 0);
+    // The store itself removed (no mount): said as such.
+    rmSync(t.p('snapshots'), { recursive: true });
+    const g = spawnSync(process.execPath, [CLI, 'run', '--guard', '--root', t.root], { env: t.env, encoding: 'utf8', timeout: 30_000 });
+    assert.notEqual(g.status, 0);
+    assert.match(g.stderr, /its store \(.*\) is gone: warden will not start from nothing/);
   });
 });
 
