@@ -178,9 +178,10 @@ export const HELP: Record<string, HelpText> = {
   rehome: {
     options: [
       ['--from OLD-PATH', 'the absolute path the root had before it was moved'],
+      ['--here', "adopt the directory now at the root path as the root (a file system of its own mounted there): it must be a real directory owned by the root's approved owner or root; its identity is recorded and the approved files it lacks are written into it"],
     ],
-    examples: ['warden rehome --from /home/agent/old-root'],
-    notes: ["Moves the root's HMAC key, seal and store (the state directory's, in the deployment) to its new identity; run it with the guard stopped."],
+    examples: ['warden rehome --from /home/agent/old-root', 'warden rehome --here'],
+    notes: ["Moves the root's HMAC key, seal and store (the state directory's, in the deployment) to its new identity; run it with the guard stopped.", 'The guard never adopts a directory it did not make at the root path (docs/ARCHITECTURE.md, invariant 19); --here is how the owner does, with the guard stopped.'],
   },
   profiles: {
     options: [

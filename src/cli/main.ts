@@ -234,7 +234,10 @@ export async function main(rawArgv: string[]): Promise<number> {
     const { root } = byProfile ? await profileRootOf(spec.name, values) : chooseRoot(values.root as string | undefined, process.env, process.cwd(), rootOptional);
     // A profile's root holds no config/warden.toml: named by --root, it is known by its store (docs/PROFILES.md, "A profile's root").
     const profileRoot = byProfile || (!rootOptional && spec.name !== 'init' && !hasWardenToml(root) && await isProfileRoot(root));
-    if (!rootOptional && !profileRoot && !hasWardenToml(root)) {
+    // The guard and `rehome --here` also start on an initialised root path that names another
+    // directory now (a file system mounted there): the guard waits on it, the owner adopts it.
+    const mayLackToml = (spec.name === 'run' || spec.name === 'rehome') && isInitialised(root);
+    if (!rootOptional && !profileRoot && !mayLackToml && !hasWardenToml(root)) {
       throw new WardenError(spec.name === 'init'
         ? `nothing to protect in ${root}: it has no ${WARDEN_TOML_REL} (warden's settings, which also name what to protect). Create one (the example root's config/warden.toml is a start), then run 'warden init' again.`
         : `${root} is not a warden root: it has no ${WARDEN_TOML_REL}`);

@@ -4,6 +4,7 @@
  * and the control-socket op "change" (its commands: src/changes/protocol.ts).
  */
 import { readdirSync } from 'node:fs';
+import { EXIT } from '../common/errors.js';
 import type { Guard } from '../guard/guard.js';
 import type { WardenConfig } from '../config/warden-config.js';
 import type { ApplyContext } from '../changes/apply.js';
@@ -57,7 +58,8 @@ async function recoverAtStart(g: Guard): Promise<void> {
 /** Call once the guard exists and before startupVerify(). */
 export async function attachChangeService(g: Guard, log: (l: string) => void): Promise<{ stop(): void }> {
   const fd = g.storeHandle.fd;
-  if (hasEntries(fd, JOURNAL_DIR)) await recoverAtStart(g);
+  // Not while the root path names a foreign directory the guard could not move aside (nothing is written there).
+  if (hasEntries(fd, JOURNAL_DIR) && g.guarding()) await recoverAtStart(g);
   // Pending approvals to expire: that is the approval service's own work.
   if (hasEntries(fd, PENDING_DIR)) (await approvals()).sweepPending(envOf(g, ctxOf(g)));
   let timer: NodeJS.Timeout | null = null;
@@ -75,5 +77,9 @@ export async function attachChangeService(g: Guard, log: (l: string) => void): P
 }
 
 export async function handleChangeRequest(req: ChangeCommand, g: Guard, ctx: ApplyContext, reload: (c: WardenConfig) => Promise<void>): Promise<Reply> {
+  // A change writes at the root path: never while it names a foreign directory (guard/blocked.ts).
+  if (!g.guarding() && req.action !== 'show' && req.action !== 'list') {
+    return { ok: false, error: `${g.root} names a directory warden did not make and could not move aside; warden is not guarding it and applies nothing there (see 'warden alerts'). Nothing was applied.`, exitCode: EXIT.daemonDown };
+  }
   return (await approvals()).changeOp(req, envOf(g, ctx, reload));
 }

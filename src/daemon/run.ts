@@ -20,7 +20,8 @@ import { appendAlert, newAlertId } from '../store/alerts.js';
 import type { Alert } from '../store/alert-types.js';
 import { publishManifest } from '../store/manifest.js';
 import { settingsFor } from '../store/root-settings.js';
-import { readSeal, sealPath } from '../store/keys.js';
+import { keyPath, readSeal, sealPath } from '../store/keys.js';
+import { lstatSync, readFileSync } from 'node:fs';
 import { blobStampsPath } from '../store/blob-stamps.js';
 import { loadKeyOrExplainMove, recordKeyOwner } from '../store/rehome.js';
 import { StampPoll, TICK_MS as STAMP_TICK_MS } from '../guard/stamp-poll.js';
@@ -72,6 +73,25 @@ function notInitialisedError(root: string): WardenError {
   return new WardenError(msg, EXIT_NOT_INITIALISED);
 }
 
+/**
+ * The root has a seal but its store (inside it, ROOT/snapshots) is not at the path: the path
+ * names another directory now (a file system mounted there). Not "not initialised" (exit 78
+ * would keep the unit down for good): a plain failure, so systemd tries again once it is fixed.
+ */
+function storeHiddenError(root: string): WardenError {
+  let other = true;
+  try {
+    const rec = JSON.parse(readFileSync(keyPath(root).replace(/\.key$/, '.root'), 'utf8')) as { dev?: number; ino?: number };
+    const st = lstatSync(root);
+    other = rec.dev !== st.dev || rec.ino !== st.ino;
+  } catch { /* no record: say what is most likely */ }
+  const msg = other
+    ? `${root} has a baseline seal, but its store (${root}/snapshots) is not at the root path: the path names another directory now (a file system mounted there?). warden changes nothing in it. Unmount it, or copy the old root's snapshots/ into it and run 'warden rehome --here' (docs/DEPLOY.md, "Putting a root on a file system of its own")`
+    : `${root} has a baseline seal, but its store (${root}/snapshots) is gone: warden will not start from nothing. ${RECOVER}`;
+  createSdNotifier().status(msg);
+  return new WardenError(msg);
+}
+
 export interface RunOptions {
   root: string;
   guard: boolean;
@@ -115,7 +135,7 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
   // whatever happens to the path it was opened from (store.ts).
   let store: Store;
   try { store = Store.open(opts.root, { create: opts.guard && opts.initIfNeeded }); }
-  catch (err) { throw opts.guard && err instanceof NotInitialised ? notInitialisedError(opts.root) : err; }
+  catch (err) { throw opts.guard && err instanceof NotInitialised ? (readSeal(sealPath(opts.root)) !== null ? storeHiddenError(opts.root) : notInitialisedError(opts.root)) : err; }
   if (opts.guard && !opts.initIfNeeded && notInitialised(store.fd, opts.root)) { store.close(); throw notInitialisedError(opts.root); }
   // In the deployment, the advice in alerts names the command that works there.
   if (store.loc.base.deployment && process.geteuid?.() !== 0) setAdviceCommandStyle({ account: (() => { try { return userInfo().username; } catch { return `#${process.geteuid?.() ?? 0}`; } })(), root: opts.root });
@@ -138,7 +158,8 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
 
   if (opts.guard) {
     rootFd = openRoot(opts.root);
-    cleanups.push(() => safeClose(rootFd));
+    // The guard's, once it exists: it may release a foreign root it cannot move aside (-1).
+    cleanups.push(() => { const fd = guard ? guard.rootFd : rootFd; if (fd >= 0) safeClose(fd); });
     const key = loadKeyOrExplainMove(opts.root, opts.initIfNeeded);
     // Held for the daemon's whole life: commands see it even when the socket is gone.
     const controlFd = ensureDirBeneath(store.fd, CONTROL_DIR);
@@ -226,7 +247,7 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
       cleanups.push(async () => { await w.close(); });
       // The witness (docs/CONTRACT.md §Who did it): here when this process may run it, else the record of the one in its own unit.
       link = await linkWitness({
-        root: opts.root, rootFd, config: () => g.config, log, inProcess: opts.witness ?? opts.notifier,
+        root: opts.root, rootFd: g.rootFd, config: () => g.config, log, inProcess: opts.witness ?? opts.notifier,
         targets: () => ({ files: g.state.paths() as string[], dirs: g.pset.dirs.filter((d) => d !== '') }),
         onRefused: (r) => g.record(refusalAlert(r)),
       });
@@ -237,13 +258,10 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
       const changeService = await attachChangeService(g, log);
       cleanups.push(() => changeService.stop());
       g.startupVerify();
-      if (!g.holdsOwnRoot()) {
-        // The root path names a directory warden did not make, and it could not be moved aside
-        // (the alert says why): fail closed rather than guard, or write into, someone else's.
-        sd.status(`the root path names a directory warden did not make; not guarding`);
-        g.stop();
-        throw new WardenError(`${opts.root} names a directory warden did not make (swapped while warden was stopped), and it could not be moved aside; see 'warden alerts'. warden changes nothing in it.`);
-      }
+      // The root path names a foreign object that could not be moved aside (a mount point): the
+      // guard stays up, touches nothing in it and waits, watching the path (guard/blocked.ts).
+      const waiting = !g.guarding();
+      if (waiting) log(`<2>warden: ${opts.root} names a directory warden did not make and cannot move aside; not guarding it, waiting for the path to change (see 'warden alerts')`);
       if (g.unavailable.size > 0) {
         // Fail closed, as a start always has: a file that differs and whose approved content
         // is gone from the store cannot be put back (the alert above says which).
@@ -252,7 +270,7 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
         g.stop();
         throw new WardenError(`baseline-tampered: the approved content of ${first} is missing from the store or altered; warden will not adopt it. ${RECOVER}`);
       }
-      publishManifest(rootFd, g.state.index, process.env, log); // the runtime's view (docs/CONTRACT.md §Runtime view)
+      if (!waiting) publishManifest(rootFd, g.state.index, process.env, log); // the runtime's view (docs/CONTRACT.md §Runtime view)
       // The index bytes now; the blobs at the first backstop rescan (as before: it hashes each once).
       g.verifyStore(false, '-');
       g.lastRescanAt = Date.now();
@@ -346,7 +364,7 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
 
   say('ready');
   sd.ready();
-  sd.status(guard ? `guarding ${guard.state.paths().length} files` : 'notifier running');
+  sd.status(guard ? (guard.guarding() ? `guarding ${guard.state.paths().length} files` : `not guarding: the root path names a directory warden did not make and cannot move aside; waiting (see 'warden alerts')`) : 'notifier running');
   let stopping = false;
   const stop = async () => {
     if (stopping) return done;

@@ -62,6 +62,8 @@ export interface Raise {
   seen?: Observation | undefined;
   /** Its rejected content was not kept (quarantine quota reached): a folded alert counts it. */
   notKept?: boolean;
+  /** What the owner does, when the reason's usual advice does not fit (blocked.ts). */
+  advice?: string;
 }
 
 /** The alert for R; `kind` is the path's kind (file kind, 'directory'), `writers` the witness (null: none). */
@@ -75,7 +77,7 @@ export function buildAlert(r: Raise, kind: string | null, writers: WriterSource 
     ...(detail ? { detail } : {}),
     ...(credentialChanges ? { credential_changes: credentialChanges } : {}),
     ...(action === 'revert-failed' ? {} : { by: writerOf(writers, path, verdict.reason, whileStopped, seen) }),
-    advice: adviceFor(path, reason === 'changed-while-stopped' ? (also[0] ?? reason) : reason, id, kind),
+    advice: r.advice ?? adviceFor(path, reason === 'changed-while-stopped' ? (also[0] ?? reason) : reason, id, kind),
   };
 }
 

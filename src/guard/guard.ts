@@ -17,10 +17,13 @@ import type { BaselineState } from '../store/baseline-state.js';
 import type { Store } from '../store/store.js';
 import { EMBEDDED_STORE } from '../store/location.js';
 import type { Verdict } from './classify.js';
+import { adviceCommandStyle, deployedAdvice } from './classify.js';
 import { buildAlert, credentialVerdict, facts, relabelEmptied, type Raise, type WriterSource } from './alert-build.js';
 import { completeDirs } from './dirs-on-the-way.js';
 import { DirCache, baseOf, candidatePaths, dirOf, inspectFileAt, type Finding } from './inspect.js';
-import { lookDirs, type DirFinding } from './dir-repair.js';
+import { lookDirs, standingOf, type DirFinding } from './dir-repair.js';
+import { BlockedPaths, CannotMoveAside, blockedAdvice, blockedDetail } from './blocked.js';
+import { openRecordedRoot } from './root-return.js';
 import type { Ident } from './root-path.js';
 import { remakeRoot, repairDir } from './repair.js';
 import { statStamp } from './observe.js';
@@ -55,6 +58,8 @@ export class Guard {
    * a path is foreign: moved aside whole, never changed.
    */
   private readonly dirIds = new Map<string, Ident>();
+  /** Foreign objects at protected directory paths that could not be moved aside: left alone, watched (blocked.ts). */
+  private readonly blocked = new BlockedPaths();
   readonly storeHandle: Store;
   config: WardenConfig;
   pset: ProtectedSet;
@@ -125,7 +130,11 @@ export class Guard {
     this.owed = new OwedWrites(this.alerts, this.quarantine, this.log);
     // Read through the guard at each revert (a test swaps in a small quota).
     const quota = (): QuarantineQuota => this.quota;
-    this.revertDeps = { root: this.root, quarantine: this.quarantine, get quota() { return quota(); }, late: this.late, maxBytes: () => this.maxBytes };
+    const dirs = (): BaselineState['index']['dirs'] => this.state.index.dirs;
+    this.revertDeps = {
+      root: this.root, quarantine: this.quarantine, get quota() { return quota(); }, late: this.late, maxBytes: () => this.maxBytes,
+      approvedOwner: (p) => this.state.entry(p)?.uid ?? dirs()[dirOf(p)]?.uid ?? dirs()['']?.uid,
+    };
     this.store = new StoreCheck(opts.store, opts.state, (detail, path) => this.raiseTamper(detail, path), this.log, opts.rootFd, opts.blobStamps ?? null);
   }
 
@@ -261,6 +270,8 @@ export class Guard {
   /** Inspect one path and put it right. Returns true when something was done. */
   check(rel: string, whileStopped: boolean, dirs?: DirCache, again = true): boolean {
     this.tally.checks++;
+    // Inside a foreign directory that could not be moved aside: not warden's, never acted in.
+    if (this.blocked.covers(rel)) return false;
     const own = dirs ?? new DirCache(this.rootFd);
     try {
       let fd = own.get(dirOf(rel));
@@ -269,6 +280,14 @@ export class Guard {
         // The parent directory is broken (gone, a link, a file): repair it, then look again.
         this.fixDirs(whileStopped);
         own.forget(dirOf(rel));
+        fd = own.get(dirOf(rel));
+        if (fd === null) return false;
+      }
+      // Another directory at the file's directory path (a mount raises no event there): judged first.
+      if (!this.dirStillOurs(dirOf(rel), fd)) {
+        this.fixDirs(whileStopped);
+        own.forget(dirOf(rel));
+        if (this.blocked.covers(rel)) return false;
         fd = own.get(dirOf(rel));
         if (fd === null) return false;
       }
@@ -282,6 +301,18 @@ export class Guard {
     } finally {
       if (!dirs) own.close();
     }
+  }
+
+  /**
+   * Is `fd` (opened at `dir`, an approved directory) the very directory warden made or
+   * verified there (docs/ARCHITECTURE.md, invariant 19)? Not approved, or the root: yes.
+   */
+  private dirStillOurs(dir: string, fd: number): boolean {
+    if (dir === '' || !Object.hasOwn(this.state.index.dirs, dir)) return true;
+    const id = this.dirIds.get(dir);
+    if (!id) return false;
+    const st = fstatSync(fd);
+    return st.dev === id.dev && st.ino === id.ino;
   }
 
   /**
@@ -311,12 +342,66 @@ export class Guard {
    * has run).
    */
   checkRootPath(): boolean {
-    if (this.stopped || this.rootPathHolds()) return false;
+    if (this.stopped) return false;
+    if (this.rootPathHolds()) { this.blocked.clear(''); return false; }
+    // What stands there could not be moved aside: left alone until it changes or its retry is due.
+    if (this.blocked.waiting('', standingOf(lstatSync(this.root, { throwIfNoEntry: false }) ?? null), Date.now())) return true;
+    // Waiting on a foreign root since the start: the recorded root back at the path (the mount gone) is held again.
+    if (!this.holdsOwnRoot() && this.takeBackRecordedRoot()) return true;
     for (let attempt = 0; attempt < 3; attempt++) {
       this.putRootRight();
-      if (this.rootPathHolds()) break;
+      if (this.rootPathHolds() || this.blocked.has('')) break;
     }
     return true;
+  }
+
+  /** Is the guard guarding its root (false: waiting on a foreign object at the root path it could not move aside)? */
+  guarding(): boolean {
+    return this.holdsOwnRoot() && !this.blocked.has('');
+  }
+
+  private takeBackRecordedRoot(): boolean {
+    const r = openRecordedRoot(this.root, this.storeHandle);
+    if (!r) return false;
+    this.blocked.clear('');
+    this.adoptRoot(r.fd, r.id);
+    this.log(`<5>warden: the root path ${this.root} names the recorded root directory again; guarding it`);
+    this.safely('verifying the store', () => this.store.verify(false));
+    this.sweep('root', true);
+    this.onRootReplaced(r.fd);
+    this.onDirRepaired();
+    return true;
+  }
+
+  /**
+   * What stands at a protected directory's path (the root: '') is foreign and could not be
+   * moved aside: nothing in it is touched, one alert says what it is and what to do, and the
+   * path is looked at again when another object stands there or the retry is due (blocked.ts).
+   */
+  private blockedAt(path: string, id: string, e: CannotMoveAside, whileStopped: boolean): void {
+    const isRoot = path === '';
+    if (isRoot && !this.holdsOwnRoot()) this.releaseForeignRoot();
+    if (!this.blocked.note(path, e.seen, Date.now())) return;
+    const where = isRoot ? this.root : path;
+    this.raise({
+      id, path, whileStopped, verdict: { reason: 'revert-failed', also: [isRoot ? 'root-replaced' : 'dir-replaced'], action: 'reverted' }, action: 'revert-failed',
+      quarantine: null, detail: blockedDetail(where, e.seen, e.code, isRoot), advice: deployedAdvice(blockedAdvice(where, isRoot, e.code), adviceCommandStyle()),
+    });
+  }
+
+  /**
+   * The guard holds a descriptor of the foreign directory it found at the root path at start:
+   * closed, so that it pins nothing (a file system mounted there can be unmounted); the
+   * guard holds no root (-1) until it takes one back. Nothing acts through it meanwhile.
+   */
+  private releaseForeignRoot(): void {
+    if (this.rootFd < 0) return;
+    const old = this.rootFd;
+    this.rootFd = -1;
+    this.store.rootFd = -1;
+    this.state.publishFor(-1);
+    this.cleanStamps.clear();
+    safeClose(old);
   }
 
   private putRootRight(whileStopped = false): void {
@@ -334,8 +419,10 @@ export class Guard {
       this.sweep('root', true);
       this.onRootReplaced(r.fd);
       this.onDirRepaired();
+      this.blocked.clear('');
     } catch (err) {
-      this.failed('', id, verdict, err, whileStopped);
+      if (err instanceof CannotMoveAside) this.blockedAt('', id, err, whileStopped);
+      else this.failed('', id, verdict, err, whileStopped);
     }
   }
 
@@ -348,7 +435,7 @@ export class Guard {
     this.store.rootFd = fd;
     this.state.publishFor(fd);
     this.cleanStamps.clear();
-    safeClose(old);
+    if (old >= 0) safeClose(old);
   }
 
   /** For sweep.ts and check: `rel` verified clean (its stat stamp recorded, its retries cleared). */
@@ -373,8 +460,10 @@ export class Guard {
     let n = 0;
     for (let pass = 0; pass < 4; pass++) {
       const findings = lookDirs(this.rootFd, this.state, this.dirIds);
-      if (findings.length === 0) break;
-      for (const f of findings) { this.actDir(f, whileStopped); n++; }
+      this.blocked.keepOnly(findings.filter((f) => f.foreign).map((f) => f.path));
+      const todo = findings.filter((f) => !(f.foreign && this.blocked.waiting(f.path, f.seen, Date.now())));
+      if (todo.length === 0) break;
+      for (const f of todo) { this.actDir(f, whileStopped); n++; }
     }
     if (n) this.onDirRepaired();
     return n;
@@ -389,9 +478,11 @@ export class Guard {
     if (!r) return;
     try {
       if (!r.ok) throw r.err;
+      this.blocked.clear(f.path);
       this.raise({ id, path: f.path, whileStopped, verdict, action: 'reverted', quarantine: r.quarantine, detail: r.detail });
     } catch (err) {
-      this.failed(f.path, id, verdict, err, whileStopped);
+      if (err instanceof CannotMoveAside) this.blockedAt(f.path, id, err, whileStopped);
+      else this.failed(f.path, id, verdict, err, whileStopped);
     }
   }
 
@@ -402,6 +493,7 @@ export class Guard {
    * rather than alert a failed revert.
    */
   act(f: Finding, whileStopped: boolean, dirFd?: number, movedUp = false): true | 'moved' {
+    if (this.blocked.covers(f.path)) return true;
     if (dirFd === undefined) return withDir(this.rootFd, dirOf(f.path), (fd) => this.actAt(f, whileStopped, fd, movedUp), () => true);
     return this.actAt(f, whileStopped, dirFd, movedUp);
   }

@@ -62,15 +62,18 @@ export class Quarantine {
     return this.store.label(`${QUARANTINE_DIR}/${id}/${name}`);
   }
 
-  /** Move `name` out of `dirFd` into the alert's quarantine directory, then secure it. */
-  move(id: string, dirFd: number, name: string, maxBytes: number, durable = true): string {
+  /**
+   * Move `name` out of `dirFd` into the alert's quarantine directory, then secure it.
+   * `owner`: the path's approved owner (secure changes only what that user, or warden, owns).
+   */
+  move(id: string, dirFd: number, name: string, maxBytes: number, durable = true, owner?: number): string {
     const q = this.dir(id);
     try {
       try { moveAt(dirFd, name, q, name); }
       catch (err) { if (errnoCode(err) !== 'EXDEV' || !this.copyAcross(id, dirFd, name, q, maxBytes)) throw err; }
       // Moved is kept: a failure to secure it (not ours to chmod, unreadable to copy) must not
       // lose track of it, or a failed restore could not put it back (docs/CONTRACT.md §Revert).
-      try { this.secure(q, name, maxBytes, null); }
+      try { this.secure(q, name, maxBytes, null, owner); }
       catch (err) { this.log(`<3>warden: kept ${this.rel(id, name)} but could not secure it (${errnoCode(err) ?? err})`); }
       if (durable) fsyncQuiet(q);
     } finally { safeClose(q); }
@@ -166,11 +169,11 @@ export class Quarantine {
   }
 
   /** After the restore: secure what linkBefore kept (or keep a copy of `bytes`). */
-  settle(id: string, name: string, linked: boolean, bytes: Buffer | null, maxBytes: number): string | null {
+  settle(id: string, name: string, linked: boolean, bytes: Buffer | null, maxBytes: number, owner?: number): string | null {
     if (!linked) return bytes ? this.write(id, name, bytes) : null;
     try {
       const q = this.dir(id);
-      try { this.secure(q, name, maxBytes, bytes); fsyncQuiet(q); } finally { safeClose(q); }
+      try { this.secure(q, name, maxBytes, bytes, owner); fsyncQuiet(q); } finally { safeClose(q); }
       return this.rel(id, name);
     } catch (err) {
       this.log(`<3>warden: could not secure the rejected content of ${name} in quarantine: ${errnoCode(err) ?? err}`);
@@ -234,18 +237,27 @@ export class Quarantine {
     }
   }
 
-  /** 0600/0700, warden's, and no inode that has a name outside quarantine. */
-  private secure(q: number, name: string, maxBytes: number, bytes: Buffer | null, budget = { left: MAX_SECURED_ENTRIES }): void {
+  /**
+   * 0600/0700, warden's, and no inode that has a name outside quarantine. Only what the
+   * path's approved owner (`approvedUid`) or warden owns is changed: a third user's file the
+   * agent moved in is another foreign object (docs/ARCHITECTURE.md, invariant 19), kept as it
+   * is (its only name is now in the store's 0700 quarantine: nobody reaches it by path), or,
+   * with another name left elsewhere, copied.
+   */
+  private secure(q: number, name: string, maxBytes: number, bytes: Buffer | null, approvedUid?: number, budget = { left: MAX_SECURED_ENTRIES }): void {
     if (budget.left-- <= 0) return;
     const st = lstatAt(q, name);
     if (!st || st.isSymbolicLink()) return; // a link's own mode means nothing on Linux
     const owner = { uid: process.geteuid?.() ?? st.uid, gid: process.getegid?.() ?? st.gid };
+    const ours = approvedUid === undefined || st.uid === approvedUid || st.uid === owner.uid;
     if (st.isDirectory()) {
+      if (!ours) return;
       setModeAt(q, name, 0o700, owner);
-      withDir(q, name, (fd) => { for (const child of readdirSync(at(fd, '.'), { encoding: 'buffer' }).map(nameFromBytes)) this.secure(fd, child, maxBytes, null, budget); }, () => undefined);
+      withDir(q, name, (fd) => { for (const child of readdirSync(at(fd, '.'), { encoding: 'buffer' }).map(nameFromBytes)) this.secure(fd, child, maxBytes, null, approvedUid, budget); }, () => undefined);
       return;
     }
-    if (!st.isFile()) { setModeAt(q, name, 0o600, owner); return; } // FIFO, socket, device: never opened
+    if (!st.isFile()) { if (ours) setModeAt(q, name, 0o600, owner); return; } // FIFO, socket, device: never opened
+    if (!ours && st.nlink === 1) return;
     if (st.nlink === 1) {
       try { setModeAt(q, name, 0o600, owner); return; } catch { /* not ours to change: keep a copy instead */ }
     }

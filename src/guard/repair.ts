@@ -10,7 +10,8 @@ import { fixRoot, lstatAt, safeClose, withDir } from '../fsx/beneath.js';
 import type { DirEntry } from '../store/baseline.js';
 import { fixOwnDirAt, makeOwnDirAt, moveAsideWhole, openOwnDirAt, openParentNoFollow, standingOf, type DirFinding, type Kept } from './dir-repair.js';
 import type { Quarantine } from './quarantine.js';
-import { foreignDetail, judgeRoot, type Ident } from './root-path.js';
+import { CannotMoveAside } from './blocked.js';
+import { foreignDetail, judgeRoot, type Ident, type Standing } from './root-path.js';
 
 /** What a repair did: what its alert says, or why it failed. */
 export type Repaired = { ok: true; quarantine: string | null; detail?: string | undefined } | { ok: false; err: unknown };
@@ -33,7 +34,7 @@ export function repairDir(rootFd: number, root: string, q: Quarantine, dirIds: M
       const name = baseOf(f.path);
       if (!f.foreign && f.seen) { fixOwnDirAt(parent, name, f.seen, opts); return { ok: true, quarantine: null }; }
       let kept: Kept | null = null;
-      if (f.seen) kept = moveAsideWhole(q, id, parent, name, root, f.path);
+      if (f.seen) kept = aside(f.seen, () => moveAsideWhole(q, id, parent, name, root, f.path));
       dirIds.set(f.path, makeOwnDirAt(parent, name, opts));
       const detail = kept?.seen ? foreignDetail(f.path, kept.seen, kept.label, 'the approved directory was made anew by warden') : undefined;
       return { ok: true, quarantine: kept?.label ?? null, detail };
@@ -41,6 +42,15 @@ export function repairDir(rootFd: number, root: string, q: Quarantine, dirIds: M
       return { ok: false, err };
     }
   }, () => null);
+}
+
+/**
+ * A move aside that failed (a mount point, a read-only or unwritable parent) moved and
+ * changed nothing: said as CannotMoveAside, so the guard leaves the object alone and waits
+ * (blocked.ts) instead of acting at or below the path.
+ */
+function aside(seen: Standing, move: () => Kept): Kept {
+  try { return move(); } catch (err) { throw new CannotMoveAside(seen, err); }
 }
 
 /** A directory warden made at the root path, held open (`fd`), with what its alert says. */
@@ -57,9 +67,10 @@ export function remakeRoot(q: Quarantine, root: string, held: Ident, want: DirEn
   const parentFd = openParentNoFollow(root);
   try {
     const name = basename(root);
-    const judged = judgeRoot(standingOf(lstatAt(parentFd, name)), held);
+    const seen = standingOf(lstatAt(parentFd, name));
+    const judged = judgeRoot(seen, held);
     if (judged === 'holds') return null;
-    const kept = judged === 'foreign' ? moveAsideWhole(q, id, parentFd, name, root, '') : null;
+    const kept = judged === 'foreign' && seen ? aside(seen, () => moveAsideWhole(q, id, parentFd, name, root, '')) : null;
     const made = makeOwnDirAt(parentFd, name, want ? { mode: want.mode, uid: want.uid, gid: want.gid } : { mode: 0o755 });
     const fd = openOwnDirAt(parentFd, name, made);
     const after = 'the approved tree was put back at the path in a directory warden made (the directory warden guarded was renamed away; it is not followed)';

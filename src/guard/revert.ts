@@ -23,6 +23,8 @@ export interface RevertDeps {
   quota: QuarantineQuota;
   late: LateWrites;
   maxBytes: () => number;
+  /** The approved owner of a path (its entry's, else its directory's, else the root's): quarantine secures only what that user owns. */
+  approvedOwner?: (path: string) => number | undefined;
 }
 
 /** The approved entry of a path and its approved bytes (read from the store, authenticated). */
@@ -56,7 +58,7 @@ export function removeFinding(d: RevertDeps, id: string, fd: number, f: Finding)
     // A regular file is moved and secured (quarantine.ts); anything else is not warden's
     // to change and is moved whole (docs/ARCHITECTURE.md, invariant 19).
     let quarantine: string | null = null;
-    if (keep) quarantine = obs.type === 'file' ? d.quarantine.move(id, fd, name, d.maxBytes(), false) : moveAsideWhole(d.quarantine, id, fd, name, d.root, f.path).label;
+    if (keep) quarantine = obs.type === 'file' ? d.quarantine.move(id, fd, name, d.maxBytes(), false, d.approvedOwner?.(f.path)) : moveAsideWhole(d.quarantine, id, fd, name, d.root, f.path).label;
     else unlinkAt(fd, name);
     return { ok: true, quarantine, keep, linked: false };
   } catch (err) {
@@ -105,7 +107,7 @@ function setAside(d: RevertDeps, id: string, fd: number, name: string, f: Findin
   aside.linked = d.quarantine.linkBefore(id, fd, name, obs.ino);
   if (!aside.linked) aside.heldFd = d.quarantine.hold(fd, name, obs.ino);
   if (!aside.linked && aside.heldFd === null && obs.bytes === null) {
-    aside.quarantine = d.quarantine.move(id, fd, name, d.maxBytes());
+    aside.quarantine = d.quarantine.move(id, fd, name, d.maxBytes(), true, d.approvedOwner?.(f.path));
     aside.movedAside = true;
   }
 }
@@ -142,7 +144,7 @@ function settle(d: RevertDeps, id: string, name: string, f: Finding, keep: boole
   const { obs } = f;
   if (obs.type === 'file' && !aside.quarantine && keep) {
     const bytes = obs.bytes ?? (aside.heldFd !== null && !fullDisk ? readHeldHead(aside.heldFd, d.maxBytes()) : null);
-    aside.quarantine = d.quarantine.settle(id, name, aside.linked, bytes, d.maxBytes());
+    aside.quarantine = d.quarantine.settle(id, name, aside.linked, bytes, d.maxBytes(), d.approvedOwner?.(f.path));
   }
   // Written in place (a full disk), the held inode is the live file again: nothing late to keep from it.
   if (aside.heldFd !== null) {

@@ -248,7 +248,8 @@ export class Witness {
 
   /** Place (again) a mark on every protected directory and file; new targets go to the answering thread too. */
   remark(): void {
-    if (this.fanFd < 0 || !this.fan) return;
+    // No root held (-1: the guard waits on a foreign object at the root path it could not move aside): nothing to mark yet.
+    if (this.fanFd < 0 || !this.fan || this.rootFd < 0) return;
     const fan = this.fan;
     const t = this.opts.targets();
     const dirs = new Set(t.dirs.filter((d) => d !== ''));

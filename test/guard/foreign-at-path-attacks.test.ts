@@ -221,9 +221,9 @@ describe('attacks inside the root (the guard as root)', () => {
     assert.equal(execFileSync('sh', ['-c', `ls -f '${now}' | wc -l`], { encoding: 'utf8' }).trim(), '100002');
   });
 
-  // Open: quarantine.ts secures a moved-in regular file with one name (0600, warden's)
-  // whoever owns it; nobody's file becomes root's 0600. Written up, not fixed yet.
-  it('a file of another user moved into orgs/ by the agent, and one hard-linked there, keep their owner and mode', { todo: 'quarantine secures (chowns, chmods) a moved-in file of a third user' }, async () => {
+  // quarantine.ts secures (0600, warden's) only what the path's approved owner or warden
+  // owns: a third user's file the agent moved in is kept as it is (invariant 19).
+  it('a file of another user moved into orgs/ by the agent, and one hard-linked there, keep their owner and mode', async () => {
     const { t, a, d } = await guarded('wrtf');
     // nobody's files in the agent's home: one the agent can rename (its directory is the
     // agent's), one it may hard-link (protected_hardlinks lets a user link a file it can read and write).

@@ -251,14 +251,18 @@ attacks_as_agent() {
   # the guard stopped, the files copied back as they were), filled by the agent, then a
   # same-size edit in place. (No loop device in the container: a tmpfs stands in for the
   # small ext4 of test/guard/full-disk.test.ts.)
-  # SKIPPED for now: this set-up replaces the root by a tmpfs mount while the guard is stopped.
-  # Since invariant 19 (docs/ARCHITECTURE.md) warden never adopts a directory it did not make or
-  # verify, and a mount point cannot be moved aside, so the guard refuses to start; the owner's
-  # sanctioned way to put a root on a new file system is not built yet.
-  info "SKIPPED row 3 (the root on its own full file system): a root replaced by a mount while stopped is refused, not adopted (invariant 19); the owner's way to re-record it is not built yet"
-  if false; then
+  # A mount point cannot be moved aside (EBUSY) and warden never adopts a directory it did not
+  # make (invariant 19): the guard stays up, touches nothing and says what to run; the owner
+  # adopts the new file system with 'warden rehome --here' (guard stopped), then starts it.
   cin systemctl stop warden-guard
   cin sh -c "rm -rf /root/w21-rootcopy && cp -a $ROOT /root/w21-rootcopy && mount -t tmpfs -o size=${FULL_ROOT_MB}m,mode=\$(stat -c %a $ROOT),uid=\$(stat -c %u $ROOT),gid=\$(stat -c %g $ROOT) w21-full $ROOT && cp -a /root/w21-rootcopy/. $ROOT/ && rm -rf /root/w21-rootcopy" >>"$LOG" 2>&1
+  cin systemctl start warden-guard
+  check "row 3: a tmpfs mounted at the root while stopped: the guard stays up, not adopting it" wait_for 20 sh -c "$H/in journalctl -u warden-guard --no-pager -o cat | grep -q 'cannot be moved aside (EBUSY'"
+  pid0=$(prop warden-guard MainPID)
+  check "…still running, the same process 3 s later (never down, never restarted)" sh -c "sleep 3; [ \"\$($H/in systemctl show -p MainPID --value warden-guard)\" = $pid0 ] && $H/in systemctl is-active -q warden-guard"
+  check "…and its alert names the owner's command" sh -c "$H/in journalctl -u warden-guard --no-pager -o cat | grep -q 'warden rehome --here'"
+  cin systemctl stop warden-guard
+  check "…the owner adopts it: warden rehome --here" owner_cmd rehome --here
   cin systemctl start warden-guard
   check "row 3 set-up: the root is on its own ${FULL_ROOT_MB} MB tmpfs, the guard running again" sh -c "$H/in mountpoint -q $ROOT && $H/in systemctl is-active -q warden-guard"
   wait_for 20 running warden-guard
@@ -274,7 +278,6 @@ f = open('$ROOT/$f', 'r+b'); d = f.read(); f.seek(d.index(b'=')); f.write(b'#');
   check "…and the alert names the full disk" wait_for 10 more_alerts 0 "\"path\":\"$f\"" 'file system is full (ENOSPC)'
   cin rm -rf "$ROOT/fill"
   revert_case "with room again: content edit by agent" "$f" "echo '# room again' >> $f" agent
-  fi
 }
 
 # an owner's sanctioned change of FILE (stdin: the new content), approved with the code from the DM

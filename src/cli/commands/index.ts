@@ -28,7 +28,7 @@ export const commands: CommandEntry[] = [
   { name: 'notify test', summary: 'Send a test message on every configured notification channel and report each result.', load: async () => (await import('./notify-test.js')).notifyTestCommand },
   { name: 'install-units', summary: 'Print the hardened systemd units for this installation, or write them (--write).', load: async () => (await import('./install-units.js')).installUnitsCommand },
   { name: 'desktop', summary: "Show the deployment's alerts as desktop notifications, as the owner in the owner's session (read from the guard's journal entries).", load: async () => (await import('./desktop.js')).desktopCommand },
-  { name: 'rehome', summary: "After moving a root: move its HMAC key, seal and store to the root's new path (--from OLD-PATH).", load: async () => (await import('./rehome.js')).rehomeCommand },
+  { name: 'rehome', summary: "After moving a root: move its HMAC key, seal and store to the root's new path (--from OLD-PATH), or adopt the directory now at the root path (--here).", load: async () => (await import('./rehome.js')).rehomeCommand },
   { name: 'profiles', summary: 'The runtimes warden knows (Claude Code, Codex, Gemini CLI, OpenCode, OpenClaw, the example root, your own) and what each protects.', load: async () => (await import('./profiles.js')).profilesCommand },
   { name: 'completion', summary: 'Print shell completion for bash, zsh or fish (or the man page: man), generated from the --help table.', load: async () => (await import('./completion.js')).completionCommand },
 ];
