@@ -7,6 +7,7 @@ import { escapeText, nameText } from '../common/escape.js';
 import type { Alert, CredentialKeyChange, FileFacts } from '../store/alert-types.js';
 import { describeBy, shortBy } from '../store/writer-words.js';
 import { discordCode, discordLiteral } from './markdown.js';
+import { grantLines } from '../grants/index.js';
 
 export interface OutgoingMessage {
   /** Short first line (desktop title; Discord puts it first). */
@@ -129,12 +130,27 @@ function fitList(prefix: string, items: string[], room: number): string {
   return line;
 }
 
+/**
+ * What the rejected content granted or took away (docs/PROFILES.md, "Grants in alerts,
+ * diffs and prompts"): the summary, then at most five changes, then "and N more". Every
+ * key and value is the agent's text: literal on the channel.
+ */
+function grantsText(a: Alert, t: Text): string[] {
+  if (!Array.isArray(a.grants)) return [];
+  const list = a.grants.filter((g) => g !== null && typeof g === 'object');
+  return [
+    `What it granted or took away: ${t.lit(a.grants_summary ?? `${list.length} change(s)`, 200)}`,
+    ...grantLines({ grants: list, left_off: a.grants_left_off }, 5).map((l) => `· ${t.lit(l, 300)}`),
+  ];
+}
+
 function singleAlert(a: Alert, limit: number, t: Text): OutgoingMessage {
   const path = t.lit(nameText(String(a.path ?? '')), 200);
   const title = `warden: 1 alert — ${ACTION[a.action] ?? t.lit(a.action, 30)} ${path}`;
   const who = describeBy(a.by);
   const lines = [
     `Why: ${reasonText(a, t)}`,
+    ...grantsText(a, t),
     ...(who ? [`Who: ${t.lit(who, 400)}`] : []),
     `When: ${t.lit(a.time, 40)}`,
     `Alert id: ${t.lit(a.id, 80)}`,
