@@ -7,7 +7,6 @@
  * VALUE_MAX characters (as canonical JSON) is carried clipped, as text. A file warden keeps
  * credentials in is compared with every key a credential: only fingerprints come out.
  */
-import { escapeText } from '../common/escape.js';
 import { parseKeyPattern } from '../profiles/keys.js';
 import { rulesAt, type RootProfile } from '../profiles/root-rules.js';
 import type { FileFacts } from '../profiles/paths.js';
@@ -42,8 +41,11 @@ export interface RootGrants {
 
 export const GRANTS_MAX = 50;
 export const VALUE_MAX = 1000;
-/** A larger file is not compared key by key (its parse would cost an alert its time). */
-export const COMPARE_MAX_BYTES = 1024 * 1024;
+/**
+ * A larger file is not compared key by key: the comparison costs about 10 µs per change
+ * (an org file of 20,000 new members, 440 kB: 160–360 ms), paid by the guard on each alert.
+ */
+export const COMPARE_MAX_BYTES = 256 * 1024;
 
 export interface GrantOptions {
   /** warden keeps credentials in this file (config/warden.toml `[credentials]`): every key is one. */
@@ -105,18 +107,4 @@ export function grantsAt(rp: RootProfile | null, relPath: string, before: Buffer
   const max = Math.max(0, opts.max ?? GRANTS_MAX);
   const sorted = c.changes.map((x, i) => ({ x, i })).sort((p, q) => rank(p.x) - rank(q.x) || p.i - q.i).map((p) => p.x);
   return { grants: sorted.slice(0, max).map(recordOf), summary: c.summary, left_off: Math.max(0, sorted.length - max), widens: c.widens };
-}
-
-/**
- * The grants as lines for a terminal or a message: each change's words (escaped again and
- * clipped: a record read back from a file is data), a grant marked `grant`, at most `max`
- * lines, then "and N more".
- */
-export function grantLines(g: { grants: readonly { words: unknown; grant: unknown }[]; left_off?: unknown }, max = 10): string[] {
-  const clip = (s: string) => (s.length > 300 ? `${s.slice(0, 299)}…` : s);
-  const lines = g.grants.slice(0, max).map((x) => `${x.grant === true ? 'grant ' : ''}${clip(escapeText(String(x.words)))}`);
-  const leftOff = typeof g.left_off === 'number' && Number.isSafeInteger(g.left_off) && g.left_off > 0 ? g.left_off : 0;
-  const more = g.grants.length - Math.min(max, g.grants.length) + leftOff;
-  if (more > 0) lines.push(`and ${more} more`);
-  return lines;
 }

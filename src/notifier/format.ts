@@ -7,7 +7,7 @@ import { escapeText, nameText } from '../common/escape.js';
 import type { Alert, CredentialKeyChange, FileFacts } from '../store/alert-types.js';
 import { describeBy, shortBy } from '../store/writer-words.js';
 import { discordCode, discordLiteral } from './markdown.js';
-import { grantLines } from '../grants/index.js';
+import { grantLines } from '../grants/lines.js';
 
 export interface OutgoingMessage {
   /** Short first line (desktop title; Discord puts it first). */

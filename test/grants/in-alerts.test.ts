@@ -67,6 +67,10 @@ describe('which profile rules apply to a path of a root (pure)', () => {
     assert.equal(g.grants.length, 50);
     assert.equal(g.left_off, 2950);
     assert.deepEqual(grantLines(g, 3).slice(-1), ['and 2997 more']);
+    const huge = grantsAt(rp, ORG, before, Buffer.from(`members = [${many}, ${many.replace(/"9/g, '"7')}, ${many.replace(/"9/g, '"6')}, ${many.replace(/"9/g, '"5')}, ${many.replace(/"9/g, '"4')}]\n`))!;
+    assert.deepEqual([huge.grants.length, huge.summary], [0, 'not compared key by key: over 262144 bytes']);
+    const broken = grantsAt(rp, CRED, Buffer.from('[a]\nk = "v"\n'), Buffer.from('[a]\nk = "sk-secret-in-a-broken-line\n'), { secret: true })!;
+    assert.match(broken.summary, /^not compared key by key: the new version does not parse \(line 2, column \d+\)$/);
   });
 });
 

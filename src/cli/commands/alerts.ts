@@ -13,7 +13,7 @@ import { escapeText, nameText } from '../../common/escape.js';
 import { windowOf } from '../when.js';
 import { writtenAfterEmptied } from '../rejected.js';
 import { describeBy } from '../../store/writer-words.js';
-import { grantLines } from '../../grants/index.js';
+import { grantLines } from '../../grants/lines.js';
 
 /** One line per alert; every field comes from alerts.jsonl, which names attacker-chosen paths: escaped. */
 function describe(a: Alert, written?: number): string {
