@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { cli, readAlertsOf, testWorld, waitFor, type TestRoot } from '../helpers/root.js';
 import { DiscordEmulator } from '../helpers/discord-emulator.js';
 import { TOKEN } from '../notifier/helpers.js';
-import { wardenToml } from '../changes/helpers.js';
+import { capProposal, outboxCodes, wardenToml } from '../changes/helpers.js';
 import { classicRootProfile, loadProfiles, profileShape, rulesAt, shippedProfile } from '../../src/profiles/index.js';
 import { classifyWrite, compareTexts, grantLines, grantsAt } from '../../src/grants/index.js';
 import { formatOwnerMessage, discordContent } from '../../src/notifier/format.js';
@@ -177,6 +177,17 @@ describe('the approval prompt names the grants', () => {
     assert.match(r.stdout, /grant commands - "cat"/);
     const list = JSON.parse(cli(t, ['approve', '--json']).stdout) as { grants?: { words: string }[] }[];
     assert.ok(list[0]?.grants?.some((g) => g.words === 'commands - "cat"'), JSON.stringify(list));
+  });
+});
+
+describe("the owner's message of a request awaiting a one-time code", () => {
+  it('names each grant with its file, credential values as fingerprints', () => {
+    const t = world.root({ init: true, wardenToml: wardenToml({ approval: 'owner-code' }) });
+    const r = cli(t, ['apply', ORG, '--from', capProposal(t, 41, ORG), '--json']);
+    assert.equal(r.code, 0, r.stderr);
+    const id = (JSON.parse(r.stdout) as { pending: { id: string; grants?: { words: string }[] } }).pending.id;
+    const m = outboxCodes(t).find((x) => x.request === id)!;
+    assert.match(m.text, /\nWhat it grants or takes away:\norgs\/bookclub\.toml: grant hourly_cap: 20 → 41$/);
   });
 });
 
