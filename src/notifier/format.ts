@@ -173,12 +173,16 @@ function singleAlert(a: Alert, limit: number, t: Text): OutgoingMessage {
 export function formatAlerts(alerts: Alert[], limit: number, markup: Markup = 'plain'): OutgoingMessage {
   const t = textFor(markup);
   if (alerts.length === 1) return singleAlert(alerts[0]!, limit, t);
-  const byPath = new Map<string, { n: number; actions: Map<string, number>; reasons: Map<string, number>; last: string; who: Set<string> }>();
+  const byPath = new Map<string, { n: number; actions: Map<string, number>; reasons: Map<string, number>; last: string; who: Set<string>; granted: string }>();
   const creds = new Map<string, CredentialKeyChange>();
   for (const a of alerts) {
     const p = clean(a.path, 200);
     let e = byPath.get(p);
-    if (!e) byPath.set(p, (e = { n: 0, actions: new Map(), reasons: new Map(), last: '', who: new Set() }));
+    if (!e) byPath.set(p, (e = { n: 0, actions: new Map(), reasons: new Map(), last: '', who: new Set(), granted: '' }));
+    // The latest alert of the path that says what it granted: its first two changes.
+    if (Array.isArray(a.grants) && a.grants.length && String(a.time) >= e.last) {
+      e.granted = grantLines({ grants: a.grants.filter((g) => g !== null && typeof g === 'object'), left_off: a.grants_left_off }, 2).join('; ');
+    }
     const who = shortBy(a.by);
     if (who && e.who.size < 3) e.who.add(t.lit(who, 200));
     e.n++;
@@ -207,7 +211,7 @@ export function formatAlerts(alerts: Alert[], limit: number, markup: Markup = 'p
     lines.push(`Credential keys changed: ${t.lit(list, 700)}`);
   }
   for (const [p, e] of [...byPath].sort((x, y) => y[1].n - x[1].n)) {
-    lines.push(`• ${t.code(p, 200)}: ${said(e)}${e.who.size ? `; by ${[...e.who].join('; ')}` : ''}; last at ${t.lit(e.last)}`);
+    lines.push(`• ${t.code(p, 200)}: ${said(e)}${e.who.size ? `; by ${[...e.who].join('; ')}` : ''}; last at ${t.lit(e.last)}${e.granted ? `; it granted: ${t.lit(e.granted, 300)}` : ''}`);
   }
   // Per-alert advice names one alert id each; in a fold the general rule above says it once.
   const budget = limit - title.length - TITLE_OVERHEAD;

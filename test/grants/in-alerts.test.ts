@@ -13,11 +13,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cli, readAlertsOf, testWorld, waitFor, type TestRoot } from '../helpers/root.js';
 import { DiscordEmulator } from '../helpers/discord-emulator.js';
-import { TOKEN } from '../notifier/helpers.js';
+import { TOKEN, alert } from '../notifier/helpers.js';
 import { capProposal, outboxCodes, wardenToml } from '../changes/helpers.js';
 import { classicRootProfile, loadProfiles, profileShape, rulesAt, shippedProfile } from '../../src/profiles/index.js';
 import { classifyWrite, compareTexts, grantLines, grantsAt } from '../../src/grants/index.js';
-import { formatOwnerMessage, discordContent } from '../../src/notifier/format.js';
+import { formatAlerts, formatOwnerMessage, discordContent } from '../../src/notifier/format.js';
 import { parseToml } from '../../src/toml/index.js';
 import type { Alert } from '../../src/store/alert-types.js';
 
@@ -212,6 +212,14 @@ describe('on Discord, a key or value from the agent\'s file is literal text', ()
       await emu.stop();
       rmSync(tokenFile, { force: true });
     }
+  });
+
+  it('a storm folded into one message still says what each path granted, literal', () => {
+    const g = grantsAt(classicRootProfile('/r'), ORG, Buffer.from('members = []\n'), Buffer.from(`members = [${JSON.stringify(MARKED)}]\nhourly_cap = 9\n`))!;
+    const a = alert({ path: ORG, grants: g.grants, grants_summary: g.summary });
+    const c = discordContent(formatAlerts([a, alert({ path: GUESTS })], 2000, 'discord'));
+    assert.match(c, /it granted: grant members \+ "\\\*\\\*boss\\\*\\\*[^\n]*; grant hourly\\_cap = 9$/m, c);
+    assert.ok(!c.includes('**boss**'), c);
   });
 
   it('the owner\'s message of a pending request: the same words, literal', () => {
