@@ -91,9 +91,9 @@ describe('a credential file whose keys are "**": every key on its own', () => {
 });
 
 describe('a direct edit of an org file: the alert names what it granted', () => {
-  it('alerts.jsonl, alerts --json, diff and why say members + "agent" and hourly_cap: 20 → 666', async () => {
+  it('alerts.jsonl, alerts --json, the journal line, diff and why say members + "agent" and hourly_cap: 20 → 666', async () => {
     const t = world.root({ init: true });
-    await world.daemon(t);
+    const d = await world.daemon(t);
     const text = readFileSync(t.p(ORG), 'utf8').replace('members = ["222222222222222222", "333333333333333333"]', 'members = ["222222222222222222", "333333333333333333", "agent"]').replace('hourly_cap = 20', 'hourly_cap = 666');
     writeFileSync(t.p(ORG), text);
     const a = await alertFor(t, ORG);
@@ -103,6 +103,8 @@ describe('a direct edit of an org file: the alert names what it granted', () => 
     const m = a.grants!.find((g) => g.key === 'members')!;
     assert.deepEqual([m.path, m.change, m.grant, m.new], [ORG, 'widened', true, 'agent']);
     assert.match(a.grants_summary ?? '', /grant/);
+    await waitFor(() => d.stderr().includes(`alert ${a.id}`), 5000, 'the journal line');
+    assert.match(d.stderr(), /it granted: grant members \+ "agent"; grant hourly_cap: 20 → 666; alert /);
 
     const j = JSON.parse(cli(t, ['alerts', '--json']).stdout) as Alert[];
     assert.deepEqual(j.find((x) => x.id === a.id)?.grants, a.grants);
