@@ -173,6 +173,6 @@ function rawJournalLine(a: Alert): string {
   const count = a.count && a.count > 1 ? ` (${a.count} alerts folded)` : '';
   const detail = a.detail ? ` ${a.detail}.` : '';
   const by = isWriter(a.by) ? ` ${describeBy(a.by)}.` : '';
-  const granted = Array.isArray(a.grants) && a.grants.length ? ` it granted: ${grantLines({ grants: a.grants, left_off: a.grants_left_off }, 2).join('; ')};` : '';
-  return `<${ALERT_PRIORITY[a.action] ?? 4}>warden: ${a.action} ${nameText(a.path)}: ${a.reason}${extra}${count};${keys}${granted} alert ${a.id}.${by}${detail} ${a.advice}`;
+  const granted = Array.isArray(a.grants) && a.grants.length ? ` It granted: ${grantLines({ grants: a.grants, left_off: a.grants_left_off }, 2).join('; ')}.` : '';
+  return `<${ALERT_PRIORITY[a.action] ?? 4}>warden: ${a.action} ${nameText(a.path)}: ${a.reason}${extra}${count};${keys} alert ${a.id}.${granted}${by}${detail} ${a.advice}`;
 }

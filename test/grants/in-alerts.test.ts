@@ -104,7 +104,7 @@ describe('a direct edit of an org file: the alert names what it granted', () => 
     assert.deepEqual([m.path, m.change, m.grant, m.new], [ORG, 'widened', true, 'agent']);
     assert.match(a.grants_summary ?? '', /grant/);
     await waitFor(() => d.stderr().includes(`alert ${a.id}`), 5000, 'the journal line');
-    assert.match(d.stderr(), /it granted: grant members \+ "agent"; grant hourly_cap: 20 → 666; alert /);
+    assert.match(d.stderr(), /; alert [a-z0-9-]+\. It granted: grant members \+ "agent"; grant hourly_cap: 20 → 666\. /);
 
     const j = JSON.parse(cli(t, ['alerts', '--json']).stdout) as Alert[];
     assert.deepEqual(j.find((x) => x.id === a.id)?.grants, a.grants);
