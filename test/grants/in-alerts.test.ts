@@ -179,6 +179,7 @@ describe('the approval prompt names the grants', () => {
     assert.match(r.stdout, /grant commands - "cat"/);
     const list = JSON.parse(cli(t, ['approve', '--json']).stdout) as { grants?: { words: string }[] }[];
     assert.ok(list[0]?.grants?.some((g) => g.words === 'commands - "cat"'), JSON.stringify(list));
+    assert.match(cli(t, ['approve']).stdout, /\n {4}grant commands - "cat"\n {4}grant hourly_cap: 20 → 10\n/);
   });
 });
 
