@@ -56,3 +56,17 @@ export function rulesAt(rp: RootProfile, relPath: string): FileFacts | undefined
   }
   return undefined;
 }
+
+/**
+ * The profile of a root made for a runtime (a user's `~/.claude`, a project's directory):
+ * `dir` is the root relative to the home or project directory it stands in ('.claude'; ''
+ * for that directory itself), so `~/` (or `<project>/`) is the root with `dir` taken off its
+ * end. Undefined when the root does not end with `dir`.
+ */
+export function levelRootProfile(profile: ProfileData, level: 'user' | 'project', root: string, dir: string): RootProfile | undefined {
+  const r = root.length > 1 ? root.replace(/\/+$/, '') : root;
+  const d = dir.replace(/^\/+|\/+$/g, '');
+  if (d !== '' && r !== `/${d}` && !r.endsWith(`/${d}`)) return undefined;
+  const base = d === '' ? r : r.slice(0, r.length - d.length - 1) || '/';
+  return { profile, places: level === 'user' ? { root: r, home: base } : { root: r, project: base } };
+}

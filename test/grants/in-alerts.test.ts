@@ -15,7 +15,7 @@ import { cli, readAlertsOf, testWorld, waitFor, type TestRoot } from '../helpers
 import { DiscordEmulator } from '../helpers/discord-emulator.js';
 import { TOKEN, alert } from '../notifier/helpers.js';
 import { capProposal, outboxCodes, wardenToml } from '../changes/helpers.js';
-import { classicRootProfile, loadProfiles, profileShape, rulesAt, shippedProfile } from '../../src/profiles/index.js';
+import { classicRootProfile, levelRootProfile, loadProfiles, profileShape, rulesAt, shippedProfile } from '../../src/profiles/index.js';
 import { classifyWrite, compareTexts, grantLines, grantsAt } from '../../src/grants/index.js';
 import { formatAlerts, formatOwnerMessage, discordContent } from '../../src/notifier/format.js';
 import { parseToml } from '../../src/toml/index.js';
@@ -48,6 +48,11 @@ describe('which profile rules apply to a path of a root (pure)', () => {
     const claude = loadProfiles().profiles.find((p) => p.data.name === 'claude-code')!.data;
     const r = { profile: claude, places: { root: '/home/u/.claude', home: '/home/u' } };
     assert.ok(rulesAt(r, 'settings.json')?.rules.some((x) => x.rule.key === 'permissions.allow'));
+    assert.deepEqual(levelRootProfile(claude, 'user', '/home/u/.claude/', '.claude')?.places, r.places);
+    const proj = levelRootProfile(claude, 'project', '/srv/a[1]', '')!;
+    assert.ok(rulesAt(proj, '.claude/settings.local.json')?.rules.some((x) => x.rule.key === 'permissions.allow'));
+    assert.ok(rulesAt(proj, '.mcp.json'));
+    assert.equal(levelRootProfile(claude, 'user', '/home/u/.codex', '.claude'), undefined);
   });
 
   it('the guard reads each shipped profile without the schema library, to the same facts', () => {
