@@ -13,6 +13,7 @@ import { EXIT, WardenError } from '../common/errors.js';
 import type { WardenConfig } from '../config/warden-config.js';
 import { applyChanges, checkChanges, currentBase, modeOf, StaleError, type ApplyContext, type BaseHashes, type ChangeRequest, type CheckOptions } from './apply.js';
 import { describeChanges } from './diff.js';
+import { changeGrants, grantBlock, grantMessageLines, grantRecords } from './grants.js';
 import { appendOutboxMessage, redactOutboxMessage } from '../store/outbox-messages.js';
 import { ownerCodeRefusalAt } from './owner-code.js';
 import type { Alert, AlertReason } from '../store/alert-types.js';
@@ -70,21 +71,28 @@ function fail(err: unknown): Reply {
   throw err;
 }
 
-function summaryOf(env: ChangeEnv, changes: ChangeRequest[]): string {
+function summaryOf(env: ChangeEnv, changes: ChangeRequest[], grants = changeGrants(env.ctx, changes)): string {
   const items = changes.map((c) => {
     const e = env.ctx.state.entry(c.path);
     const kind = e?.kind ?? env.ctx.pset.kindOf(c.path) ?? 'text' as const;
     const before = env.ctx.state.bytesOf(env.ctx.store.fd, c.path);
     const after = c.keep ? before : c.content;
-    return { path: c.path, kind, before, after, beforeMode: e?.mode ?? null, afterMode: after === null ? null : modeOf(env.ctx, { path: c.path, kind, ...(c.mode !== undefined ? { mode: c.mode } : {}) }) };
+    const g = grants.get(c.path);
+    return {
+      path: c.path, kind, before, after, beforeMode: e?.mode ?? null, afterMode: after === null ? null : modeOf(env.ctx, { path: c.path, kind, ...(c.mode !== undefined ? { mode: c.mode } : {}) }),
+      ...(g ? { grants: grantBlock(g, '  ') } : {}),
+    };
   });
   return describeChanges(items, env.ctx.config);
 }
 
 export function viewOf(env: ChangeEnv, rec: PendingRecord): PendingView {
+  const changes = dec(rec.changes);
+  const grants = changeGrants(env.ctx, changes);
   return {
     id: rec.id, approval: rec.approval, paths: rec.changes.map((c) => c.path), command: rec.command, user: rec.user, created: rec.created,
-    expires: new Date(rec.expires_at).toISOString(), proposal_sha: rec.proposal_sha, summary: summaryOf(env, dec(rec.changes)),
+    expires: new Date(rec.expires_at).toISOString(), proposal_sha: rec.proposal_sha, summary: summaryOf(env, changes, grants),
+    ...(grants.size ? grantRecords(grants) : {}),
     attempts_left: MAX_CODE_ATTEMPTS - rec.attempts, supersedes: rec.supersedes ?? null,
     ...(rec.owner_code_refused ? { notice: rec.owner_code_refused } : {}),
   };
@@ -123,7 +131,10 @@ function createPending(env: ChangeEnv, changes: ChangeRequest[], command: string
     try {
       appendOutboxMessage(env.ctx.store.fd, {
         id: messageId(id), time: rec.created, kind: 'owner-code',
-        text: `warden: one-time code ${code} approves request ${id}: 'warden ${command}' by ${user} (${paths}). It expires ${new Date(rec.expires_at).toISOString()}. If you did not ask for this, do nothing: 'warden deny ${id}'.`,
+        text: [
+          `warden: one-time code ${code} approves request ${id}: 'warden ${command}' by ${user} (${paths}). It expires ${new Date(rec.expires_at).toISOString()}. If you did not ask for this, do nothing: 'warden deny ${id}'.`,
+          ...grantMessageLines(changeGrants(env.ctx, changes)).map((l, i) => (i === 0 ? `What it grants or takes away:\n${l}` : l)),
+        ].join('\n'),
       });
     } catch (err) {
       // No code reached the owner (say snapshots/outbox was swapped for a link): a request

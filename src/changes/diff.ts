@@ -8,7 +8,11 @@ import type { FileKind } from '../config/protected-set.js';
 import { createHash } from 'node:crypto';
 import { notTextReason } from '../common/text.js';
 
-export interface DiffInput { path: string; kind: FileKind; before: Buffer | null; after: Buffer | null; beforeMode?: number | null; afterMode?: number | null }
+export interface DiffInput {
+  path: string; kind: FileKind; before: Buffer | null; after: Buffer | null; beforeMode?: number | null; afterMode?: number | null;
+  /** What the change grants or takes away, as lines (changes/grants.ts grantBlock): shown under the file's head. */
+  grants?: readonly string[];
+}
 
 const oct = (m: number): string => m.toString(8).padStart(4, '0');
 
@@ -22,6 +26,7 @@ function describeOne(i: DiffInput, config: WardenConfig): string {
   if (modeChange && i.before !== null && i.after !== null && i.before.equals(i.after)) return `--- ${i.path} (approved)\n+++ ${i.path} (proposed)\n${modeLine} (content unchanged)`;
   const head = i.after === null ? `--- remove ${i.path}` : i.before === null ? `+++ new file ${i.path} (${i.after.length} bytes${i.afterMode != null ? `, mode ${oct(i.afterMode)}` : ''})` : `--- ${i.path} (approved)\n+++ ${i.path} (proposed)${modeChange ? `\n${modeLine}` : ''}`;
   if (i.after === null) return head;
+  const grants = i.grants?.length ? `\n${i.grants.join('\n')}` : '';
   if (i.kind === 'credentials') {
     const d = diffCredentials(i.before?.toString('utf8') ?? null, i.after.toString('utf8'), config, i.path);
     const lines = d.changes.map((c) => {
@@ -31,9 +36,9 @@ function describeOne(i: DiffInput, config: WardenConfig): string {
       return `  ~ ${id}  ${c.before} → ${c.after}`;
     });
     if (!lines.length) lines.push('  (no value changes; comments or layout only)');
-    return `${head}\n  credential values are shown as fingerprints (first 12 hex digits of sha256)\n${lines.join('\n')}`;
+    return `${head}${grants}\n  credential values are shown as fingerprints (first 12 hex digits of sha256)\n${lines.join('\n')}`;
   }
-  return `${head}\n${binaryDiff(i.before, i.after, 'approved', 'proposed') ?? lineDiff(i.before?.toString('utf8') ?? '', i.after.toString('utf8'))}`;
+  return `${head}${grants}\n${binaryDiff(i.before, i.after, 'approved', 'proposed') ?? lineDiff(i.before?.toString('utf8') ?? '', i.after.toString('utf8'))}`;
 }
 
 const shortSha = (b: Buffer): string => createHash('sha256').update(b).digest('hex').slice(0, 12);

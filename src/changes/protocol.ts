@@ -45,6 +45,12 @@ export const pendingViewSchema = z.object({
   proposal_sha: z.string(), summary: z.string(), attempts_left: z.number(), supersedes: z.string().nullable(),
   /** approval = "owner-code" was refused for this request, and why (it is confirmed on a terminal). */
   notice: z.string().optional(),
+  /** What the change grants or takes away, key by key (docs/PROFILES.md, "Grants in alerts, diffs and prompts"). */
+  grants: z.array(z.object({
+    path: z.string(), key: z.string(), change: z.string(), grant: z.boolean(), credential: z.string().optional(),
+    old: z.unknown().optional(), new: z.unknown().optional(), clipped: z.literal(true).optional(), words: z.string(),
+  })).optional(),
+  grants_left_off: z.number().optional(),
 });
 export type PendingView = z.infer<typeof pendingViewSchema>;
 

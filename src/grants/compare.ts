@@ -112,6 +112,12 @@ class Walker {
     return v;
   }
 
+  /** A table (or none, on one side) where a credential pattern ending in `**` reaches: opened key by key. */
+  private opensCredential(path: KeyPath, a: unknown, b: unknown): boolean {
+    if (!(isObject(a) || a === undefined) || !(isObject(b) || b === undefined) || (a === undefined && b === undefined)) return false;
+    return this.facts.credentials.some((c) => c.keys.some((k) => k[k.length - 1] === '**' && atOrBelow(k, path)));
+  }
+
   private mattersBelowCredential(path: KeyPath): boolean {
     return this.facts.credentials.some((c) => c.keys.some((k) => reachesBelow(k, path)));
   }
@@ -124,7 +130,18 @@ class Walker {
     const group = this.credentialAt(path);
     const here = this.ruleAt(path);
     // A secret under a grant key (an MCP server's env) is still a grant: its value may run code.
-    if (group !== undefined) { this.credential(path, a, b, group, here !== undefined || inherited !== undefined); return; }
+    if (group !== undefined) {
+      // `**` is every key (docs/PROFILES.md, "Keys"): its tables are opened, each value fingerprinted on its own.
+      if (this.opensCredential(path, a, b)) {
+        const next: Inherited = here ? { rule: here } : inherited;
+        const keys = new Set([...(isObject(a) ? Object.keys(a) : []), ...(isObject(b) ? Object.keys(b) : [])]);
+        const at = (v: unknown, k: string) => (isObject(v) && Object.hasOwn(v, k) ? v[k] : undefined);
+        for (const k of keys) this.walk([...path, k], at(a, k), at(b, k), next);
+        return;
+      }
+      this.credential(path, a, b, group, here !== undefined || inherited !== undefined);
+      return;
+    }
     if (sameValue(a, b)) {
       if (this.orderedAt(path) && isObject(a) && isObject(b)) this.keyOrder(path, a, b, here ?? inherited?.rule);
       else this.below(path, a, b, here ? { rule: here } : inherited);

@@ -22,3 +22,5 @@ export function compareTexts(path: string, format: Format, approved: string, can
   return { ok: true, comparison: compareValues(path, a.value, b.value, facts, { before: approved, after: candidate }) };
 }
 export { compareFile, type FileChange } from './for-file.js';
+export { grantLines } from './lines.js';
+export { grantsAt, recordOf, GRANTS_MAX, VALUE_MAX, COMPARE_MAX_BYTES, type GrantRecord, type RootGrants, type GrantOptions } from './for-root.js';

@@ -9,6 +9,9 @@ import type { WardenConfig } from '../config/warden-config.js';
 import type { Alert, AlertReason, FileFacts, NameOp, Writer, WriterUnknown } from '../store/alert-types.js';
 import { diffCredentials } from '../credentials/rules.js';
 import { adviceFor, type Observation, type Verdict } from './classify.js';
+import { grantsAt, type RootGrants } from '../grants/index.js';
+import { classicRootProfile } from '../profiles/root-profile.js';
+import type { RootProfile } from '../profiles/root-rules.js';
 
 /** Who wrote an inode, joined exactly (device + inode, within the record's window). */
 export interface WriterSource {
@@ -64,11 +67,13 @@ export interface Raise {
   notKept?: boolean;
   /** What the owner does, when the reason's usual advice does not fit (blocked.ts). */
   advice?: string;
+  /** What the rejected content granted or took away (rejectedGrants). */
+  grants?: RootGrants | undefined;
 }
 
 /** The alert for R; `kind` is the path's kind (file kind, 'directory'), `writers` the witness (null: none). */
 export function buildAlert(r: Raise, kind: string | null, writers: WriterSource | null, now = new Date()): Alert {
-  const { id, path, whileStopped, verdict, action, quarantine = null, before = null, after = null, credentialChanges, detail, seen } = r;
+  const { id, path, whileStopped, verdict, action, quarantine = null, before = null, after = null, credentialChanges, detail, seen, grants } = r;
   const reason: AlertReason = whileStopped && verdict.reason !== 'revert-failed' ? 'changed-while-stopped' : verdict.reason;
   const also = whileStopped && verdict.reason !== 'revert-failed' ? [verdict.reason, ...verdict.also] : verdict.also;
   return {
@@ -76,6 +81,7 @@ export function buildAlert(r: Raise, kind: string | null, writers: WriterSource 
     ...(also.length ? { also } : {}),
     ...(detail ? { detail } : {}),
     ...(credentialChanges ? { credential_changes: credentialChanges } : {}),
+    ...(grants ? { grants: grants.grants, grants_summary: grants.summary, ...(grants.left_off ? { grants_left_off: grants.left_off } : {}) } : {}),
     ...(action === 'revert-failed' ? {} : { by: writerOf(writers, path, verdict.reason, whileStopped, seen) }),
     advice: r.advice ?? adviceFor(path, reason === 'changed-while-stopped' ? (also[0] ?? reason) : reason, id, kind),
   };
@@ -133,4 +139,15 @@ export function credentialVerdict(found: Verdict, v: Verdict, approved: Buffer, 
   if (!rejected || (found.reason !== 'content' && found.reason !== 'emptied')) return { verdict: v };
   const d = diffCredentials(approved.toString('utf8'), rejected.toString('utf8'), config, path);
   return { verdict: d.halfApplied ? { ...found, reason: 'half-applied', also: [found.reason, ...found.also] } : v, changes: d.changes };
+}
+
+/**
+ * What the rejected bytes grant or take away against the approved ones, under the root's
+ * profile (docs/PROFILES.md, "Grants in alerts, diffs and prompts"): undefined for a file
+ * the profile has no grant or credential keys for. Said after the revert, never before it;
+ * a comparison that throws costs the alert its grants, never the alert.
+ */
+export function rejectedGrants(root: string, path: string, kind: string | null, approved: Buffer | null, rejected: Buffer | null, profile: RootProfile | null = classicRootProfile(root)): RootGrants | undefined {
+  if (approved && rejected && approved.equals(rejected)) return undefined;
+  try { return grantsAt(profile, path, approved, rejected, { secret: kind === 'credentials' }); } catch { return undefined; }
 }

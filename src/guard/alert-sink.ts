@@ -13,6 +13,7 @@
  * line grows without bound (the quarantine quota keeps such lines few).
  */
 import { errnoCode } from '../common/errors.js';
+import { grantLines } from '../grants/lines.js';
 import { escapeText, nameText } from '../common/escape.js';
 import type { Alert, AlertReason, FoldedAlert } from '../store/alert-types.js';
 import { appendAlert, newAlertId } from '../store/alerts.js';
@@ -85,7 +86,8 @@ export class AlertSink {
     const paths = [...f.paths];
     const more = f.count - paths.length;
     const kept = f.notKept ? `; ${f.notKept} of them not kept in quarantine (quarantine quota reached)` : '';
-    const { credential_changes: _c, by: _b, also, ...first } = f.first;
+    // The first alert's own findings (credential keys, grants, who) are not the fold's: `warden diff ID` of each says them.
+    const { credential_changes: _c, by: _b, grants: _g, grants_summary: _gs, grants_left_off: _gl, also, ...first } = f.first;
     this.write({
       ...first, ...(also ? { also } : {}), id: newAlertId(), time: new Date().toISOString(), count: f.count,
       path: commonDir(paths), before: null, after: null, quarantine: null,
@@ -171,5 +173,6 @@ function rawJournalLine(a: Alert): string {
   const count = a.count && a.count > 1 ? ` (${a.count} alerts folded)` : '';
   const detail = a.detail ? ` ${a.detail}.` : '';
   const by = isWriter(a.by) ? ` ${describeBy(a.by)}.` : '';
-  return `<${ALERT_PRIORITY[a.action] ?? 4}>warden: ${a.action} ${nameText(a.path)}: ${a.reason}${extra}${count};${keys} alert ${a.id}.${by}${detail} ${a.advice}`;
+  const granted = Array.isArray(a.grants) && a.grants.length ? ` It granted: ${grantLines({ grants: a.grants, left_off: a.grants_left_off }, 2).join('; ')}.` : '';
+  return `<${ALERT_PRIORITY[a.action] ?? 4}>warden: ${a.action} ${nameText(a.path)}: ${a.reason}${extra}${count};${keys} alert ${a.id}.${granted}${by}${detail} ${a.advice}`;
 }

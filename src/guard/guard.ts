@@ -18,7 +18,7 @@ import type { Store } from '../store/store.js';
 import { EMBEDDED_STORE } from '../store/location.js';
 import type { Verdict } from './classify.js';
 import { adviceCommandStyle, deployedAdvice } from './classify.js';
-import { buildAlert, credentialVerdict, facts, relabelEmptied, type Raise, type WriterSource } from './alert-build.js';
+import { buildAlert, credentialVerdict, facts, rejectedGrants, relabelEmptied, type Raise, type WriterSource } from './alert-build.js';
 import { completeDirs } from './dirs-on-the-way.js';
 import { DirCache, baseOf, candidatePaths, dirOf, inspectFileAt, type Finding } from './inspect.js';
 import { lookDirs, standingOf, type DirFinding } from './dir-repair.js';
@@ -550,7 +550,8 @@ export class Guard {
   }
 
   private removed(f: Finding, id: string, whileStopped: boolean, out: Outcome & { ok: true }): void {
-    this.raise({ id, path: f.path, whileStopped, verdict: f.verdict, action: 'removed', quarantine: out.quarantine, after: facts(f.obs), detail: out.keep ? undefined : this.quota.note, seen: f.obs, notKept: !out.keep });
+    const grants = rejectedGrants(this.root, f.path, f.kind, null, f.obs.bytes);
+    this.raise({ id, path: f.path, whileStopped, verdict: f.verdict, action: 'removed', quarantine: out.quarantine, after: facts(f.obs), detail: out.keep ? undefined : this.quota.note, seen: f.obs, notKept: !out.keep, grants });
   }
 
   private reverted(f: Finding, id: string, whileStopped: boolean, approved: Approved, out: Outcome & { ok: true }): void {
@@ -560,7 +561,7 @@ export class Guard {
     // bytes changed, not the keys an empty file would drop).
     const heldSize = verdict.reason === 'emptied' && out.linked && out.quarantine ? this.quarantine.sizeOf(id, name) : null;
     const { verdict: relabelled, held } = relabelEmptied(verdict, heldSize);
-    const rejected = held && f.kind === 'credentials' ? (this.quarantine.readBack(id, name, this.maxBytes) ?? obs.bytes) : obs.bytes;
+    const rejected = held ? (this.quarantine.readBack(id, name, this.maxBytes) ?? obs.bytes) : obs.bytes;
     const { verdict: v, changes } = f.kind === 'credentials' ? credentialVerdict(verdict, relabelled, approved.bytes, rejected, this.config, f.path) : { verdict: relabelled, changes: undefined };
     if (this.retries.clear(f.path)) this.sweepTemps();
     const notKept = obs.type === 'file' && !out.keep;
@@ -568,6 +569,7 @@ export class Guard {
     this.raise({
       id, path: f.path, whileStopped, verdict: v, action: 'reverted', quarantine: out.quarantine,
       before: { sha256: entry.sha256, size: entry.size, mode: entry.mode }, after: facts(obs), credentialChanges: changes,
+      grants: rejectedGrants(this.root, f.path, f.kind, approved.bytes, rejected),
       detail: [out.fullNote, notKept ? this.quota.note : held].filter(Boolean).join('; ') || undefined, seen: obs, notKept,
     });
     this.markClean(f.path);

@@ -7,6 +7,7 @@ import { escapeText, nameText } from '../common/escape.js';
 import type { Alert, CredentialKeyChange, FileFacts } from '../store/alert-types.js';
 import { describeBy, shortBy } from '../store/writer-words.js';
 import { discordCode, discordLiteral } from './markdown.js';
+import { grantLines } from '../grants/lines.js';
 
 export interface OutgoingMessage {
   /** Short first line (desktop title; Discord puts it first). */
@@ -129,12 +130,27 @@ function fitList(prefix: string, items: string[], room: number): string {
   return line;
 }
 
+/**
+ * What the rejected content granted or took away (docs/PROFILES.md, "Grants in alerts,
+ * diffs and prompts"): the summary, then at most five changes, then "and N more". Every
+ * key and value is the agent's text: literal on the channel.
+ */
+function grantsText(a: Alert, t: Text): string[] {
+  if (!Array.isArray(a.grants)) return [];
+  const list = a.grants.filter((g) => g !== null && typeof g === 'object');
+  return [
+    `What it granted or took away: ${t.lit(a.grants_summary ?? `${list.length} change(s)`, 200)}`,
+    ...grantLines({ grants: list, left_off: a.grants_left_off }, 5).map((l) => `· ${t.lit(l, 300)}`),
+  ];
+}
+
 function singleAlert(a: Alert, limit: number, t: Text): OutgoingMessage {
   const path = t.lit(nameText(String(a.path ?? '')), 200);
   const title = `warden: 1 alert — ${ACTION[a.action] ?? t.lit(a.action, 30)} ${path}`;
   const who = describeBy(a.by);
   const lines = [
     `Why: ${reasonText(a, t)}`,
+    ...grantsText(a, t),
     ...(who ? [`Who: ${t.lit(who, 400)}`] : []),
     `When: ${t.lit(a.time, 40)}`,
     `Alert id: ${t.lit(a.id, 80)}`,
@@ -157,12 +173,16 @@ function singleAlert(a: Alert, limit: number, t: Text): OutgoingMessage {
 export function formatAlerts(alerts: Alert[], limit: number, markup: Markup = 'plain'): OutgoingMessage {
   const t = textFor(markup);
   if (alerts.length === 1) return singleAlert(alerts[0]!, limit, t);
-  const byPath = new Map<string, { n: number; actions: Map<string, number>; reasons: Map<string, number>; last: string; who: Set<string> }>();
+  const byPath = new Map<string, { n: number; actions: Map<string, number>; reasons: Map<string, number>; last: string; who: Set<string>; granted: string }>();
   const creds = new Map<string, CredentialKeyChange>();
   for (const a of alerts) {
     const p = clean(a.path, 200);
     let e = byPath.get(p);
-    if (!e) byPath.set(p, (e = { n: 0, actions: new Map(), reasons: new Map(), last: '', who: new Set() }));
+    if (!e) byPath.set(p, (e = { n: 0, actions: new Map(), reasons: new Map(), last: '', who: new Set(), granted: '' }));
+    // The latest alert of the path that says what it granted: its first two changes.
+    if (Array.isArray(a.grants) && a.grants.length && String(a.time) >= e.last) {
+      e.granted = grantLines({ grants: a.grants.filter((g) => g !== null && typeof g === 'object'), left_off: a.grants_left_off }, 2).join('; ');
+    }
     const who = shortBy(a.by);
     if (who && e.who.size < 3) e.who.add(t.lit(who, 200));
     e.n++;
@@ -191,7 +211,7 @@ export function formatAlerts(alerts: Alert[], limit: number, markup: Markup = 'p
     lines.push(`Credential keys changed: ${t.lit(list, 700)}`);
   }
   for (const [p, e] of [...byPath].sort((x, y) => y[1].n - x[1].n)) {
-    lines.push(`• ${t.code(p, 200)}: ${said(e)}${e.who.size ? `; by ${[...e.who].join('; ')}` : ''}; last at ${t.lit(e.last)}`);
+    lines.push(`• ${t.code(p, 200)}: ${said(e)}${e.who.size ? `; by ${[...e.who].join('; ')}` : ''}; last at ${t.lit(e.last)}${e.granted ? `; it granted: ${t.lit(e.granted, 300)}` : ''}`);
   }
   // Per-alert advice names one alert id each; in a fold the general rule above says it once.
   const budget = limit - title.length - TITLE_OVERHEAD;

@@ -21,6 +21,20 @@ export type AlertReason =
   // Not in the list of docs/CONTRACT.md §Alerts: a protected file's access ACL, or another extended attribute its owner can set, changed (docs/ARCHITECTURE.md).
   | 'acl' | 'xattr';
 
+/** One change of an alert's `grants` (the shape of src/grants/for-root.ts GrantRecord: `key` raw, `words` escaped). */
+export interface AlertGrant {
+  path: string;
+  key: string;
+  change: 'widened' | 'narrowed' | 'changed' | 'added' | 'removed';
+  grant: boolean;
+  /** The credential group when `old` and `new` are fingerprints (never values). */
+  credential?: string;
+  old?: unknown;
+  new?: unknown;
+  clipped?: true;
+  words: string;
+}
+
 /** One alert a folded alert stands for: its id, path and what it kept. */
 export interface FoldedAlert { id: string; path: string; quarantine: string }
 
@@ -81,6 +95,15 @@ export interface Alert {
   detail?: string;
   /** For credential files: which keys changed, by fingerprint only. */
   credential_changes?: CredentialKeyChange[];
+  /**
+   * What the rejected content granted or took away, key by key, for a file the root's
+   * profile has grant or credential keys for (docs/PROFILES.md, "Grants in alerts, diffs
+   * and prompts"); credential values as fingerprints. Bounded: `grants_left_off` counts the rest.
+   */
+  grants?: AlertGrant[];
+  /** The comparison in one line ("1 grant widened"), or why the file was not compared key by key. */
+  grants_summary?: string;
+  grants_left_off?: number;
   /** A folded alert (a storm): how many alerts of this reason it stands for, itself included. */
   count?: number;
   /**

@@ -48,6 +48,7 @@ describe('approval tty', () => {
     assert.deepEqual({ ...v, summary: '', id: '' }, {
       id: '', approval: 'tty', paths: [ORG], command: 'edit orgs/bookclub.toml', user: osUser(), created: '2026-12-01T12:00:00.000Z',
       expires: '2026-12-01T12:10:00.000Z', proposal_sha: proposalSha(enc([{ path: ORG, content: Buffer.from(orgWith(t, 11)) }])), summary: '', attempts_left: MAX_CODE_ATTEMPTS, supersedes: null,
+      grants: [{ path: ORG, key: 'hourly_cap', change: 'changed', grant: true, old: 20, new: 11, words: 'hourly_cap: 20 → 11' }], grants_left_off: 0,
     });
     assert.match(v.summary, /- hourly_cap = 20\n {2}\+ hourly_cap = 11/);
     assert.equal(reply.also_pending, undefined);
@@ -264,7 +265,10 @@ describe('approval owner-code', () => {
     assert.equal(m.kind, 'owner-code');
     const code = /one-time code (\d{8}) approves request /.exec(m.text)?.[1];
     assert.ok(code, m.text);
-    assert.equal(m.text, `warden: one-time code ${code} approves request ${id}: 'warden edit orgs/bookclub.toml' by ${osUser()} (${ORG}). It expires 2026-12-01T12:10:00.000Z. If you did not ask for this, do nothing: 'warden deny ${id}'.`);
+    const [head, ...granted] = m.text.split('\n');
+    assert.equal(head, `warden: one-time code ${code} approves request ${id}: 'warden edit orgs/bookclub.toml' by ${osUser()} (${ORG}). It expires 2026-12-01T12:10:00.000Z. If you did not ask for this, do nothing: 'warden deny ${id}'.`);
+    // What the change grants, in the owner's words (docs/PROFILES.md, "Grants in alerts, diffs and prompts").
+    assert.match(granted.join('\n'), /^What it grants or takes away:\norgs\/bookclub\.toml: grant hourly_cap: 20 → \d+$/);
     assert.equal(m.time, '2026-12-01T12:00:00.000Z');
     return code;
   }

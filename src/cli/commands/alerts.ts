@@ -13,6 +13,7 @@ import { escapeText, nameText } from '../../common/escape.js';
 import { windowOf } from '../when.js';
 import { writtenAfterEmptied } from '../rejected.js';
 import { describeBy } from '../../store/writer-words.js';
+import { grantLines } from '../../grants/lines.js';
 
 /** One line per alert; every field comes from alerts.jsonl, which names attacker-chosen paths: escaped. */
 function describe(a: Alert, written?: number): string {
@@ -24,6 +25,18 @@ function describe(a: Alert, written?: number): string {
   const why = `${reasons.map((x) => clean(x, 40) + (x === 'emptied' ? emptiedThen : '')).join(', ')}${stopped ? ', while warden was stopped' : ''}`;
   const count = a.count && a.count > 1 ? ` (${a.count} alerts folded)` : '';
   return `${clean(a.time, 40)}  ${clean(a.id, 80)}  ${clean(a.action, 20)} ${clean(nameText(a.path), 300)}: ${why}${count}${keys}${a.quarantine ? `  kept: ${clean(a.quarantine, 300)}` : ''}${a.detail && (a.count || a.reason === 'content') ? `  ${clean(a.detail, 300)}` : ''}${a.by ? `  ${describeBy(a.by)}` : ''}`;
+}
+
+/**
+ * What the alert's rejected content granted or took away (docs/PROFILES.md, "Grants in
+ * alerts, diffs and prompts"): its summary, then at most `max` changes. Read back from
+ * alerts.jsonl: every field is data, escaped (grantLines, clean).
+ */
+export function grantsBlock(a: Alert, max: number, indent: string): string {
+  if (!Array.isArray(a.grants)) return '';
+  const list = a.grants.filter((g): g is NonNullable<typeof g> => g !== null && typeof g === 'object');
+  const head = `\n${indent}what it granted or took away: ${clean(a.grants_summary ?? `${list.length} change(s)`, 300)}`;
+  return head + grantLines({ grants: list, left_off: a.grants_left_off }, max).map((l) => `\n${indent}  ${l}`).join('');
 }
 
 /** A folded alert's members that kept content, one line each: every quarantine folder is named. */
@@ -47,7 +60,7 @@ async function follow(ctx: CommandContext, keep: (a: Alert) => boolean, seen: Se
       if (seen.has(a.id)) continue;
       seen.add(a.id);
       if (!keep(a)) continue;
-      if (ctx.json) process.stdout.write(JSON.stringify(a) + '\n'); else ctx.out.line(describe(a) + foldedLines(a));
+      if (ctx.json) process.stdout.write(JSON.stringify(a) + '\n'); else ctx.out.line(describe(a) + grantsBlock(a, 5, '    ') + foldedLines(a));
     }
   };
   return new Promise((resolve) => {
@@ -75,7 +88,7 @@ export const alertsCommand: CommandSpec = {
     if (ctx.values.follow) {
       // One JSON object per line while following: an array never ends.
       for (const a of withDelivery) {
-        if (ctx.json) process.stdout.write(JSON.stringify(a) + '\n'); else ctx.out.line(describe(a) + foldedLines(a));
+        if (ctx.json) process.stdout.write(JSON.stringify(a) + '\n'); else ctx.out.line(describe(a) + grantsBlock(a, 5, '    ') + foldedLines(a));
       }
       return follow(ctx, keep, new Set(all.map((a) => a.id)));
     }
@@ -86,7 +99,7 @@ export const alertsCommand: CommandSpec = {
     for (const [ch, why] of off) ctx.out.err(`note: ${ch} notifications are off: ${why} (see the README, "Notifications")`);
     for (const a of withDelivery) {
       const d = Object.entries(a.delivery).map(([ch, s]) => `${ch}: ${off.has(ch) && s?.state !== 'delivered' ? 'off' : s?.state}`).join(', ');
-      ctx.out.line(`${describe(a, written.get(a.id))}${d ? `  [${escapeText(d)}]` : ''}${foldedLines(a)}`);
+      ctx.out.line(`${describe(a, written.get(a.id))}${d ? `  [${escapeText(d)}]` : ''}${grantsBlock(a, 5, '    ')}${foldedLines(a)}`);
     }
     if (skipped) ctx.out.err(`warning: ${skipped} line(s) of snapshots/alerts.jsonl are not alerts and were skipped`);
     return EXIT.ok;
@@ -129,7 +142,7 @@ export const whyCommand: CommandSpec = {
     ctx.out.line(`${mine.length} recent alert(s) for ${escapeText(path)}, newest last:`);
     const written = writtenAfterEmptied(ctx.root, mine);
     for (const a of mine) {
-      ctx.out.line(`  ${describe(a, written.get(a.id))}`);
+      ctx.out.line(`  ${describe(a, written.get(a.id))}${grantsBlock(a, 10, '    ')}`);
       // The stored advice ends by pointing at 'warden why': this is it.
       ctx.out.line(`    ${clean(withoutWhy(a.advice), 600)}`);
       if (a.quarantine) ctx.out.line(`    what was rejected: 'warden diff ${clean(a.id, 80)}'`);

@@ -4,6 +4,7 @@ import { approveLoop } from '../changes/flow.js';
 import { runChangeOp } from '../changes/writer.js';
 import type { PendingView } from '../../changes/approvals.js';
 import { refusing } from './apply.js';
+import { grantLines } from '../../grants/lines.js';
 
 export const approveCommand: CommandSpec = {
   name: 'approve',
@@ -21,7 +22,13 @@ export const approveCommand: CommandSpec = {
         const list = r.pending as PendingView[];
         if (ctx.json) ctx.out.json(list);
         else if (!list.length) ctx.out.line('no pending approvals');
-        else for (const p of list) ctx.out.line(`${p.id}  ${p.approval}  ${p.paths.join(', ')}  'warden ${p.command}' by ${p.user}, expires ${p.expires}`);
+        else {
+          for (const p of list) {
+            ctx.out.line(`${p.id}  ${p.approval}  ${p.paths.join(', ')}  'warden ${p.command}' by ${p.user}, expires ${p.expires}`);
+            // What each grants (docs/PROFILES.md, "Grants in alerts, diffs and prompts"); 'warden approve ID' shows all of it.
+            if (p.grants?.length) for (const l of grantLines({ grants: p.grants, left_off: p.grants_left_off }, 3)) ctx.out.line(`    ${l}`);
+          }
+        }
         return EXIT.ok;
       }
       const r = await runChangeOp(ctx.root, { action: 'show', id });

@@ -18,6 +18,8 @@ import type { Alert } from '../../store/alert-types.js';
 import type { Store, StoreFd } from '../../store/store.js';
 import { colorDiff, printable } from '../output.js';
 import { clean } from '../../notifier/format.js';
+import { grantLines, grantsAt, type RootGrants } from '../../grants/index.js';
+import { classicRootProfile } from '../../profiles/root-profile.js';
 
 type Rejected = { kind: 'file'; bytes: Buffer } | { kind: 'other'; what: string } | { kind: 'none'; why: string };
 
@@ -97,11 +99,17 @@ export const diffCommand: CommandSpec = {
     else body = lineDiff(oldText, newText);
     const keyChanges = secret && rejectedBytes ? diffCredentials(approved?.toString('utf8') ?? null, rejectedBytes.toString('utf8'), l.config, a.path) : null;
     if (keyChanges?.parseErrors.length) notes.push(`the rejected file does not parse (${keyChanges.parseErrors.map((e) => `line ${e.line ?? '?'}, column ${e.column ?? '?'}`).join('; ')})`);
+    // What the rejected version granted or took away, key by key (docs/PROFILES.md, "Grants in alerts, diffs and prompts").
+    let grants: RootGrants | undefined;
+    if (rejectedBytes && !(approved && rejectedBytes.equals(approved))) {
+      try { grants = grantsAt(classicRootProfile(ctx.root), a.path, approved, rejectedBytes, { secret, max: 200 }); } catch { grants = undefined; }
+    }
     if (ctx.json) {
       ctx.out.json({
         alert: a.id, path: a.path, kind, reason: a.reason, time: a.time,
         approved: a.before, rejected: a.after, quarantine: a.quarantine, notes,
         ...(keyChanges ? { credential_changes: keyChanges.changes } : {}),
+        ...(grants ? { grants: grants.grants, grants_summary: grants.summary, grants_left_off: grants.left_off } : {}),
         diff: body,
       });
       return EXIT.ok;
@@ -115,6 +123,10 @@ export const diffCommand: CommandSpec = {
     const shown = clean(a.path, 300);
     const oldHead = approved === null ? `--- ${shown} (no approved version: a new file)` : `--- ${shown} (approved)`;
     const newHead = a.quarantine ? `+++ ${shown} (rejected, kept in ${clean(a.quarantine, 300)})` : `+++ ${shown} (rejected: ${rejected.kind === 'none' ? rejected.why : 'not kept'})`;
+    if (grants) {
+      ctx.out.line(`  what it granted or took away: ${clean(grants.summary, 300)}`);
+      for (const l of grantLines(grants, 200)) ctx.out.line(`    ${l}`);
+    }
     ctx.out.line(colorDiff(`${oldHead}\n${newHead}`, ctx.out.color));
     if (body) ctx.out.line(colorDiff(body.split('\n').map(printable).join('\n'), ctx.out.color));
     if (a.quarantine) ctx.out.line(`to keep the rejected version: 'warden accept ${clean(a.id, 80)}' (validated and approved like any change)`);
