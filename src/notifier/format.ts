@@ -64,6 +64,7 @@ const REASON: Record<string, string> = {
   refused: 'an open for writing was refused (enforce = true): nothing was written',
   acl: 'its access ACL was changed (another user or group given access)',
   xattr: 'its extended attributes were changed',
+  'store-budget': "warden's store reached its size budget: the oldest quarantined content is pruned first",
 };
 
 const HOWTO = 'To change a protected file, use `warden edit <path>` (validated, approved, recorded); to keep a change that was reverted, `warden accept <alert id>`; details: `warden why <path>`.';

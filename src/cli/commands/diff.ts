@@ -18,6 +18,8 @@ import type { Alert } from '../../store/alert-types.js';
 import type { Store, StoreFd } from '../../store/store.js';
 import { colorDiff, printable } from '../output.js';
 import { clean } from '../../notifier/format.js';
+import { readPruned } from '../../store/prune.js';
+import { prunedNote } from '../../store/budget.js';
 
 type Rejected = { kind: 'file'; bytes: Buffer } | { kind: 'other'; what: string } | { kind: 'none'; why: string };
 
@@ -79,6 +81,9 @@ export const diffCommand: CommandSpec = {
         }
       }
       rejected = readQuarantine(l.store, a, l.config.max_bytes);
+      // docs/CONTRACT.md §Store budget: pruned content says when, how big and its sha256.
+      const pr = rejected.kind === 'none' && a.quarantine ? readPruned(l.store.fd).get(a.id) : undefined;
+      if (pr) rejected = { kind: 'none', why: prunedNote(pr) };
     } finally { l.close(); }
     const secret = kind === 'credentials';
     const asText = (b: Buffer | null): string => (b === null ? '' : secret ? credentialFingerprintText(b) : b.toString('utf8'));
@@ -114,10 +119,12 @@ export const diffCommand: CommandSpec = {
     // lets our own SGR codes through, and a name may hold one, or a newline).
     const shown = clean(a.path, 300);
     const oldHead = approved === null ? `--- ${shown} (no approved version: a new file)` : `--- ${shown} (approved)`;
-    const newHead = a.quarantine ? `+++ ${shown} (rejected, kept in ${clean(a.quarantine, 300)})` : `+++ ${shown} (rejected: ${rejected.kind === 'none' ? rejected.why : 'not kept'})`;
+    // Kept once, gone now (the store budget pruned it): no diff against nothing.
+    const gone = a.quarantine !== null && rejected.kind === 'none';
+    const newHead = a.quarantine && !gone ? `+++ ${shown} (rejected, kept in ${clean(a.quarantine, 300)})` : `+++ ${shown} (rejected: ${rejected.kind === 'none' ? clean(rejected.why, 300) : 'not kept'})`;
     ctx.out.line(colorDiff(`${oldHead}\n${newHead}`, ctx.out.color));
-    if (body) ctx.out.line(colorDiff(body.split('\n').map(printable).join('\n'), ctx.out.color));
-    if (a.quarantine) ctx.out.line(`to keep the rejected version: 'warden accept ${clean(a.id, 80)}' (validated and approved like any change)`);
+    if (body && !gone) ctx.out.line(colorDiff(body.split('\n').map(printable).join('\n'), ctx.out.color));
+    if (a.quarantine && !gone) ctx.out.line(`to keep the rejected version: 'warden accept ${clean(a.id, 80)}' (validated and approved like any change)`);
     return EXIT.ok;
   },
 };
