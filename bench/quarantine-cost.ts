@@ -3,7 +3,9 @@
  * are quarantined the way a revert does it (linkBefore, the restore renames the approved
  * bytes over the path, settle), each rejected content BENCH_Q_BYTES (default 600) bytes.
  * Reports the quarantine's allocated bytes (st_blocks), its inodes and the content bytes,
- * per entry. Alone: `node dist/bench/quarantine-cost.js`.
+ * per entry. BENCH_Q_BUDGET (bytes): the store budget prunes as the guard does after each
+ * alert (store/prune.ts), and the store's size at the end is reported against it.
+ * Alone: `node dist/bench/quarantine-cost.js`.
  */
 import { lstatSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,9 +14,11 @@ import { Store } from '../src/store/store.js';
 import { Quarantine } from '../src/guard/quarantine.js';
 import { newAlertId } from '../src/store/alerts.js';
 import { openRoot, safeClose } from '../src/fsx/beneath.js';
+import { StoreBudget } from '../src/store/prune.js';
 
 const N = Number(process.env.BENCH_Q_ENTRIES ?? 10_000);
 const BYTES = Number(process.env.BENCH_Q_BYTES ?? 600);
+const BUDGET = process.env.BENCH_Q_BUDGET ? Number(process.env.BENCH_Q_BUDGET) : null;
 
 /** Allocated bytes, distinct inodes and file sizes under `dir` (never following a link). */
 export function diskCost(dir: string): { allocated: number; inodes: number; content: number } {
@@ -44,6 +48,10 @@ function main(): void {
     const approved = Buffer.from('members = ["approved"]\n');
     writeFileSync(path, approved);
     const empty = diskCost(join(store.dir, 'quarantine'));
+    let told = 0;
+    const budget = BUDGET === null ? null : new StoreBudget(store, () => BUDGET, () => undefined, () => { told++; });
+    budget?.scan();
+    let most = 0;
     const t0 = performance.now();
     for (let i = 0; i < N; i++) {
       const bytes = Buffer.alloc(BYTES, `x${i} `);
@@ -52,13 +60,19 @@ function main(): void {
       const linked = q.linkBefore(id, dirFd, 'f.toml', lstatSync(path).ino);
       writeFileSync(join(root, 'orgs', '.f.tmp'), approved);
       renameSync(join(root, 'orgs', '.f.tmp'), path);
-      q.settle(id, 'f.toml', linked, bytes, 1 << 20);
+      const label = q.settle(id, 'f.toml', linked, bytes, 1 << 20);
+      if (budget) {
+        budget.afterAlert({ id, time: '', path: 'orgs/f.toml', action: 'reverted', reason: 'content', before: null, after: null, quarantine: label, advice: '' });
+        budget.enforce();
+        most = Math.max(most, budget.usedBytes);
+      }
     }
     const ms = performance.now() - t0;
     safeClose(dirFd);
     const c = diskCost(join(store.dir, 'quarantine'));
     const allocated = c.allocated - empty.allocated; const inodes = c.inodes - empty.inodes;
-    console.log(JSON.stringify({ entries: N, bytes_each: BYTES, allocated, inodes, content: c.content, per_entry: { allocated: allocated / N, inodes: inodes / N, content: c.content / N }, ms: Math.round(ms) }));
+    const whole = BUDGET === null ? null : { budget: BUDGET, store_allocated: diskCost(store.dir).allocated, store_inodes: diskCost(store.dir).inodes, most_counted: most, told };
+    console.log(JSON.stringify({ entries: N, bytes_each: BYTES, allocated, inodes, content: c.content, per_entry: { allocated: allocated / N, inodes: inodes / N, content: c.content / N }, ms: Math.round(ms), ...(whole ? { with_budget: whole } : {}) }));
     store.close();
   } finally { rmSync(base, { recursive: true, force: true }); }
 }

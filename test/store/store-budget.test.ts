@@ -78,7 +78,13 @@ describe('the store budget', () => {
     const contents: Buffer[] = [];
     for (let i = 0; i < 14; i++) { contents.push(contentOf(i, SIZE)); alerts.push(await editAndWait(t, contents[i]!, approved)); }
     // The guard prunes right after the alert is durable: wait until what is recorded is gone.
-    await waitFor(() => { const r = prunedRecords(t); return r.length > 0 && diskUse(t.p('snapshots')) <= budget && r.every((x) => !existsSync(t.p(`snapshots/quarantine/${x.id}`))); }, 10_000, 'pruning settled');
+    let seen = '';
+    await waitFor(() => {
+      const r = prunedRecords(t);
+      const du = diskUse(t.p('snapshots'));
+      seen = `${r.length} records, du ${du}, budget ${budget}, quarantine ${JSON.stringify(readdirSync(t.p('snapshots/quarantine')))}`;
+      return r.length > 0 && du <= budget && r.every((x) => !existsSync(t.p(`snapshots/quarantine/${x.id}`)));
+    }, 10_000, 'pruning settled').catch((e: Error) => { throw new Error(`${e.message}: ${seen}`); });
     const records = prunedRecords(t);
     assert.ok(records.length > 0, 'something was pruned');
     const prunedIds = new Set(records.map((r) => r.id));

@@ -3,8 +3,8 @@ import { WardenError } from '../../common/errors.js';
 import { escapeText } from '../../common/escape.js';
 import { findAlert, readAlerts } from '../../store/alerts.js';
 import { readPruned } from '../../store/prune.js';
+import { keptAt } from '../../store/kept.js';
 import { prunedNote } from '../../store/budget.js';
-import { QUARANTINE_DIR } from '../../store/layout.js';
 import { lstatAt, readRegularAt, withDir } from '../../fsx/beneath.js';
 import { loadWardenConfigFrom } from '../../store/approved-config.js';
 import { Store } from '../../store/store.js';
@@ -45,11 +45,11 @@ export const acceptCommand: CommandSpec = {
     const store = Store.open(ctx.root);
     let content: Buffer;
     try {
-      const prefix = `${store.label(QUARANTINE_DIR)}/${id}/`;
-      if (!q.startsWith(prefix) || q.slice(prefix.length).includes('/')) throw new WardenError(`alert ${id} names an unexpected quarantine path`, 1);
+      const k = keptAt(q, id, (rel) => store.label(rel));
+      if (!k) throw new WardenError(`alert ${id} names an unexpected quarantine path`, 1);
       const config = loadWardenConfigFrom(store.fd, ctx.root);
-      content = withDir(store.fd, `${QUARANTINE_DIR}/${id}`, (fd) => {
-        const name = q.slice(prefix.length);
+      content = withDir(store.fd, k.dir, (fd) => {
+        const name = k.name;
         const st = lstatAt(fd, name);
         if (!st) throw new WardenError(`the quarantined content of alert ${id} is gone${prunedWhy(store, id)}`, 1);
         if (!st.isFile()) throw new WardenError(`alert ${id} quarantined a ${st.isSymbolicLink() ? 'symlink' : 'non-regular file'}, which cannot be installed; only regular files can`, 1);

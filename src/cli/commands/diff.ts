@@ -7,7 +7,6 @@ import { describeBy } from '../../store/writer-words.js';
 import type { CommandSpec } from '../types.js';
 import { EXIT, WardenError } from '../../common/errors.js';
 import { findAlert, readAlerts } from '../../store/alerts.js';
-import { QUARANTINE_DIR } from '../../store/layout.js';
 import { blobDir, sha256Hex } from '../../store/baseline.js';
 import { loadBaseline, octal } from '../../store/load-baseline.js';
 import { lstatAt, readRegularAt, withDir } from '../../fsx/beneath.js';
@@ -19,16 +18,17 @@ import type { Store, StoreFd } from '../../store/store.js';
 import { colorDiff, printable } from '../output.js';
 import { clean } from '../../notifier/format.js';
 import { readPruned } from '../../store/prune.js';
+import { keptAt } from '../../store/kept.js';
 import { prunedNote } from '../../store/budget.js';
 
 type Rejected = { kind: 'file'; bytes: Buffer } | { kind: 'other'; what: string } | { kind: 'none'; why: string };
 
 function readQuarantine(store: Store, a: Alert, maxBytes: number): Rejected {
   if (!a.quarantine) return { kind: 'none', why: a.reason === 'deleted' ? 'the file was deleted' : 'nothing was kept' };
-  const prefix = store.label(`${QUARANTINE_DIR}/${a.id}/`);
-  if (!a.quarantine.startsWith(prefix) || a.quarantine.slice(prefix.length).includes('/')) throw new WardenError(`alert ${a.id} names an unexpected quarantine path`, EXIT.finding);
-  const name = a.quarantine.slice(prefix.length);
-  return withDir(store.fd, `${QUARANTINE_DIR}/${a.id}`, (fd): Rejected => {
+  const k = keptAt(a.quarantine, a.id, (rel) => store.label(rel));
+  if (!k) throw new WardenError(`alert ${a.id} names an unexpected quarantine path`, EXIT.finding);
+  const name = k.name;
+  return withDir(store.fd, k.dir, (fd): Rejected => {
     const st = lstatAt(fd, name);
     if (!st) return { kind: 'none', why: 'its quarantined content is gone' };
     if (!st.isFile()) return { kind: 'other', what: st.isSymbolicLink() ? 'a symlink' : st.isDirectory() ? 'a directory' : 'not a regular file' };
