@@ -3,7 +3,7 @@
  * (`echo … > file` truncates first) is often written a moment later, and its quarantined
  * inode (hard-linked before the revert) then holds that content, not nothing.
  */
-import { QUARANTINE_DIR } from '../store/layout.js';
+import { keptAt } from '../store/kept.js';
 import { lstatAt, withDir } from '../fsx/beneath.js';
 import type { Alert } from '../store/alert-types.js';
 import { Store } from '../store/store.js';
@@ -11,11 +11,10 @@ import { Store } from '../store/store.js';
 /** Size of the alert's quarantined regular file; null when none is kept or it is not one. */
 export function rejectedSize(store: Store, a: Alert): number | null {
   if (!a.quarantine) return null;
-  const prefix = store.label(`${QUARANTINE_DIR}/${a.id}/`);
-  const name = a.quarantine.startsWith(prefix) ? a.quarantine.slice(prefix.length) : '';
-  if (!name || name.includes('/') || !/^[A-Za-z0-9._-]+$/.test(a.id)) return null;
-  return withDir(store.fd, `${QUARANTINE_DIR}/${a.id}`, (fd) => {
-    const st = lstatAt(fd, name);
+  const k = keptAt(a.quarantine, a.id, (rel) => store.label(rel));
+  if (!k) return null;
+  return withDir(store.fd, k.dir, (fd) => {
+    const st = lstatAt(fd, k.name);
     return st && st.isFile() ? st.size : null;
   }, () => null);
 }

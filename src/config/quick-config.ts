@@ -14,6 +14,8 @@ import type { WardenConfig } from './warden-config.js';
 export const WARDEN_TOML = 'config/warden.toml';
 /** The schema's defaults (warden-config.ts takes them from here, so the two cannot drift). */
 export const DEFAULT_MAX_BYTES = 1024 * 1024;
+/** The store's size budget (docs/CONTRACT.md §Store budget): 512 MiB fits a laptop and ~2 days of a storm's rate. */
+export const DEFAULT_STORE_MAX_BYTES = 512 * 1024 * 1024;
 export const DEFAULT_CREDENTIAL_FILES: readonly string[] = ['config/credentials.toml'];
 
 type Obj = Record<string, unknown>;
@@ -40,12 +42,13 @@ function enabledFlag(v: unknown): { enabled: boolean } | null {
 
 /** The settings when `value` (parsed TOML) is plainly valid; null: let the zod schema decide. */
 export function quickConfig(value: unknown): WardenConfig | null {
-  if (!isObj(value) || !onlyKeys(value, ['approval', 'approval_ttl_seconds', 'rescan_seconds', 'max_bytes', 'owner', 'protect', 'credentials', 'notify', 'witness'])) return null;
+  if (!isObj(value) || !onlyKeys(value, ['approval', 'approval_ttl_seconds', 'rescan_seconds', 'max_bytes', 'store_max_bytes', 'owner', 'protect', 'credentials', 'notify', 'witness'])) return null;
   const approval = opt(value, 'approval', (v): v is WardenConfig['approval'] => v === 'tty' || v === 'owner-code' || v === 'none', 'tty');
   const ttl = opt(value, 'approval_ttl_seconds', posInt, 86400);
   const rescan = opt(value, 'rescan_seconds', (v): v is number => finite(v) && v > 0, 30);
   const maxBytes = opt(value, 'max_bytes', posInt, DEFAULT_MAX_BYTES);
-  if (approval === FAIL || ttl === FAIL || rescan === FAIL || maxBytes === FAIL) return null;
+  const storeMax = opt(value, 'store_max_bytes', posInt, DEFAULT_STORE_MAX_BYTES);
+  if (approval === FAIL || ttl === FAIL || rescan === FAIL || maxBytes === FAIL || storeMax === FAIL) return null;
 
   let owner: WardenConfig['owner'];
   if (value.owner !== undefined) {
@@ -127,7 +130,7 @@ export function quickConfig(value: unknown): WardenConfig | null {
   if (approval === 'owner-code' && !notify.discord) return null;
 
   return {
-    approval, approval_ttl_seconds: ttl, rescan_seconds: rescan, max_bytes: maxBytes,
+    approval, approval_ttl_seconds: ttl, rescan_seconds: rescan, max_bytes: maxBytes, store_max_bytes: storeMax,
     ...(owner ? { owner } : {}), protect, credentials, notify, ...(witness ? { witness } : {}),
   };
 }

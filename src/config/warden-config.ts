@@ -3,7 +3,7 @@ import { WardenError, type Located } from '../common/errors.js';
 import { locateKey, parseToml } from '../toml/index.js';
 import { validateToml } from '../toml/schema.js';
 import { dict } from '../common/dict.js';
-import { DEFAULT_CREDENTIAL_FILES, DEFAULT_MAX_BYTES, WARDEN_TOML } from './quick-config.js';
+import { DEFAULT_CREDENTIAL_FILES, DEFAULT_MAX_BYTES, DEFAULT_STORE_MAX_BYTES, WARDEN_TOML } from './quick-config.js';
 
 export { WARDEN_TOML };
 
@@ -22,6 +22,8 @@ export const wardenConfigSchema = z.strictObject({
   approval_ttl_seconds: z.number().int().positive().default(86400),
   rescan_seconds: z.number().positive().default(30),
   max_bytes: z.number().int().positive().default(DEFAULT_MAX_BYTES),
+  // docs/CONTRACT.md §Store budget: past it the oldest quarantined content is pruned first.
+  store_max_bytes: z.number().int().positive().default(DEFAULT_STORE_MAX_BYTES),
   owner: z.strictObject({ discord_id: snowflake }).optional(),
   protect: z.array(z.strictObject({ path: relPath, kind: z.literal('text').default('text') })).default([]),
   credentials: z.strictObject({

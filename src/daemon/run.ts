@@ -11,7 +11,8 @@ import { NotInitialised, Store, type StoreFd } from '../store/store.js';
 import { ensureDirBeneath, lstatAt, openRoot, safeClose, withDir } from '../fsx/beneath.js';
 import { observe } from '../guard/observe.js';
 import { baseOf, dirOf } from '../guard/inspect.js';
-import { BASELINE_DIR, CONTROL_DIR, INDEX_NAME, LOCK_NAME, PRIVATE_STORE_DIRS } from '../store/layout.js';
+import { BASELINE_DIR, CONTROL_DIR, INDEX_NAME, LOCK_NAME, PRIVATE_STORE_DIRS, QUARANTINE_DIR } from '../store/layout.js';
+import { StoreBudget } from '../store/prune.js';
 import { BaselineState, RECOVER } from '../store/baseline-state.js';
 import { Guard, type WriterSource } from '../guard/guard.js';
 import { WatchSupervisor } from '../guard/watch-supervisor.js';
@@ -217,7 +218,14 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
         unavailable: () => (link ? link.source.unavailable() : 'the witness is starting'),
         namesUnavailable: () => (link ? link.source.namesUnavailable?.() ?? null : 'the witness is starting'),
       };
-      const g = new Guard({ root: opts.root, rootFd, store, config, state, log, journal, writers, blobStamps: { path: blobStampsPath(opts.root), key }, defer: (rel) => hints?.later(rel), onDirRepaired: () => {
+      let budget: StoreBudget | null = null;
+      let budgetRun: { stop(): void; kick(): void } | null = null;
+      // docs/CONTRACT.md §Store budget: each durable alert adds what it kept; past the budget the oldest content is pruned.
+      const onAlert = (a: Alert): void => {
+        try { budget?.afterAlert(a); } catch (err) { log(`<3>warden: store budget: ${errnoText(err)}`); }
+        budgetRun?.kick();
+      };
+      const g = new Guard({ root: opts.root, rootFd, store, config, state, log, journal, writers, onAlert, blobStamps: { path: blobStampsPath(opts.root), key }, defer: (rel) => hints?.later(rel), onDirRepaired: () => {
         for (const d of watcher?.rearmChanged() ?? []) log(`<6>warden: re-armed the watch on ${d}`);
       }, onRootReplaced: (fd) => {
         // docs/CONTRACT.md §Detection: the guard now holds the directory at the root path; what it publishes and
@@ -274,6 +282,10 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
       // The index bytes now; the blobs at the first backstop rescan (as before: it hashes each once).
       g.verifyStore(false, '-');
       g.lastRescanAt = Date.now();
+      budget = new StoreBudget(store, () => g.config.store_max_bytes, log, (detail) => g.flag('store-budget', store.label(QUARANTINE_DIR), detail));
+      const run = startBudget(budget, log);
+      budgetRun = run;
+      cleanups.push(run.stop);
 
       const ctx = (): ApplyContext => ({ root: opts.root, rootFd: g.rootFd, store, state: g.state, config: g.config, pset: g.pset });
       const reload = async (next: WardenConfig) => {
@@ -287,6 +299,7 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
         notifier?.reload(next);
         link?.update(next); // an approved [witness] enforce takes effect now, not at the next start
         g.rescan();
+        budgetRun?.kick();
       };
       const control = await listenControl(store, (req) => handleRequest(req, g, ctx, reload, () => watcher, () => notifier?.status() ?? null, () => witnessReport?.() ?? null), { log });
       cleanups.push(() => control.close());
@@ -395,6 +408,39 @@ async function handleRequest(req: ControlRequest, g: Guard, ctx: () => ApplyCont
       // Sanctioned changes and approvals (src/changes/approvals.ts).
       return handleChangeRequest(req.change, g, ctx(), reload);
   }
+}
+
+/** errno code or message of a caught error. */
+function errnoText(err: unknown): string {
+  return (err as NodeJS.ErrnoException)?.code ?? String((err as Error)?.message ?? err);
+}
+
+/** How often the whole store is walked again (late writes, history and delivery state grow between alerts). */
+const BUDGET_SCAN_MS = 10 * 60_000;
+/** Pruning far over budget (a start) works in slices of at most this long: reverts go between them. */
+const PRUNE_SLICE_MS = 25;
+
+/** The store budget's walk at start and now and then, pruning in slices; kick: prune now (a lower budget approved). */
+function startBudget(budget: StoreBudget, log: (line: string) => void): { stop(): void; kick(): void } {
+  let stopped = false;
+  let running = false; // an alert raised while pruning (the notice) kicks again: the running slice goes on instead
+  let slice: NodeJS.Timeout | null = null;
+  const prune = (): void => {
+    if (running || stopped) return;
+    running = true;
+    slice = null;
+    let more = false;
+    try { more = budget.enforce(Infinity, PRUNE_SLICE_MS); } catch (err) { log(`<3>warden: store budget: ${errnoText(err)}`); } finally { running = false; }
+    if (more && !stopped && !slice) slice = setTimeout(prune, 5);
+  };
+  const scan = (): void => {
+    try { budget.scan(); } catch (err) { log(`<3>warden: store budget: could not measure the store: ${errnoText(err)}`); return; }
+    if (!slice) prune();
+  };
+  scan();
+  const timer = setInterval(scan, BUDGET_SCAN_MS);
+  timer.unref();
+  return { stop: () => { stopped = true; clearInterval(timer); if (slice) clearTimeout(slice); }, kick: () => { if (!slice) prune(); } };
 }
 
 /** A refused open (enforce = true) as an alert: nothing was written, and who tried. */

@@ -1,5 +1,7 @@
 /**
- * Rejected content is kept under the store's quarantine/<alert-id>/ (docs/CONTRACT.md §Revert).
+ * Rejected content is kept in the store's quarantine/ (docs/CONTRACT.md §Revert): a rejected
+ * regular file as quarantine/<alert-id> itself (one inode, no folder: an entry costs what its
+ * content costs), anything moved whole as quarantine/<alert-id>/<name>.
  *
  * - A rejected regular file is hard-linked there *before* the restore renames over it, so
  *   the quarantine holds the rejected inode itself: what a writer that is still writing
@@ -44,6 +46,21 @@ export class Quarantine {
    */
   onHeld: ((fd: number, id: string, name: string) => void) | null = null;
 
+  /** quarantine/ itself, where a rejected regular file is kept as <alert-id>. */
+  private top(): number {
+    try {
+      return ensureDirBeneath(this.store.fd, QUARANTINE_DIR, 0o700);
+    } catch (err) {
+      if (!this.repair(QUARANTINE_DIR)) throw err;
+      return ensureDirBeneath(this.store.fd, QUARANTINE_DIR, 0o700);
+    }
+  }
+
+  /** How alerts name a rejected regular file kept flat (snapshots/quarantine/ID). */
+  private flatRel(id: string): string {
+    return this.store.label(`${QUARANTINE_DIR}/${id}`);
+  }
+
   private dir(id: string): number {
     try {
       return ensureDirBeneath(this.store.fd, `${QUARANTINE_DIR}/${id}`, 0o700);
@@ -56,28 +73,28 @@ export class Quarantine {
 
   /** How alerts name a quarantined entry (root-relative for the embedded store, else absolute). */
   /** How an entry is named in alerts (snapshots/quarantine/ID/NAME, or the store's label). */
-  label(id: string, name: string): string { return this.rel(id, name); }
+  label(id: string, _name: string): string { return this.flatRel(id); }
 
   private rel(id: string, name: string): string {
     return this.store.label(`${QUARANTINE_DIR}/${id}/${name}`);
   }
 
   /**
-   * Move `name` out of `dirFd` into the alert's quarantine directory, then secure it.
+   * Move the regular file `name` out of `dirFd` to quarantine/<id>, then secure it.
    * `owner`: the path's approved owner (secure changes only what that user, or warden, owns).
    */
   move(id: string, dirFd: number, name: string, maxBytes: number, durable = true, owner?: number): string {
-    const q = this.dir(id);
+    const q = this.top();
     try {
-      try { moveAt(dirFd, name, q, name); }
+      try { moveAt(dirFd, name, q, id); }
       catch (err) { if (errnoCode(err) !== 'EXDEV' || !this.copyAcross(id, dirFd, name, q, maxBytes)) throw err; }
       // Moved is kept: a failure to secure it (not ours to chmod, unreadable to copy) must not
       // lose track of it, or a failed restore could not put it back (docs/CONTRACT.md §Revert).
-      try { this.secure(q, name, maxBytes, null, owner); }
-      catch (err) { this.log(`<3>warden: kept ${this.rel(id, name)} but could not secure it (${errnoCode(err) ?? err})`); }
+      try { this.secure(q, id, maxBytes, null, owner); }
+      catch (err) { this.log(`<3>warden: kept ${this.flatRel(id)} but could not secure it (${errnoCode(err) ?? err})`); }
       if (durable) fsyncQuiet(q);
     } finally { safeClose(q); }
-    return this.rel(id, name);
+    return this.flatRel(id);
   }
 
   /**
@@ -115,7 +132,7 @@ export class Quarantine {
   private copyAcross(id: string, dirFd: number, name: string, q: number, maxBytes: number): boolean {
     const st = lstatAt(dirFd, name);
     if (st?.isSymbolicLink()) {
-      symlinkSync(readlinkSync(at(dirFd, name), { encoding: 'buffer' }), at(q, name)); // the target as bytes, too
+      symlinkSync(readlinkSync(at(dirFd, name), { encoding: 'buffer' }), at(q, id)); // the target as bytes, too
       unlinkAt(dirFd, name);
       return true;
     }
@@ -123,7 +140,7 @@ export class Quarantine {
     const fd = holdFileAt(dirFd, name, st.ino);
     if (fd === null) return false;
     try {
-      createFileAt(q, name, readHeldHead(fd, maxBytes), 0o600);
+      createFileAt(q, id, readHeldHead(fd, maxBytes), 0o600);
       unlinkAt(dirFd, name);
     } catch (err) { safeClose(fd); throw err; }
     this.held(fd, id, name);
@@ -140,14 +157,14 @@ export class Quarantine {
     if (this.onHeld) this.onHeld(fd, id, name); else safeClose(fd);
   }
 
-  /** Replace the kept copy quarantine/<id>/<name> with `bytes` (temp + rename: never a torn copy). */
-  rewrite(id: string, name: string, bytes: Buffer): void {
-    const q = this.dir(id);
+  /** Replace the kept copy quarantine/<id> with `bytes` (temp + rename: never a torn copy). */
+  rewrite(id: string, _name: string, bytes: Buffer): void {
+    const q = this.top();
     try {
-      const tmp = `.${name}.warden-late.tmp`;
+      const tmp = `.${id}.warden-late.tmp`;
       if (lstatAt(q, tmp)) unlinkAt(q, tmp);
       createFileAt(q, tmp, bytes, 0o600, false);
-      moveAt(q, tmp, q, name);
+      moveAt(q, tmp, q, id);
     } finally { safeClose(q); }
   }
 
@@ -157,11 +174,11 @@ export class Quarantine {
    */
   linkBefore(id: string, dirFd: number, name: string, ino: number): boolean {
     let q: number;
-    try { q = this.dir(id); } catch { return false; }
+    try { q = this.top(); } catch { return false; }
     try {
-      linkAt(dirFd, name, q, name);
+      linkAt(dirFd, name, q, id);
       // Swapped between our look and the link: not the inode we judged, drop it.
-      if (lstatAt(q, name)?.ino !== ino) { unlinkAt(q, name); return false; }
+      if (lstatAt(q, id)?.ino !== ino) { unlinkAt(q, id); return false; }
       return true;
     } catch {
       return false;
@@ -172,9 +189,9 @@ export class Quarantine {
   settle(id: string, name: string, linked: boolean, bytes: Buffer | null, maxBytes: number, owner?: number): string | null {
     if (!linked) return bytes ? this.write(id, name, bytes) : null;
     try {
-      const q = this.dir(id);
-      try { this.secure(q, name, maxBytes, bytes, owner); fsyncQuiet(q); } finally { safeClose(q); }
-      return this.rel(id, name);
+      const q = this.top();
+      try { this.secure(q, id, maxBytes, bytes, owner); fsyncQuiet(q); } finally { safeClose(q); }
+      return this.flatRel(id);
     } catch (err) {
       this.log(`<3>warden: could not secure the rejected content of ${name} in quarantine: ${errnoCode(err) ?? err}`);
       return bytes ? this.write(id, name, bytes) : null;
@@ -182,18 +199,18 @@ export class Quarantine {
   }
 
   /** What a quarantined regular file holds now, up to `maxBytes` (null when it cannot be read). */
-  readBack(id: string, name: string, maxBytes: number): Buffer | null {
+  readBack(id: string, _name: string, maxBytes: number): Buffer | null {
     try {
-      const q = this.dir(id);
-      try { const st = lstatAt(q, name); return st && st.isFile() && st.size <= maxBytes ? readHeadAt(q, name, maxBytes) : null; } finally { safeClose(q); }
+      const q = this.top();
+      try { const st = lstatAt(q, id); return st && st.isFile() && st.size <= maxBytes ? readHeadAt(q, id, maxBytes) : null; } finally { safeClose(q); }
     } catch { return null; }
   }
 
   /** The size of a quarantined regular file (null when it is not one, or not there). */
-  sizeOf(id: string, name: string): number | null {
+  sizeOf(id: string, _name: string): number | null {
     try {
-      const q = this.dir(id);
-      try { const st = lstatAt(q, name); return st && st.isFile() ? st.size : null; } finally { safeClose(q); }
+      const q = this.top();
+      try { const st = lstatAt(q, id); return st && st.isFile() ? st.size : null; } finally { safeClose(q); }
     } catch { return null; }
   }
 
@@ -203,34 +220,33 @@ export class Quarantine {
    */
   putBack(id: string, dirFd: number, name: string): boolean {
     try {
-      const q = this.dir(id);
+      const q = this.top();
       try {
         if (lstatAt(dirFd, name) !== null) return false;
-        moveAt(q, name, dirFd, name);
+        moveAt(q, id, dirFd, name);
         fsyncQuiet(dirFd);
         return true;
       } finally { safeClose(q); }
     } catch (err) {
-      this.log(`<2>warden: could not put ${name} back after a failed restore: ${errnoCode(err) ?? String(err)}; it is in ${this.rel(id, name)}`);
+      this.log(`<2>warden: could not put ${name} back after a failed restore: ${errnoCode(err) ?? String(err)}; it is in ${this.flatRel(id)}`);
       return false;
     }
   }
 
   /** The restore failed after linkBefore: the path still holds the file, so drop the link. */
-  discard(id: string, name: string): void {
-    try { const q = this.dir(id); try { unlinkAt(q, name); } finally { safeClose(q); } } catch { /* nothing to drop */ }
-    try { withDir(this.store.fd, QUARANTINE_DIR, (top) => rmdirSync(at(top, id)), () => undefined); } catch { /* not empty or gone */ }
+  discard(id: string, _name: string): void {
+    try { const q = this.top(); try { if (lstatAt(q, id)?.isFile()) unlinkAt(q, id); } finally { safeClose(q); } } catch { /* nothing to drop */ }
   }
 
   /** Keep bytes already read. A failure is logged; the revert itself has happened. */
   write(id: string, name: string, bytes: Buffer): string | null {
     try {
-      const q = this.dir(id);
+      const q = this.top();
       try {
-        if (lstatAt(q, name)) unlinkAt(q, name);
-        createFileAt(q, name, bytes, 0o600);
+        if (lstatAt(q, id)?.isFile()) unlinkAt(q, id);
+        createFileAt(q, id, bytes, 0o600);
       } finally { safeClose(q); }
-      return this.rel(id, name);
+      return this.flatRel(id);
     } catch (err) {
       this.log(`<3>warden: could not keep rejected content of ${name} in quarantine: ${errnoCode(err) ?? err}`);
       return null;

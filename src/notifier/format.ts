@@ -3,6 +3,7 @@
  * to which path, why, when, and how to do it properly; credential alerts name keys and
  * fingerprints only (the Alert record carries nothing else, and we print nothing else).
  */
+import { shellWord } from '../store/deployed.js';
 import { escapeText, nameText } from '../common/escape.js';
 import type { Alert, CredentialKeyChange, FileFacts } from '../store/alert-types.js';
 import { describeBy, shortBy } from '../store/writer-words.js';
@@ -65,9 +66,22 @@ const REASON: Record<string, string> = {
   refused: 'an open for writing was refused (enforce = true): nothing was written',
   acl: 'its access ACL was changed (another user or group given access)',
   xattr: 'its extended attributes were changed',
+  'store-budget': "warden's store reached its size budget: the oldest quarantined content is pruned first",
 };
 
 const HOWTO = 'To change a protected file, use `warden edit <path>` (validated, approved, recorded); to keep a change that was reverted, `warden accept <alert id>`; details: `warden why <path>`.';
+
+/** In a deployment the owner's commands run as the guard's account, on its root (docs/DEPLOY.md, "Who runs which command"). */
+export interface CommandStyle { account: string; root: string }
+
+/** The how-to of a message, in the command that works where the message comes from. Pure. */
+export function howTo(style: CommandStyle | null): string {
+  if (!style) return HOWTO;
+  const who = /^[A-Za-z0-9_.-]+$/.test(style.account) ? style.account : `'${style.account.replace(/'/g, `'\\''`)}'`;
+  const root = shellWord(style.root);
+  const w = (args: string) => `\`sudo -u ${who} warden ${args} --root ${root}\``;
+  return `To change a protected file, use ${w('edit <path>')} (validated, approved, recorded); to keep a change that was reverted, ${w('accept <alert id>')}; details: ${w('why <path>')}.`;
+}
 
 /** Printable, single-line, bounded: alert fields are data written near an attacker. */
 export function clean(s: unknown, max = 300): string {
@@ -144,7 +158,7 @@ function grantsText(a: Alert, t: Text): string[] {
   ];
 }
 
-function singleAlert(a: Alert, limit: number, t: Text): OutgoingMessage {
+function singleAlert(a: Alert, limit: number, t: Text, style: CommandStyle | null): OutgoingMessage {
   const path = t.lit(nameText(String(a.path ?? '')), 200);
   const title = `warden: 1 alert — ${ACTION[a.action] ?? t.lit(a.action, 30)} ${path}`;
   const who = describeBy(a.by);
@@ -154,7 +168,7 @@ function singleAlert(a: Alert, limit: number, t: Text): OutgoingMessage {
     ...(who ? [`Who: ${t.lit(who, 400)}`] : []),
     `When: ${t.lit(a.time, 40)}`,
     `Alert id: ${t.lit(a.id, 80)}`,
-    `Do it properly: ${t.lit(a.advice, 400) || HOWTO}`,
+    `Do it properly: ${t.lit(a.advice, 400) || t.lit(howTo(style), 400)}`,
   ];
   if (Array.isArray(a.credential_changes) && a.credential_changes.length) {
     lines.push(`Credential keys changed: ${a.credential_changes.map((c) => credLine(c, t)).join('; ')}`);
@@ -170,9 +184,9 @@ function singleAlert(a: Alert, limit: number, t: Text): OutgoingMessage {
  * into counts per path, action and reason, plus the alert ids that fit. `markup`: how the
  * channel reads text; every alert field is literal text on it.
  */
-export function formatAlerts(alerts: Alert[], limit: number, markup: Markup = 'plain'): OutgoingMessage {
+export function formatAlerts(alerts: Alert[], limit: number, markup: Markup = 'plain', style: CommandStyle | null = null): OutgoingMessage {
   const t = textFor(markup);
-  if (alerts.length === 1) return singleAlert(alerts[0]!, limit, t);
+  if (alerts.length === 1) return singleAlert(alerts[0]!, limit, t, style);
   const byPath = new Map<string, { n: number; actions: Map<string, number>; reasons: Map<string, number>; last: string; who: Set<string>; granted: string }>();
   const creds = new Map<string, CredentialKeyChange>();
   for (const a of alerts) {
@@ -204,7 +218,7 @@ export function formatAlerts(alerts: Alert[], limit: number, markup: Markup = 'p
     return `${acts} — ${why}`;
   };
   // How-to and credential keys first: the per-path list is what gets clipped in a big storm.
-  const lines = [`From ${t.lit(times[0])} to ${t.lit(times[times.length - 1])}:`, `Do it properly: ${HOWTO}`];
+  const lines = [`From ${t.lit(times[0])} to ${t.lit(times[times.length - 1])}:`, `Do it properly: ${t.lit(howTo(style), 600)}`];
   if (creds.size) {
     // Bounded by the raw text, then made literal (a cut never splits an escape).
     const list = clean([...creds.values()].map((c) => credLine(c, textFor('plain'))).join('; '), 670);

@@ -4,7 +4,7 @@
  * backoff, folds storms, and keeps delivery state in its own directory. This module loads
  * the network clients; the guard must never import it (test/notifier/import-graph.test.ts).
  */
-import { watch, type FSWatcher } from 'node:fs';
+import { fstatSync, readFileSync, watch, type FSWatcher } from 'node:fs';
 import type { WardenConfig } from '../config/warden-config.js';
 import { DeliveryError, statusFor, type Channel } from './channel.js';
 import {
@@ -12,7 +12,8 @@ import {
   type ChannelName, type ChannelState, type ChannelStatus, type ErrorNote, type NotifierStateFile,
 } from './delivery-state.js';
 import { channelSpecs } from './channels.js';
-import { formatAlerts, formatLiveness, formatOwnerMessage, type OutgoingMessage } from './format.js';
+import { formatAlerts, formatLiveness, formatOwnerMessage, type CommandStyle, type OutgoingMessage } from './format.js';
+import { accountName } from '../store/deployed.js';
 import { Inbox, type Item } from './inbox.js';
 import { nextDelivery } from './dispatch.js';
 import { StateWriter } from './state-writer.js';
@@ -275,8 +276,25 @@ class Notifier implements NotifierHandle {
     if (!next) return;
     const markup = run.ch.markup ?? 'plain';
     if (next.what === 'message') this.deliver(run, [next.item], formatOwnerMessage(next.item.msg.text, run.ch.limit, markup), 'message');
-    else if (next.what === 'alerts') this.deliver(run, next.items, formatAlerts(next.items.map((a) => a.alert), run.ch.limit, markup), 'alerts');
+    else if (next.what === 'alerts') this.deliver(run, next.items, formatAlerts(next.items.map((a) => a.alert), run.ch.limit, markup, this.commandStyle()), 'alerts');
     else this.deliver(run, [], formatLiveness(this.opts.root, this.lastAlertTime(), new Date(now), markup), 'liveness');
+  }
+
+  private style: CommandStyle | null | undefined;
+
+  /**
+   * In the deployment (the store in the guard account's state directory) the how-to names
+   * `sudo -u ACCOUNT warden … --root ROOT`: the owner's own `warden edit` finds no store there.
+   */
+  private commandStyle(): CommandStyle | null {
+    if (this.style !== undefined) return this.style;
+    let style: CommandStyle | null = null;
+    try {
+      const uid = fstatSync(this.store.fd).uid;
+      if (this.store.loc.base.deployment && uid !== 0) style = { account: accountNameOf(uid), root: this.opts.root };
+    } catch { /* plain advice */ }
+    this.style = style;
+    return style;
   }
 
   private lastAlertTime(): string | null {
@@ -415,4 +433,9 @@ export async function startNotifier(opts: NotifierOptions): Promise<NotifierHand
   const n = new Notifier(opts);
   await n.start();
   return n;
+}
+
+/** The account name of uid (from /etc/passwd), or "#uid". */
+function accountNameOf(uid: number): string {
+  try { return accountName(readFileSync('/etc/passwd', 'utf8'), uid) ?? `#${uid}`; } catch { return `#${uid}`; }
 }

@@ -19,7 +19,9 @@ export type AlertReason =
   // Not in the list of docs/CONTRACT.md §Alerts: the witness (enforce = true) refused an open for writing (docs/CONTRACT.md §Who did it).
   | 'refused'
   // Not in the list of docs/CONTRACT.md §Alerts: a protected file's access ACL, or another extended attribute its owner can set, changed (docs/ARCHITECTURE.md).
-  | 'acl' | 'xattr';
+  | 'acl' | 'xattr'
+  // Not in the list of docs/CONTRACT.md §Alerts: the store reached its size budget and the oldest quarantined content is pruned (told once).
+  | 'store-budget';
 
 /** One change of an alert's `grants` (the shape of src/grants/for-root.ts GrantRecord: `key` raw, `words` escaped). */
 export interface AlertGrant {

@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { readPruned } from './prune.js';
+import type { PruneRecord } from './budget.js';
 import { WardenError, errnoCode } from '../common/errors.js';
 import { appendFileAt, readRangeAt } from '../fsx/beneath.js';
 import type { Alert } from './alert-types.js';
@@ -69,6 +71,11 @@ function range(storeFd: StoreFd, where: string, pos: number, len: number): { byt
 }
 
 /** Run fn with the root's store; null before init. */
+/** What the store budget pruned, by alert id (docs/CONTRACT.md §Store budget); empty before init. */
+export function prunedOf(root: string): Map<string, PruneRecord> {
+  return withStore(root, (s) => readPruned(s.fd)) ?? new Map();
+}
+
 function withStore<T>(root: string, fn: (store: Store) => T): T | null {
   let store: Store;
   try { store = Store.open(root); }

@@ -32,6 +32,7 @@ export const MESSAGE_IDS: Readonly<Record<AlertReason, string>> = {
   refused: 'f198e8e35446422e8ac6dbadc1c82ee2',
   acl: 'a42f614cd63c4c7d83195e9a2dec39a0',
   xattr: 'c1a01b2437f94e1ba39726195b340daf',
+  'store-budget': '407c968f69974a3282a7d8f7c41a0bfa',
 };
 
 /** syslog priority of an alert: a revert is a warning, a failed one an error, a tamper critical. */

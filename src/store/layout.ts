@@ -12,6 +12,8 @@ export const QUARANTINE_DIR = 'quarantine';
 export const PENDING_DIR = 'pending';
 export const JOURNAL_DIR = 'journal';
 export const ALERTS_FILE = 'alerts.jsonl';
+/** What the store budget pruned from quarantine, one record a content (store/prune.ts). */
+export const PRUNED_FILE = 'pruned.jsonl';
 export const CONTROL_DIR = 'control';
 export const SOCKET_NAME = 'warden.sock';
 export const LOCK_NAME = 'warden.lock';

@@ -72,7 +72,7 @@ it('thousands of mutations: the quick check never accepts what zod refuses, neve
     { token_file: '/t', api: ' https://x.example/' }, { token_file: '/t', api: 'https://x.exa\tmple/' }, { token_file: '/t', api: 'https://x.example/\n' },
     { token_file: '/t', api: 'http:x' }, { token_file: '/t', api: 'mailto:a@b' }, { token_file: '/t', api: '//x.example' }, { token_file: '/t', api: 'https://[::1' }, { token_file: '/t', api: 7 }, { x: 1 }, new Date(0), ['/system.slice/x.service'], ['relative'], ['/']];
   const keysAt: Record<string, readonly string[]> = {
-    '': ['approval', 'approval_ttl_seconds', 'rescan_seconds', 'max_bytes', 'owner', 'protect', 'credentials', 'notify', 'witness', 'extra'],
+    '': ['approval', 'approval_ttl_seconds', 'rescan_seconds', 'max_bytes', 'store_max_bytes', 'owner', 'protect', 'credentials', 'notify', 'witness', 'extra'],
     witness: ['enabled', 'enforce', 'writer_cgroups', 'other'],
     owner: ['discord_id', 'name'],
     credentials: ['files', 'groups', 'other'],

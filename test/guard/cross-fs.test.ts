@@ -7,7 +7,7 @@
  */
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { lstatSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { agentWorld, type AgentWorld } from '../helpers/agent-world.js';
 import { readAlertsFile, waitFor } from '../helpers/root.js';
@@ -22,7 +22,10 @@ const alertsOf = (w: AgentWorld): Alert[] => readAlertsFile(join(w.store, 'alert
 const kept = (w: AgentWorld): string => {
   const q = join(w.store, 'quarantine');
   let out = '';
-  for (const id of readdirSync(q)) for (const n of readdirSync(join(q, id))) out += readFileSync(join(q, id, n), 'utf8') + '\n';
+  for (const id of readdirSync(q)) {
+    if (lstatSync(join(q, id)).isFile()) { out += readFileSync(join(q, id), 'utf8') + '\n'; continue; } // a rejected file, kept flat
+    for (const n of readdirSync(join(q, id))) out += readFileSync(join(q, id, n), 'utf8') + '\n';
+  }
   return out;
 };
 

@@ -86,7 +86,7 @@ f = open('${t.p(ORG)}', 'r+b'); f.seek(${i}); f.write(b'#'); f.close()"`);
   assert.match(alert.detail ?? '', /file system is full \(ENOSPC\)/);
   assert.ok(alert.quarantine, 'the alert names where the rejected bytes go');
   // The rejected bytes are in quarantine, whole (the store's file system has room).
-  const q = join(state, 'stores', readdirSync(join(state, 'stores'))[0] ?? '', 'quarantine', alert.id, 'bookclub.toml');
+  const q = join(state, 'stores', readdirSync(join(state, 'stores'))[0] ?? '', 'quarantine', alert.id);
   await waitFor(() => existsSync(q), 5_000, 'the rejected bytes in quarantine');
   const rejected = Buffer.from(approved);
   rejected[i] = '#'.charCodeAt(0);

@@ -2,7 +2,9 @@ import type { CommandSpec } from '../types.js';
 import { WardenError } from '../../common/errors.js';
 import { escapeText } from '../../common/escape.js';
 import { findAlert, readAlerts } from '../../store/alerts.js';
-import { QUARANTINE_DIR } from '../../store/layout.js';
+import { readPruned } from '../../store/prune.js';
+import { keptAt } from '../../store/kept.js';
+import { prunedNote } from '../../store/budget.js';
 import { lstatAt, readRegularAt, withDir } from '../../fsx/beneath.js';
 import { loadWardenConfigFrom } from '../../store/approved-config.js';
 import { Store } from '../../store/store.js';
@@ -43,18 +45,18 @@ export const acceptCommand: CommandSpec = {
     const store = Store.open(ctx.root);
     let content: Buffer;
     try {
-      const prefix = `${store.label(QUARANTINE_DIR)}/${id}/`;
-      if (!q.startsWith(prefix) || q.slice(prefix.length).includes('/')) throw new WardenError(`alert ${id} names an unexpected quarantine path`, 1);
+      const k = keptAt(q, id, (rel) => store.label(rel));
+      if (!k) throw new WardenError(`alert ${id} names an unexpected quarantine path`, 1);
       const config = loadWardenConfigFrom(store.fd, ctx.root);
-      content = withDir(store.fd, `${QUARANTINE_DIR}/${id}`, (fd) => {
-        const name = q.slice(prefix.length);
+      content = withDir(store.fd, k.dir, (fd) => {
+        const name = k.name;
         const st = lstatAt(fd, name);
-        if (!st) throw new WardenError(`the quarantined content of alert ${id} is gone`, 1);
+        if (!st) throw new WardenError(`the quarantined content of alert ${id} is gone${prunedWhy(store, id)}`, 1);
         if (!st.isFile()) throw new WardenError(`alert ${id} quarantined a ${st.isSymbolicLink() ? 'symlink' : 'non-regular file'}, which cannot be installed; only regular files can`, 1);
         const r = readRegularAt(fd, name, config.max_bytes);
         if (!r?.bytes) throw new WardenError(`the quarantined content of alert ${id} is over max_bytes (${config.max_bytes}) or vanished`, 1);
         return r.bytes;
-      }, () => { throw new WardenError(`the quarantine of alert ${id} is gone`, 1); });
+      }, () => { throw new WardenError(`the quarantine of alert ${id} is gone${prunedWhy(store, id)}`, 1); });
     } finally { store.close(); }
     // The rejected content replaced the approved content of that moment; if a later change
     // moved the approved file on, accepting would silently undo it.
@@ -67,3 +69,9 @@ export const acceptCommand: CommandSpec = {
     return refusing(ctx, 'accept', () => proposeAndApprove(ctx, [{ path: alert.path, content, ...mode }], `accept ${id} ${alert.path}`, alert.before ? { base: { [alert.path]: then } } : {}));
   },
 };
+
+/** `: content pruned at …` when the store budget pruned it (docs/CONTRACT.md §Store budget). */
+function prunedWhy(store: Store, id: string): string {
+  const r = readPruned(store.fd).get(id);
+  return r ? ` (${prunedNote(r)}; the store budget, store_max_bytes, prunes the oldest first)` : '';
+}

@@ -1,7 +1,8 @@
 import { watch } from 'node:fs';
 import type { CommandContext, CommandSpec } from '../types.js';
 import { EXIT, WardenError } from '../../common/errors.js';
-import { readAlerts } from '../../store/alerts.js';
+import { prunedOf, readAlerts } from '../../store/alerts.js';
+import { prunedNote, type PruneRecord } from '../../store/budget.js';
 import { storeDirOf } from '../../store/location.js';
 import { loadBaseline } from '../../store/load-baseline.js';
 import { safeClose } from '../../fsx/beneath.js';
@@ -16,7 +17,7 @@ import { describeBy } from '../../store/writer-words.js';
 import { grantLines } from '../../grants/lines.js';
 
 /** One line per alert; every field comes from alerts.jsonl, which names attacker-chosen paths: escaped. */
-function describe(a: Alert, written?: number): string {
+function describe(a: Alert, written?: number, pruned?: Map<string, PruneRecord>): string {
   const keys = a.credential_changes?.length ? ` keys ${a.credential_changes.map((c) => `${clean(c.group, 80)}.${clean(c.key, 80)} ${clean(c.before ?? '-', 16)}→${clean(c.after ?? '-', 16)}`).join(', ')}` : '';
   // "content, while warden was stopped" reads better than "changed-while-stopped (+content)".
   const stopped = a.reason === 'changed-while-stopped' && a.also?.length;
@@ -24,7 +25,13 @@ function describe(a: Alert, written?: number): string {
   const emptiedThen = written ? ` (then written: the rejected file holds ${written} byte(s); 'warden diff ${clean(a.id, 80)}')` : '';
   const why = `${reasons.map((x) => clean(x, 40) + (x === 'emptied' ? emptiedThen : '')).join(', ')}${stopped ? ', while warden was stopped' : ''}`;
   const count = a.count && a.count > 1 ? ` (${a.count} alerts folded)` : '';
-  return `${clean(a.time, 40)}  ${clean(a.id, 80)}  ${clean(a.action, 20)} ${clean(nameText(a.path), 300)}: ${why}${count}${keys}${a.quarantine ? `  kept: ${clean(a.quarantine, 300)}` : ''}${a.detail && (a.count || a.reason === 'content') ? `  ${clean(a.detail, 300)}` : ''}${a.by ? `  ${describeBy(a.by)}` : ''}`;
+  return `${clean(a.time, 40)}  ${clean(a.id, 80)}  ${clean(a.action, 20)} ${clean(nameText(a.path), 300)}: ${why}${count}${keys}${a.quarantine ? `  kept: ${clean(a.quarantine, 300)}${prunedText(a.id, pruned)}` : ''}${a.detail && (a.count || a.reason === 'content') ? `  ${clean(a.detail, 300)}` : ''}${a.by ? `  ${describeBy(a.by)}` : ''}`;
+}
+
+/** ` (content pruned at …, N bytes, sha256 …)` when the store budget pruned what the alert kept. */
+function prunedText(id: string, pruned?: Map<string, PruneRecord>): string {
+  const r = pruned?.get(id);
+  return r ? ` (${clean(prunedNote(r), 200)})` : '';
 }
 
 /**
@@ -40,9 +47,9 @@ export function grantsBlock(a: Alert, max: number, indent: string): string {
 }
 
 /** A folded alert's members that kept content, one line each: every quarantine folder is named. */
-function foldedLines(a: Alert): string {
+function foldedLines(a: Alert, pruned?: Map<string, PruneRecord>): string {
   if (!Array.isArray(a.folded) || a.folded.length === 0) return '';
-  return a.folded.map((m) => `\n    folded ${clean(String(m?.id), 80)}  ${clean(String(m?.path), 300)}  kept: ${clean(String(m?.quarantine), 300)}`).join('');
+  return a.folded.map((m) => `\n    folded ${clean(String(m?.id), 80)}  ${clean(String(m?.path), 300)}  kept: ${clean(String(m?.quarantine), 300)}${prunedText(String(m?.id), pruned)}`).join('');
 }
 
 const under = (p: string) => (a: Alert) => a.path === p || a.path.startsWith(p + '/');
@@ -84,11 +91,12 @@ export const alertsCommand: CommandSpec = {
     const { alerts: all, skipped } = readAlerts(ctx.root);
     const alerts = all.filter(keep);
     const report = deliveryReport(ctx.root);
-    const withDelivery = alerts.map((a) => ({ ...a, delivery: report?.alerts[a.id] ?? {} }));
+    const pruned = prunedOf(ctx.root);
+    const withDelivery = alerts.map((a) => ({ ...a, delivery: report?.alerts[a.id] ?? {}, ...(pruned.has(a.id) ? { pruned: pruned.get(a.id) } : {}) }));
     if (ctx.values.follow) {
       // One JSON object per line while following: an array never ends.
       for (const a of withDelivery) {
-        if (ctx.json) process.stdout.write(JSON.stringify(a) + '\n'); else ctx.out.line(describe(a) + grantsBlock(a, 5, '    ') + foldedLines(a));
+        if (ctx.json) process.stdout.write(JSON.stringify(a) + '\n'); else ctx.out.line(describe(a, undefined, pruned) + grantsBlock(a, 5, '    ') + foldedLines(a, pruned));
       }
       return follow(ctx, keep, new Set(all.map((a) => a.id)));
     }
@@ -99,7 +107,7 @@ export const alertsCommand: CommandSpec = {
     for (const [ch, why] of off) ctx.out.err(`note: ${ch} notifications are off: ${why} (see the README, "Notifications")`);
     for (const a of withDelivery) {
       const d = Object.entries(a.delivery).map(([ch, s]) => `${ch}: ${off.has(ch) && s?.state !== 'delivered' ? 'off' : s?.state}`).join(', ');
-      ctx.out.line(`${describe(a, written.get(a.id))}${d ? `  [${escapeText(d)}]` : ''}${grantsBlock(a, 5, '    ')}${foldedLines(a)}`);
+      ctx.out.line(`${describe(a, written.get(a.id), pruned)}${d ? `  [${escapeText(d)}]` : ''}${grantsBlock(a, 5, '    ')}${foldedLines(a, pruned)}`);
     }
     if (skipped) ctx.out.err(`warning: ${skipped} line(s) of snapshots/alerts.jsonl are not alerts and were skipped`);
     return EXIT.ok;
@@ -133,7 +141,7 @@ export const whyCommand: CommandSpec = {
     if (!path || ctx.positionals.length > 1) throw new WardenError('usage: warden why PATH');
     const mine = readAlerts(ctx.root).alerts.filter(under(path)).slice(-10);
     const guarded = mine.length > 0 || isProtected(ctx.root, path);
-    if (ctx.json) { ctx.out.json({ path, protected: guarded, alerts: mine }); return guarded ? EXIT.ok : EXIT.finding; }
+    if (ctx.json) { const pr = prunedOf(ctx.root); ctx.out.json({ path, protected: guarded, alerts: mine.map((a) => (pr.has(a.id) ? { ...a, pruned: pr.get(a.id) } : a)) }); return guarded ? EXIT.ok : EXIT.finding; }
     if (!guarded) {
       ctx.out.line(`${escapeText(path)} is not protected by warden: no alert can concern it. Protected are config/{warden,conditions,guests,credentials}.toml, orgs/*.toml, blocks/conditional/*.md and the [[protect]] entries of config/warden.toml.`);
       return EXIT.finding;
@@ -141,11 +149,12 @@ export const whyCommand: CommandSpec = {
     if (mine.length === 0) { ctx.out.line(`No alerts for ${escapeText(path)}: warden has not reverted it.`); return EXIT.ok; }
     ctx.out.line(`${mine.length} recent alert(s) for ${escapeText(path)}, newest last:`);
     const written = writtenAfterEmptied(ctx.root, mine);
+    const pruned = prunedOf(ctx.root);
     for (const a of mine) {
-      ctx.out.line(`  ${describe(a, written.get(a.id))}${grantsBlock(a, 10, '    ')}`);
+      ctx.out.line(`  ${describe(a, written.get(a.id), pruned)}${grantsBlock(a, 10, '    ')}`);
       // The stored advice ends by pointing at 'warden why': this is it.
       ctx.out.line(`    ${clean(withoutWhy(a.advice), 600)}`);
-      if (a.quarantine) ctx.out.line(`    what was rejected: 'warden diff ${clean(a.id, 80)}'`);
+      if (a.quarantine && !pruned.has(a.id)) ctx.out.line(`    what was rejected: 'warden diff ${clean(a.id, 80)}'`);
     }
     return EXIT.ok;
   },

@@ -7,7 +7,6 @@ import { describeBy } from '../../store/writer-words.js';
 import type { CommandSpec } from '../types.js';
 import { EXIT, WardenError } from '../../common/errors.js';
 import { findAlert, readAlerts } from '../../store/alerts.js';
-import { QUARANTINE_DIR } from '../../store/layout.js';
 import { blobDir, sha256Hex } from '../../store/baseline.js';
 import { loadBaseline, octal } from '../../store/load-baseline.js';
 import { lstatAt, readRegularAt, withDir } from '../../fsx/beneath.js';
@@ -20,15 +19,18 @@ import { colorDiff, printable } from '../output.js';
 import { clean } from '../../notifier/format.js';
 import { grantLines, grantsAt, type RootGrants } from '../../grants/index.js';
 import { classicRootProfile } from '../../profiles/root-profile.js';
+import { readPruned } from '../../store/prune.js';
+import { keptAt } from '../../store/kept.js';
+import { prunedNote } from '../../store/budget.js';
 
 type Rejected = { kind: 'file'; bytes: Buffer } | { kind: 'other'; what: string } | { kind: 'none'; why: string };
 
 function readQuarantine(store: Store, a: Alert, maxBytes: number): Rejected {
   if (!a.quarantine) return { kind: 'none', why: a.reason === 'deleted' ? 'the file was deleted' : 'nothing was kept' };
-  const prefix = store.label(`${QUARANTINE_DIR}/${a.id}/`);
-  if (!a.quarantine.startsWith(prefix) || a.quarantine.slice(prefix.length).includes('/')) throw new WardenError(`alert ${a.id} names an unexpected quarantine path`, EXIT.finding);
-  const name = a.quarantine.slice(prefix.length);
-  return withDir(store.fd, `${QUARANTINE_DIR}/${a.id}`, (fd): Rejected => {
+  const k = keptAt(a.quarantine, a.id, (rel) => store.label(rel));
+  if (!k) throw new WardenError(`alert ${a.id} names an unexpected quarantine path`, EXIT.finding);
+  const name = k.name;
+  return withDir(store.fd, k.dir, (fd): Rejected => {
     const st = lstatAt(fd, name);
     if (!st) return { kind: 'none', why: 'its quarantined content is gone' };
     if (!st.isFile()) return { kind: 'other', what: st.isSymbolicLink() ? 'a symlink' : st.isDirectory() ? 'a directory' : 'not a regular file' };
@@ -81,6 +83,9 @@ export const diffCommand: CommandSpec = {
         }
       }
       rejected = readQuarantine(l.store, a, l.config.max_bytes);
+      // docs/CONTRACT.md §Store budget: pruned content says when, how big and its sha256.
+      const pr = rejected.kind === 'none' && a.quarantine ? readPruned(l.store.fd).get(a.id) : undefined;
+      if (pr) rejected = { kind: 'none', why: prunedNote(pr) };
     } finally { l.close(); }
     const secret = kind === 'credentials';
     const asText = (b: Buffer | null): string => (b === null ? '' : secret ? credentialFingerprintText(b) : b.toString('utf8'));
@@ -122,14 +127,16 @@ export const diffCommand: CommandSpec = {
     // lets our own SGR codes through, and a name may hold one, or a newline).
     const shown = clean(a.path, 300);
     const oldHead = approved === null ? `--- ${shown} (no approved version: a new file)` : `--- ${shown} (approved)`;
-    const newHead = a.quarantine ? `+++ ${shown} (rejected, kept in ${clean(a.quarantine, 300)})` : `+++ ${shown} (rejected: ${rejected.kind === 'none' ? rejected.why : 'not kept'})`;
+    // Kept once, gone now (the store budget pruned it): no diff against nothing.
+    const gone = a.quarantine !== null && rejected.kind === 'none';
+    const newHead = a.quarantine && !gone ? `+++ ${shown} (rejected, kept in ${clean(a.quarantine, 300)})` : `+++ ${shown} (rejected: ${rejected.kind === 'none' ? clean(rejected.why, 300) : 'not kept'})`;
     if (grants) {
       ctx.out.line(`  what it granted or took away: ${clean(grants.summary, 300)}`);
       for (const l of grantLines(grants, 200)) ctx.out.line(`    ${l}`);
     }
     ctx.out.line(colorDiff(`${oldHead}\n${newHead}`, ctx.out.color));
-    if (body) ctx.out.line(colorDiff(body.split('\n').map(printable).join('\n'), ctx.out.color));
-    if (a.quarantine) ctx.out.line(`to keep the rejected version: 'warden accept ${clean(a.id, 80)}' (validated and approved like any change)`);
+    if (body && !gone) ctx.out.line(colorDiff(body.split('\n').map(printable).join('\n'), ctx.out.color));
+    if (a.quarantine && !gone) ctx.out.line(`to keep the rejected version: 'warden accept ${clean(a.id, 80)}' (validated and approved like any change)`);
     return EXIT.ok;
   },
 };

@@ -14,6 +14,8 @@ import { EXIT } from '../../common/errors.js';
 import { clean } from '../../notifier/format.js';
 import type { WitnessReport } from '../../daemon/witness-link.js';
 import { credentialModeReport } from '../changes/cred-mode.js';
+import { readPruned, storeUsage } from '../../store/prune.js';
+import { sizeText } from '../../store/budget.js';
 
 /** Up to this many files, status lists each one; beyond it the summary and the drifted ones (each with --list). */
 const LIST_AT_MOST = 50;
@@ -65,9 +67,11 @@ export const statusCommand: CommandSpec = {
       const m = profile ? null : manifestStatus(ctx.root);
       // Behind the baseline: the runtime's view keeps an older approved state until the guard publishes.
       const runtimeManifest = m ? { path: m.path, setup: m.setup, present: m.present, generation: m.generation, current: m.generation === l.state.index.generation, problem: m.problem } : null;
+      // docs/CONTRACT.md §Store budget: what the store costs on disk against store_max_bytes.
+      const budget = storeBudgetFigure(l.store.fd, l.config.store_max_bytes);
       const daemon = ping?.ok ? { running: true, pid: ping.pid, polling: ping.polling, watcher_alive: ping.watcherAlive, failing: ping.failing, notifier: ping.notifier ?? null, witness: ping.witness ?? null } : { running: false };
       if (ctx.json) {
-        ctx.out.json({ root: ctx.root, profile: profile ? { name: profile.profile, level: profile.level, files: profile.files } : null, store: { dir: l.store.dir, mode: l.store.mode, problems: storeProblems }, daemon, generation: l.state.index.generation, approval: l.config.approval, warnings, notes, files: [...files, ...unexpected], dirs, policy, last_alert: last, delivery, runtime_manifest: runtimeManifest });
+        ctx.out.json({ root: ctx.root, profile: profile ? { name: profile.profile, level: profile.level, files: profile.files } : null, store: { dir: l.store.dir, mode: l.store.mode, problems: storeProblems, used_bytes: budget.used, budget_bytes: budget.budget, pruned: budget.pruned }, daemon, generation: l.state.index.generation, approval: l.config.approval, warnings, notes, files: [...files, ...unexpected], dirs, policy, last_alert: last, delivery, runtime_manifest: runtimeManifest });
       } else {
         const c = ctx.out.color;
         ctx.out.line(daemon.running ? c.green(`daemon: running (pid ${String(daemon.pid)})${daemon.polling ? ' — polling (inotify unavailable)' : ''}`) : c.yellow('daemon: not running — direct edits are not being reverted'));
@@ -76,6 +80,7 @@ export const statusCommand: CommandSpec = {
         for (const w of warnings) ctx.out.line(c.yellow(`warning: ${w}`));
         for (const n of notes) ctx.out.line(`note: ${n}`);
         for (const p of storeProblems) ctx.out.line(c.red(`store damaged: ${p}`));
+        ctx.out.line(budgetLine(budget, c.yellow));
         // The summary first; each file only for a small root or on request (--list): 10,000 ok lines bury the one that drifted.
         const drifted = files.filter((f) => f.state !== 'ok').length + unexpected.length + dirs.length;
         ctx.out.line(`files: ${files.length} protected, ${files.length - files.filter((f) => f.state !== 'ok').length} ok${drifted ? c.red(`, ${drifted} drift`) : ''}`);
@@ -106,6 +111,23 @@ export const statusCommand: CommandSpec = {
     }
   },
 };
+
+interface BudgetFigure { used: number | null; budget: number; pruned: number }
+
+function storeBudgetFigure(storeFd: Parameters<typeof storeUsage>[0], budget: number): BudgetFigure {
+  let used: number | null = null;
+  let pruned = 0;
+  try { used = storeUsage(storeFd).used; } catch { /* reported as unknown */ }
+  try { pruned = readPruned(storeFd).size; } catch { /* none known */ }
+  return { used, budget, pruned };
+}
+
+/** `store: 12 MiB used of 512 MiB (store_max_bytes)`, and what was pruned. */
+function budgetLine(f: BudgetFigure, warn: (s: string) => string): string {
+  const used = f.used === null ? 'size unknown' : `${sizeText(f.used)} used`;
+  const line = `store: ${used} of ${sizeText(f.budget)} (store_max_bytes)${f.pruned ? `; ${f.pruned} quarantined content(s) pruned, oldest first ('warden alerts' says which)` : ''}`;
+  return f.used !== null && f.used > f.budget ? warn(line) : line;
+}
 
 /** Whether a witness runs (docs/CONTRACT.md §Who did it), where, and what it can see. */
 function witnessLine(w: WitnessReport | null): string {
