@@ -129,7 +129,8 @@ describe('a profile\'s root: warden init/run --profile NAME --home DIR', () => {
     const a1 = await waitFor(() => alertsOf(h, sel).find((a) => a.path === 'settings.json' && a.action === 'reverted'), 10_000, 'the alert');
     assert.equal(a1.reason, 'content');
     assert.ok(a1.quarantine, 'the rejected bytes are kept');
-    const kept = (readdirSync(join(doc.store, 'quarantine', a1.id)) as string[]).map((n) => readFileSync(join(doc.store, 'quarantine', a1.id, n), 'utf8'));
+    // A rejected regular file is kept flat, as quarantine/<alert-id> itself (docs/CONTRACT.md §Store budget).
+    const kept = [readFileSync(a1.quarantine, 'utf8')];
     assert.ok(kept.includes(GRANTED), `quarantine holds the rejected content: ${JSON.stringify(kept)}`);
     // The advice names the root: nothing in it leads a command there from the current directory.
     assert.ok(a1.advice.includes(`'warden edit settings.json --root ${claude}'`), a1.advice);
