@@ -5,5 +5,5 @@ export { parseKeyPattern, matchKey, reachesBelow, atOrBelow, specificity, keyWor
 export { LEVELS, WIDENS, type Level, type Widens, type ProfileData, type ProfileFile, type Rule, type RuntimeWrite, type Validator, type CredentialGroup } from './schema.js';
 export { ruleWords, summarize, filesWords, type ProfileSummary } from './describe.js';
 export { rulesAt, levelRootProfile, CLASSIC_PROFILE, type RootProfile } from './root-rules.js';
-export { classicRootProfile } from './root-profile.js';
+export { classicRootProfile, rootProfileFor } from './root-profile.js';
 export { shippedProfile, profileShape } from './shipped.js';
