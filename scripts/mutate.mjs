@@ -76,9 +76,9 @@ export const IO_FOLDERS = {
     fast: ['store/io-keys', 'store/io-location', 'store/io-baseline', 'store/io-baseline-state', 'store/io-alerts', 'store/io-history', 'store/io-lock', 'store/lock'],
   },
   guard: {
-    files: Object.fromEntries(['guard', 'watcher', 'quarantine', 'verify-pass', 'store-check', 'open-watch', 'stamp-poll', 'alert-sink', 'observe', 'inspect'].map((f) => [`dist/src/guard/${f}.js`, GUARD_IT])),
+    files: Object.fromEntries(['guard', 'report', 'path-repairs', 'held-root', 'approved', 'watcher', 'quarantine', 'verify-pass', 'store-check', 'open-watch', 'stamp-poll', 'alert-sink', 'observe', 'inspect'].map((f) => [`dist/src/guard/${f}.js`, GUARD_IT])),
     // In process (no CLI, no daemon process): io-guard's everyday edits; io-layers (each detection layer alone, lane 22ga); open-watch (the stamp poll's inode watches);
-    // io-faults (a full tmpfs, the quota, a damaged alerts file), io-store-check, io-verify-pass, io-watcher, io-watch-fault (the only user of WARDEN_TEST_WATCH_FAULT in this process: the seam fires once per process) (lane 22gb).
+    // io-faults (a full tmpfs, the quota, a damaged alerts file), io-store-check, io-verify-pass, io-watcher, io-watch-fault (sets test-seams.ts `watchFault`, which the next inotify watcher takes once) (lane 22gb).
     fast: ['guard/io-guard', 'guard/io-layers', 'guard/open-watch', 'guard/io-faults', 'guard/io-store-check', 'guard/io-verify-pass', 'guard/io-watcher', 'guard/io-watch-fault', 'guard/units', 'guard/pure-units'],
   },
 };
