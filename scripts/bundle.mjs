@@ -54,10 +54,10 @@ try {
     sourcemap: 'linked',
     logLevel: 'warning',
     legalComments: 'none',
-    // write-file-atomic is CommonJS that hashes its own __filename, which an ES module bundle
-    // has not got: bundled, every notifier state write outside the root failed (seen under
-    // the real systemd). It loads from node_modules as before.
-    external: ['koffi', 'unix-dgram', 'node-notifier', 'write-file-atomic'],
+    // Native packages, and node-notifier, which finds its binaries beside itself. A CommonJS
+    // package that reads its own __filename must stay external too: an ES module bundle has
+    // none (test/architecture/bundle.test.ts keeps both CommonJS globals out of the bundle).
+    external: ['koffi', 'unix-dgram', 'node-notifier'],
     // jsonc-parser's "main" is a UMD file whose require('./impl/…') calls esbuild cannot
     // follow (every JSON parse in the bundle failed: "Cannot find module './impl/format'");
     // its ES module build bundles whole.

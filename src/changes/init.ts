@@ -20,6 +20,9 @@ import { NotInitialised, Store } from '../store/store.js';
 import { withDirsOnTheWay } from '../guard/dirs-on-the-way.js';
 import { MAX_DEPTH, withinDepth } from '../guard/inspect.js';
 import { approvedXattrsAt, type XattrSet } from '../fsx/xattrs.js';
+import type { ProfileRootRecord } from '../config/profile-root.js';
+import { settingsFor } from '../store/root-settings.js';
+import { configFromBytes } from '../config/warden-config.js';
 
 /** Exact protected paths plus whatever the globs match on disk now. */
 export function candidatePathsFor(rootFd: number, pset: ProtectedSet): string[] {
@@ -97,9 +100,9 @@ export function scanDisk(rootFd: number, pset: ProtectedSet, maxBytes: number, p
  * `history` says how the history records it (the first init, or a recovery commit).
  */
 export async function writeBaseline(root: string, rootFd: number, store: Store, key: Buffer, pset: ProtectedSet, scan: { files: DiskFile[]; dirs: BaselineIndex['dirs'] }, generation: number,
-  history: { kind: 'init' } | { kind: 'commit'; command: string; user: string }, progress?: Progress): Promise<InitResult> {
+  history: { kind: 'init' } | { kind: 'commit'; command: string; user: string }, progress?: Progress, profile?: ProfileRootRecord): Promise<InitResult> {
   progress?.('writing', 0, scan.files.length);
-  const index: BaselineIndex = { version: 1, generation, updated: new Date().toISOString(), files: dict(), dirs: scan.dirs };
+  const index: BaselineIndex = { version: 1, generation, updated: new Date().toISOString(), files: dict(), dirs: scan.dirs, ...(profile ? { profile } : {}) };
   const blobs = new Map<string, Buffer>();
   const writes: BlobWrite[] = [];
   for (const f of scan.files) {
@@ -178,6 +181,37 @@ export async function initRoot(root: string, opts: { force: boolean; progress?: 
     store ??= Store.open(root, { create: true });
     store.ensureLayout();
     return await writeBaseline(root, rootFd, store, key, pset, scan, 1, { kind: 'init' }, opts.progress);
+  } finally {
+    store?.close();
+    safeClose(rootFd);
+  }
+}
+
+/**
+ * The first baseline of a profile's root (docs/PROFILES.md, "A profile's root"): the
+ * profile's files that exist under `root` now, with the record of what is guarded kept in the
+ * authenticated index and the store in the state directory (never inside a directory warden
+ * does not own). A root that has a baseline already is refused: its record changes only
+ * through warden's commands.
+ */
+export async function initProfileRoot(root: string, profile: ProfileRootRecord, opts: { progress?: Progress } = {}): Promise<InitResult> {
+  const config = settingsFor(configFromBytes(null), { profile });
+  const pset = protectedSet(config);
+  const rootFd = openRoot(root);
+  let store: Store | null = null;
+  try {
+    try { store = Store.open(root, { state: true }); } catch (err) { if (!(err instanceof NotInitialised)) throw err; }
+    const key = loadKeyOrExplainMove(root, true);
+    const existing = store ? readIndex(store.fd, key) : { ok: false as const, problem: 'missing' as const };
+    if (existing.ok || existing.problem !== 'missing' || readSeal(sealPath(root)) !== null) {
+      const what = existing.ok ? (existing.index.profile ? `the ${existing.index.profile.profile} profile's ${existing.index.profile.level} files` : 'a root with its own config/warden.toml') : 'a baseline';
+      throw new WardenError(`${root} already has a baseline (${what}, in ${store?.dir ?? 'its store'}); warden init records a root once. Its files change through 'warden edit', 'warden apply' or 'warden accept'`);
+    }
+    const scan = scanDisk(rootFd, pset, config.max_bytes, opts.progress);
+    if (scan.files.length === 0) throw new WardenError(`none of the ${profile.profile} profile's ${profile.level} files is in ${root} (${profile.files.map((f) => f.path).join(', ')}); nothing was recorded`);
+    store ??= Store.open(root, { create: true, state: true });
+    store.ensureLayout();
+    return await writeBaseline(root, rootFd, store, key, pset, scan, 1, { kind: 'init' }, opts.progress, profile);
   } finally {
     store?.close();
     safeClose(rootFd);

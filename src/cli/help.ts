@@ -14,6 +14,9 @@ export interface HelpText {
 /** Options every command takes. */
 export const GLOBAL_HELP: [string, string][] = [
   ['--root DIR', 'the root to work on (default: $WARDEN_ROOT, else the nearest directory at or above this one holding config/warden.toml)'],
+  ['--profile NAME', "instead of --root: the root holding a runtime's files ('warden profiles'): the user's (~/.claude, ~/.codex…), or a project's with --project"],
+  ['--home DIR', 'with --profile: the home directory (default $HOME)'],
+  ['--project DIR', "with --profile: a project's files instead of the user's"],
   ['--json', 'machine-readable output on stdout, nothing else there'],
   ['-h, --help', 'this help'],
 ];
@@ -41,8 +44,8 @@ export const HELP: Record<string, HelpText> = {
       ['-v, --list', 'list every file recorded (by default a root of more than 50 files gets a count per directory)'],
       ['--if-needed', 'do nothing (exit 0) when the root already has a baseline: for scripts run more than once'],
     ],
-    examples: ['warden init                    # in a directory holding config/warden.toml', 'warden init --root /home/agent/agent-root'],
-    notes: ['Refuses a directory without config/warden.toml: that file is warden\'s settings and names what to protect.', 'On a terminal it shows its progress on stderr (reading N of M files, writing, recording the history).'],
+    examples: ['warden init                    # in a directory holding config/warden.toml', 'warden init --root /home/agent/agent-root', 'warden init --profile claude-code   # ~/.claude: settings.json, agents, commands, skills', 'warden init --profile codex --project ~/src/app'],
+    notes: ['Refuses a directory without config/warden.toml (that file is warden\'s settings and names what to protect), unless --profile names the runtime: then the profile says what to protect, and warden keeps that record in its store (docs/PROFILES.md, "A profile\'s root").', 'On a terminal it shows its progress on stderr (reading N of M files, writing, recording the history).'],
   },
   run: {
     options: [

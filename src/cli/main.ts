@@ -18,6 +18,10 @@ import type { CommandEntry } from './commands/index.js';
 
 const GLOBAL_OPTIONS = {
   root: { type: 'string' },
+  // A profile's root instead of --root (docs/PROFILES.md, "A profile's root"; cli/profile-root.ts).
+  profile: { type: 'string' },
+  home: { type: 'string' },
+  project: { type: 'string' },
   json: { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
@@ -27,6 +31,8 @@ const PATH_FIRST = new Set(['why', 'history', 'edit', 'apply', 'rm']);
 /** Commands that read files only and need no baseline. */
 /** Commands that work on a root a deployed guard holds, whoever runs them (they need no store). */
 const ANY_CALLER = new Set(['check', 'explain', 'install-units', 'completion', 'desktop', 'notify test', 'profiles']);
+/** Commands whose --profile means a profile's files, not a root to select (they read files only). */
+const OWN_PROFILE_OPTION = new Set(['check', 'profiles']);
 const NO_BASELINE = new Set(['init', 'check', 'explain', 'install-units', 'rehome', 'completion', 'desktop', 'profiles']);
 export { version };
 
@@ -148,6 +154,25 @@ function hoistGlobals(argv: string[]): string[] {
   return [...argv.slice(i), ...lead];
 }
 
+/** ` --profile NAME [--home DIR] [--project DIR]` as given, for advice. */
+function profileArgs(values: Record<string, unknown>): string {
+  return ['profile', 'home', 'project'].filter((k) => typeof values[k] === 'string').map((k) => ` --${k} ${String(values[k])}`).join('');
+}
+
+/** A root with a baseline recorded for a profile (its store says so; nothing in the root does). */
+async function isProfileRoot(root: string): Promise<boolean> {
+  if (!isInitialised(root)) return false;
+  const { approvedProfileOf } = await import('../store/approved-config.js');
+  try { return approvedProfileOf(root) !== undefined; } catch { return false; }
+}
+
+/** The root a profile names (cli/profile-root.ts); a root made by `--init-if-needed` would be embedded in it, so that is refused. */
+async function profileRootOf(command: string, values: Record<string, unknown>): Promise<{ root: string }> {
+  if (command === 'run' && values['init-if-needed']) throw new WardenError(`--init-if-needed does not go with --profile: run 'warden init${profileArgs(values)}' first`, EXIT.usage);
+  const { chooseProfileRoot } = await import('./profile-root.js');
+  return chooseProfileRoot(values as Parameters<typeof chooseProfileRoot>[0], process.env, process.cwd());
+}
+
 export async function main(rawArgv: string[]): Promise<number> {
   const argv = hoistGlobals(rawArgv);
   const wantsJson = argv.includes('--json');
@@ -204,8 +229,12 @@ export async function main(rawArgv: string[]): Promise<number> {
     const sub = GROUPS[spec.name] ? parsed.positionals[0] : undefined;
     if (values.help) { process.stdout.write(commandHelp(spec, sub) + '\n'); return EXIT.ok; }
     const rootOptional = typeof spec.rootOptional === 'function' ? spec.rootOptional(values) : spec.rootOptional ?? false;
-    const { root } = chooseRoot(values.root as string | undefined, process.env, process.cwd(), rootOptional);
-    if (!rootOptional && !hasWardenToml(root)) {
+    const byProfile = typeof values.profile === 'string' && !OWN_PROFILE_OPTION.has(spec.name);
+    if (!byProfile && !OWN_PROFILE_OPTION.has(spec.name) && (values.home !== undefined || values.project !== undefined)) throw new WardenError('--home and --project go with --profile NAME', EXIT.usage);
+    const { root } = byProfile ? await profileRootOf(spec.name, values) : chooseRoot(values.root as string | undefined, process.env, process.cwd(), rootOptional);
+    // A profile's root holds no config/warden.toml: named by --root, it is known by its store (docs/PROFILES.md, "A profile's root").
+    const profileRoot = byProfile || (!rootOptional && spec.name !== 'init' && !hasWardenToml(root) && await isProfileRoot(root));
+    if (!rootOptional && !profileRoot && !hasWardenToml(root)) {
       throw new WardenError(spec.name === 'init'
         ? `nothing to protect in ${root}: it has no ${WARDEN_TOML_REL} (warden's settings, which also name what to protect). Create one (the example root's config/warden.toml is a start), then run 'warden init' again.`
         : `${root} is not a warden root: it has no ${WARDEN_TOML_REL}`);
@@ -219,8 +248,8 @@ export async function main(rawArgv: string[]): Promise<number> {
     }
     // Run as the deployed guard's account: the commands its messages advise are the ones
     // that work here, `sudo -u warden warden … --root ROOT` (docs/DEPLOY.md §2.6).
-    if (spec.name !== 'run' && process.geteuid?.() !== 0 && stateBase().deployment) {
-      const style = { account: accountOfSelf(), root };
+    if (spec.name !== 'run' && ((process.geteuid?.() !== 0 && stateBase().deployment) || profileRoot)) {
+      const style = { account: process.geteuid?.() !== 0 && stateBase().deployment ? accountOfSelf() : null, root };
       setAdviceCommandStyle(style);
       const plainErr = out.err.bind(out);
       out.err = (text: string) => plainErr(deployedAdvice(text, style));
@@ -230,7 +259,13 @@ export async function main(rawArgv: string[]): Promise<number> {
     if (needsBaseline && !isInitialised(root)) {
       // The store knows better when it can say why (a moved root, a store left inside the root).
       try { Store.open(root).close(); } catch (err) { if (!(err instanceof NotInitialised)) throw err; }
-      throw new WardenError(`not initialised: run \`warden init\` to record the approved baseline of ${root}`);
+      throw new WardenError(`not initialised: run \`warden init${byProfile ? profileArgs(values) : ''}\` to record the approved baseline of ${root}`);
+    }
+    if (byProfile && spec.name !== 'init' && isInitialised(root)) {
+      // The root a profile names must be that profile's: never another runtime's, or a root with its own warden.toml.
+      const { approvedProfileOf } = await import('../store/approved-config.js');
+      const rec = approvedProfileOf(root);
+      if (rec?.profile !== values.profile) throw new WardenError(`${root} is guarded ${rec ? `as the ${rec.profile} profile's ${rec.level} files` : 'by its own config/warden.toml'}, not by the ${String(values.profile)} profile${rec ? '' : ': use --root'}`, EXIT.usage);
     }
     const positionals = [...parsed.positionals];
     if (PATH_FIRST.has(spec.name) && positionals[0] !== undefined) positionals[0] = rootRelative(root, positionals[0]);

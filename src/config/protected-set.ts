@@ -6,6 +6,7 @@ import picomatch from 'picomatch';
 import { dirOf } from '../common/rel-path.js';
 import { hasRawBytes } from '../common/names.js';
 import type { WardenConfig } from './warden-config.js';
+import { expandBraces, type ProfileRootRecord } from './profile-root.js';
 
 export type FileKind = 'warden' | 'conditions' | 'guests' | 'credentials' | 'org' | 'block' | 'text';
 
@@ -58,9 +59,24 @@ function lazyGlob(pattern: string): (rel: string) => boolean {
   return (rel) => (match ??= picomatch(pattern, { dot: false }))(rel);
 }
 
+/**
+ * The settings a root runs on: its approved warden.toml, or for a profile's root
+ * (config/profile-root.ts) the built-in defaults with the profile's files recorded at init.
+ */
+export type RootSettings = WardenConfig & { profileRoot?: ProfileRootRecord };
+
+/**
+ * A profile's root protects the profile's files only (docs/PROFILES.md, "A profile's root"):
+ * none of the example runtime's fixed paths, no warden.toml, no credential TOML files.
+ */
+function profileSpecs(r: ProfileRootRecord): { pattern: string; kind: FileKind }[] {
+  return r.files.flatMap((f) => expandBraces(f.path).map((pattern) => ({ pattern, kind: 'text' as const })));
+}
+
 /** Only the paths matter here: a full WardenConfig, or the same settings read without zod (quick-config.ts). */
-export function protectedSet(config: Pick<WardenConfig, 'protect' | 'credentials'> | { protect: { path: string }[]; credentials: { files: string[] } }): ProtectedSet {
-  const specs: { pattern: string; kind: FileKind }[] = [
+export function protectedSet(config: (Pick<WardenConfig, 'protect' | 'credentials'> | { protect: { path: string }[]; credentials: { files: string[] } }) & { profileRoot?: ProfileRootRecord }): ProtectedSet {
+  const profile = config.profileRoot !== undefined;
+  const specs: { pattern: string; kind: FileKind }[] = config.profileRoot ? profileSpecs(config.profileRoot) : [
     { pattern: 'config/warden.toml', kind: 'warden' },
     { pattern: 'config/conditions.toml', kind: 'conditions' },
     { pattern: 'config/guests.toml', kind: 'guests' },
@@ -94,7 +110,9 @@ export function protectedSet(config: Pick<WardenConfig, 'protect' | 'credentials
   const rawUnexpected = (rel: string): boolean => {
     if (!hasRawBytes(rel)) return false;
     const d = dirOf(rel);
-    return (d !== '' && dirSet.has(d)) || deepBases.some((b) => b === '' || d === b || d.startsWith(`${b}/`));
+    // A profile's root shares its directories with the runtime's own files (transcripts,
+    // caches): only below a `**` glob's base is such a name the profile's.
+    return (!profile && d !== '' && dirSet.has(d)) || deepBases.some((b) => b === '' || d === b || d.startsWith(`${b}/`));
   };
   const globDirs = [...new Set(patterns.filter((p) => p.glob).map((p) => p.base))];
   return {

@@ -19,6 +19,7 @@ import type { WatchSupervisor } from '../guard/watch-supervisor.js';
 import { appendAlert, newAlertId } from '../store/alerts.js';
 import type { Alert } from '../store/alert-types.js';
 import { publishManifest } from '../store/manifest.js';
+import { settingsFor } from '../store/root-settings.js';
 import { readSeal, sealPath } from '../store/keys.js';
 import { blobStampsPath } from '../store/blob-stamps.js';
 import { loadKeyOrExplainMove, recordKeyOwner } from '../store/rehome.js';
@@ -29,7 +30,7 @@ import type { AnyReply, ControlRequest } from './protocol.js';
 import { acquireLock, type Lock } from '../store/lock.js';
 import { createJournalSender } from './journald.js';
 import { createSdNotifier } from './sd-notify.js';
-import { adviceFor, setAdviceCommandStyle } from '../guard/classify.js';
+import { adviceCommandStyle, adviceFor, setAdviceCommandStyle } from '../guard/classify.js';
 import { userInfo } from 'node:os';
 import { muteStreamErrors, rateLimitedWriter, writeLineSync } from '../common/diagnostics.js';
 import { linkWitness, type WitnessLink, type WitnessReport } from './witness-link.js';
@@ -178,7 +179,8 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
       // made while warden was stopped, which startup verification is about to revert).
       const approvedToml = approvedBytes(state, store.fd, rootFd, WARDEN_TOML);
       if (state.entry(WARDEN_TOML) && !approvedToml) throw new WardenError(`baseline-tampered: the approved content of ${WARDEN_TOML} is missing from the store or altered; warden will not adopt it. ${RECOVER}`);
-      config = await settingsFromBytes(approvedToml);
+      config = settingsFor(await settingsFromBytes(approvedToml), state.index);
+      if (state.index.profile && !adviceCommandStyle()) setAdviceCommandStyle({ account: null, root: opts.root });
       // Alert journal lines get a bucket of their own: diagnostics cannot crowd them out.
       const journalLine = opts.log ?? ttyless(rateLimitedWriter(2, { burst: 2000, perSecond: 500 }));
       // Under systemd each alert is also a structured entry on journald's native socket
@@ -274,7 +276,7 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
       }
       // Removed when this daemon stops: a later SIGHUP must not reload a stopped guard.
       const onHup = (): void => {
-        settingsFromBytes(g.state.bytesOf(store.fd, WARDEN_TOML)).then(
+        settingsFromBytes(g.state.bytesOf(store.fd, WARDEN_TOML)).then((c) => settingsFor(c, g.state.index)).then(
           (next) => reload(next).then(() => log('<5>warden: reloaded the approved config/warden.toml'), (err) => log(`<3>warden: SIGHUP reload failed: ${String((err as Error)?.message ?? err)}`)),
           (err) => log(`<3>warden: SIGHUP: config/warden.toml is invalid, keeping the old settings: ${err instanceof WardenError ? [err.message, ...err.details.map(formatLocated)].join('; ') : String(err)}`));
       };

@@ -15,7 +15,8 @@ import { join } from 'node:path';
 import { openRoot, safeClose } from '../fsx/beneath.js';
 import { approvedConfigForReader } from '../store/approved-config.js';
 import { BASELINE_DIR, INDEX_NAME } from '../store/layout.js';
-import { unauthenticatedFiles } from '../store/baseline.js';
+import { unauthenticatedFiles, unauthenticatedProfile } from '../store/baseline.js';
+import { settingsFor } from '../store/root-settings.js';
 import { settingsFromBytes } from '../config/quick-config.js';
 import { protectedSet } from '../config/protected-set.js';
 import type { WardenConfig } from '../config/warden-config.js';
@@ -42,8 +43,10 @@ export interface WitnessRunOptions {
 async function configOf(root: string): Promise<{ config: WardenConfig; from: string; files: string[] }> {
   const a = approvedConfigForReader(root);
   let files: string[] = [];
-  try { files = Object.keys(unauthenticatedFiles(readFileSync(join(a.from, BASELINE_DIR, INDEX_NAME)))); } catch { /* the exact paths still are marked */ }
-  return { config: await settingsFromBytes(a.bytes), from: a.from, files };
+  let profile: ReturnType<typeof unauthenticatedProfile>;
+  try { const raw = readFileSync(join(a.from, BASELINE_DIR, INDEX_NAME)); files = Object.keys(unauthenticatedFiles(raw)); profile = unauthenticatedProfile(raw); } catch { /* the exact paths still are marked */ }
+  // A profile's root (docs/PROFILES.md, "A profile's root"): its directories are those of the recorded files.
+  return { config: settingsFor(await settingsFromBytes(a.bytes), { profile }), from: a.from, files };
 }
 
 /** Whether the root path now names a directory other than the one held. */

@@ -62,18 +62,23 @@ export function classify(approved: Approved | undefined, obs: Observation): Verd
  * The commands in advice are the ones that work where the alert comes from
  * (docs/DEPLOY.md, "Making changes the right way"): in the deployment the owner runs them
  * as the guard's account, with the root named, so `'warden edit P'` reads
- * `'sudo -u warden warden edit P --root ROOT'`. Set once by the daemon at start.
+ * `'sudo -u warden warden edit P --root ROOT'`. A profile's root (docs/PROFILES.md, "A
+ * profile's root") holds no config/warden.toml to be found from the current directory, so
+ * its commands name the root too (`account` null: as the user who runs them). Set once by
+ * the daemon at start.
  */
-let commandStyle: { account: string; root: string } | null = null;
-export function setAdviceCommandStyle(style: { account: string; root: string } | null): void { commandStyle = style; }
-export const adviceCommandStyle = (): { account: string; root: string } | null => commandStyle;
+export interface AdviceStyle { account: string | null; root: string }
+let commandStyle: AdviceStyle | null = null;
+export function setAdviceCommandStyle(style: AdviceStyle | null): void { commandStyle = style; }
+export const adviceCommandStyle = (): AdviceStyle | null => commandStyle;
 
 const word = (s: string): string => (/^[A-Za-z0-9_./=:@%+,-]+$/.test(s) ? s : `"${s.replace(/(["\\$`])/g, '\\$1')}"`);
 
 /** Rewrite each quoted 'warden …' command for the deployment. Pure. */
-export function deployedAdvice(text: string, style: { account: string; root: string } | null): string {
+export function deployedAdvice(text: string, style: AdviceStyle | null): string {
   if (!style) return text;
-  return text.replace(/'warden ([^']*)'/g, (_m, args: string) => `'sudo -u ${word(style.account)} warden ${args} --root ${word(style.root)}'`);
+  const who = style.account === null ? '' : `sudo -u ${word(style.account)} `;
+  return text.replace(/'warden ([^']*)'/g, (_m, args: string) => `'${who}warden ${args} --root ${word(style.root)}'`);
 }
 
 /** How to make the change properly — every alert and message carries it (docs/CONTRACT.md §Alerts). `kind` 'directory': an approved directory. */

@@ -1,7 +1,7 @@
 /**
  * What stands at a protected directory's path (the root or one below it), and whether it is
  * warden's to change: docs/ARCHITECTURE.md, invariant 19. Pure: no I/O, so every rule is
- * table-tested (test/guard/pure-units.test.ts); the guard does the lstat and the repair
+ * table-tested (test/guard/root-path-rules.test.ts); the guard does the lstat and the repair
  * (dir-repair.ts).
  *
  * warden changes the owner, mode or content only of what belongs to the approved state:

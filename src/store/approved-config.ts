@@ -9,7 +9,8 @@ import { openRoot, readSmallAt, safeClose, withDir } from '../fsx/beneath.js';
 import { WardenError, errnoCode } from '../common/errors.js';
 import { WARDEN_TOML, configFromBytes, type WardenConfig } from '../config/warden-config.js';
 import { BASELINE_DIR, BLOBS_DIR, INDEX_NAME, SECRETS_DIR } from './layout.js';
-import { unauthenticatedFiles } from './baseline.js';
+import { unauthenticatedFiles, unauthenticatedProfile } from './baseline.js';
+import { settingsFor } from './root-settings.js';
 import { NotInitialised, Store, type StoreFd } from './store.js';
 import { STORES_DIR, rootId, systemStateDir } from './location.js';
 
@@ -50,7 +51,20 @@ export function loadWardenConfig(root: string): WardenConfig {
 /** The approved warden.toml from an open store; the disk's before the first baseline. */
 export function loadWardenConfigFrom(storeFd: StoreFd, root: string): WardenConfig {
   const approved = approvedBytes(storeFd, WARDEN_TOML);
-  return approved === undefined ? loadWardenConfigFromDisk(root) : configFromBytes(approved);
+  return approved === undefined ? loadWardenConfigFromDisk(root) : settingsFor(configFromBytes(approved), { profile: approvedProfile(storeFd) });
+}
+
+/** A profile root's record from the store's index, read as approvedBytes reads (root-settings.ts). */
+function approvedProfile(storeFd: StoreFd): ReturnType<typeof unauthenticatedProfile> {
+  const raw = withDir(storeFd, BASELINE_DIR, (fd) => { try { return readSmallAt(fd, INDEX_NAME); } catch { return null; } }, () => null);
+  if (!raw) return undefined;
+  try { return unauthenticatedProfile(raw); } catch { throw new WardenError('the store\'s baseline/index is malformed; run warden verify'); }
+}
+
+/** The profile root record of `root`'s store (undefined: none, or no baseline). Read-only, as approvedBytes. */
+export function approvedProfileOf(root: string): ReturnType<typeof unauthenticatedProfile> {
+  const store = Store.open(root);
+  try { return approvedProfile(store.fd); } finally { store.close(); }
 }
 
 /**

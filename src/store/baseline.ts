@@ -14,6 +14,7 @@ import { hmacEqual, hmacHex } from './keys.js';
 import { BASELINE_DIR, BLOBS_DIR, INDEX_NAME, SECRETS_DIR } from './layout.js';
 import type { StoreFd } from './store.js';
 import type { XattrSet } from '../fsx/xattrs.js';
+import { parseProfileRootRecord, type ProfileRootRecord } from '../config/profile-root.js';
 
 export interface FileEntry {
   kind: FileKind;
@@ -39,6 +40,12 @@ export interface BaselineIndex {
   updated: string;
   files: Record<string, FileEntry>;
   dirs: Record<string, DirEntry>;
+  /**
+   * A profile's root (config/profile-root.ts): which profile, level and files this root
+   * guards, recorded at init and carried by every later index (authenticated with it).
+   * Absent: a root with its own config/warden.toml.
+   */
+  profile?: ProfileRootRecord;
 }
 
 /** The JSON index of before the compact index: still read (an existing store loads as it is), never written. */
@@ -86,7 +93,7 @@ export function serializeBody(index: BaselineIndex): Buffer {
   const paths = Object.keys(index.files);
   const xattrs: Record<string, XattrSet> = {};
   for (const p of paths) { const x = index.files[p]!.xattrs; if (x && Object.keys(x).length > 0) xattrs[p] = x; }
-  const meta = Buffer.from(JSON.stringify({ version: 2, generation: index.generation, updated: index.updated, dirs: index.dirs, ...(Object.keys(xattrs).length ? { xattrs } : {}) }));
+  const meta = Buffer.from(JSON.stringify({ version: 2, generation: index.generation, updated: index.updated, dirs: index.dirs, ...(Object.keys(xattrs).length ? { xattrs } : {}), ...(index.profile ? { profile: index.profile } : {}) }));
   const n = paths.length;
   for (const p of paths) if (p === '' || p.includes('\0')) throw new Error(`index path ${JSON.stringify(p)} cannot be written`);
   const joined = paths.join('\0');
@@ -121,7 +128,7 @@ export function parseBody(body: Buffer): BaselineIndex {
   if (body.length < 9) throw new Error('truncated');
   const metaLen = body.readUInt32LE(0);
   if (4 + metaLen + 5 > body.length) throw new Error('truncated');
-  const meta = JSON.parse(body.toString('utf8', 4, 4 + metaLen)) as { version?: unknown; generation?: unknown; updated?: unknown; dirs?: unknown; xattrs?: unknown };
+  const meta = JSON.parse(body.toString('utf8', 4, 4 + metaLen)) as { version?: unknown; generation?: unknown; updated?: unknown; dirs?: unknown; xattrs?: unknown; profile?: unknown };
   if (meta.version !== 2 || typeof meta.generation !== 'number' || typeof meta.updated !== 'string' || typeof meta.dirs !== 'object' || meta.dirs === null || Array.isArray(meta.dirs)) throw new Error('unexpected shape');
   let o = 4 + metaLen;
   const n = body.readUInt32LE(o); o += 4;
@@ -154,7 +161,9 @@ export function parseBody(body: Buffer): BaselineIndex {
       e.xattrs = set;
     }
   }
-  const index: BaselineIndex = { version: 1, generation: meta.generation, updated: meta.updated, files, dirs: dict(meta.dirs as BaselineIndex['dirs']) };
+  const profile = meta.profile === undefined ? undefined : parseProfileRootRecord(meta.profile);
+  if (profile === null) throw new Error('a profile root record that is not one');
+  const index: BaselineIndex = { version: 1, generation: meta.generation, updated: meta.updated, files, dirs: dict(meta.dirs as BaselineIndex['dirs']), ...(profile ? { profile } : {}) };
   const cols: IndexColumns = {
     paths, digests: body.toString('latin1', sha, size),
     mode: new Uint32Array(n), uid: new Uint32Array(n), gid: new Uint32Array(n),
@@ -211,6 +220,14 @@ export function unauthenticatedFiles(raw: Buffer): Record<string, FileEntry> {
   const body = raw.subarray(nl + 1);
   if (raw.toString('latin1', 0, HEADER.length) === HEADER) return parseBody(body).files;
   return (JSON.parse(body.toString('utf8')) as BaselineIndex).files;
+}
+
+/** The profile root record of index bytes (either form), WITHOUT authenticating them, as unauthenticatedFiles. */
+export function unauthenticatedProfile(raw: Buffer): ProfileRootRecord | undefined {
+  const nl = raw.indexOf(0x0a);
+  if (nl < 0) throw new Error('no header line');
+  if (raw.toString('latin1', 0, HEADER.length) !== HEADER) return undefined;
+  return parseBody(raw.subarray(nl + 1)).profile;
 }
 
 export function serializeIndex(index: BaselineIndex, key: Buffer): Buffer {

@@ -146,7 +146,8 @@ export async function initHistory(store: Store, changes: HistoryChange[], user =
 
 /**
  * Feed a fast-import stream to git in the history repository (a child; killed if it takes
- * too long). The stream goes through an unlinked temp file in .git, git's stdin: a pipe
+ * too long). The one git call not made through simple-git, which cannot give a command a
+ * stdin. The stream goes through an unlinked temp file in .git, git's stdin: a pipe
  * would be fed only when this process's event loop turns, and init keeps it busy writing
  * blobs meanwhile, so git would start its work only after them instead of beside them.
  */
@@ -251,8 +252,8 @@ export async function latestHistoryTree(store: Store): Promise<{ commit: string;
     const commit = (await g.raw(['rev-parse', 'HEAD'])).trim();
     const names = (await g.raw(['ls-tree', '-r', '--name-only', '-z', 'HEAD'])).split('\0').filter(Boolean);
     const files = new Map<string, Buffer>();
-    const { execFileSync } = await import('node:child_process');
-    for (const n of names) files.set(n, execFileSync('git', ['show', `HEAD:${n}`], { cwd: atText(store.fd, HISTORY_DIR), timeout: 30_000, maxBuffer: 64 * 1024 * 1024, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } }));
+    // showBuffer: the mirror's bytes as git holds them (decoded as text they could change).
+    for (const n of names) files.set(n, await g.showBuffer([`HEAD:${n}`]));
     return { commit, files };
   } catch { return null; }
 }

@@ -3,6 +3,7 @@ import { WARDEN_TOML, configFromBytes, type WardenConfig } from '../config/warde
 import type { LoadOptions } from './baseline-state.js';
 import { protectedSet, type ProtectedSet } from '../config/protected-set.js';
 import { openBaseline, type Opened } from './open-baseline.js';
+import { settingsFor } from './root-settings.js';
 
 export interface Loaded extends Opened { config: WardenConfig; pset: ProtectedSet }
 
@@ -10,7 +11,7 @@ export interface Loaded extends Opened { config: WardenConfig; pset: ProtectedSe
 export function loadBaseline(root: string, opts: LoadOptions = { blobs: false }): Loaded {
   const o = openBaseline(root, opts);
   try {
-    const config = configFromBytes(o.state.bytesOf(o.store.fd, WARDEN_TOML));
+    const config = settingsFor(configFromBytes(o.state.bytesOf(o.store.fd, WARDEN_TOML)), o.state.index);
     return { ...o, config, pset: protectedSet(config) };
   } catch (err) {
     o.close();

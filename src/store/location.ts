@@ -105,13 +105,15 @@ export interface StoreLocation {
  * one it would create: the deployment always creates in the state directory, a session
  * embedded.
  */
-export function locateStore(root: string, env: NodeJS.ProcessEnv = process.env): StoreLocation & { exists: boolean } {
+export function locateStore(root: string, env: NodeJS.ProcessEnv = process.env, opts: { state?: boolean } = {}): StoreLocation & { exists: boolean } {
   const base = stateBase(env);
   const id = rootId(root);
   const state = join(base.dir, STORES_DIR, id);
   const rt = runtimeBase(env);
   const stateExists = (() => { try { return lstatSync(state).isDirectory(); } catch { return false; } })();
-  if (base.deployment || stateExists) {
+  // opts.state: a profile's root, whose directory warden does not own (docs/PROFILES.md,
+  // "A profile's root"), keeps its store in the state directory, never inside it.
+  if (base.deployment || stateExists || opts.state) {
     return { root, id, mode: 'state', dir: state, base, runtimeDir: rt ? join(rt, id) : null, exists: stateExists };
   }
   const embedded = join(root, EMBEDDED_STORE);

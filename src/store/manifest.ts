@@ -47,6 +47,9 @@ export function publishManifest(rootFd: number, index: BaselineIndex, env: NodeJ
   log: (line: string) => void = (l) => process.stderr.write(l + '\n')): PublishResult {
   let path = '(unknown)';
   let deployDir: string | null = null;
+  // A profile's root has no runtime view (docs/PROFILES.md, "A profile's root"), and a
+  // session's manifest would go inside the root, which warden does not own there.
+  if (index.profile) return { ok: false, path: '(none)', error: "a profile's root has no runtime manifest" };
   try {
     const id = rootIdentityOf(rootFd);
     const loc = publishLocation(id.path, env);

@@ -37,8 +37,8 @@ export class Store {
    * there is none. Refuses a store directory that is not ours or that others may write:
    * a directory planted by another user is never taken for warden's.
    */
-  static open(root: string, opts: { create?: boolean; env?: NodeJS.ProcessEnv } = {}): Store {
-    const loc = locateStore(root, opts.env);
+  static open(root: string, opts: { create?: boolean; env?: NodeJS.ProcessEnv; state?: boolean } = {}): Store {
+    const loc = locateStore(root, opts.env, { state: opts.state ?? false });
     let fd: number;
     if (loc.mode === 'embedded') {
       const rootFd = openRoot(root);

@@ -19,7 +19,7 @@ const ORG = 'orgs/bookclub.toml';
 const CRED = 'config/credentials.toml';
 const isRoot = process.getuid?.() === 0;
 
-describe('item 2: a permission error is a permission error', { skip: !isRoot && 'needs root to create a second user' }, () => {
+describe('a permission error is a permission error', { skip: !isRoot && 'needs root to create a second user' }, () => {
   const USER = `wi24p${process.pid % 100000}`;
   let uid = -1;
   let gid = -1;
@@ -47,7 +47,7 @@ describe('item 2: a permission error is a permission error', { skip: !isRoot && 
   }
 });
 
-describe('item 3: one path\'s history includes its mode changes', () => {
+describe('one path\'s history includes its mode changes', () => {
   it("history PATH and -p show 'mode: config/credentials.toml 0644 → 0600'", () => {
     const t = inited();
     const m = cli(t, ['apply', CRED, '--mode', '0600']);
@@ -68,7 +68,7 @@ describe('item 3: one path\'s history includes its mode changes', () => {
   });
 });
 
-describe('item 4: edit without a terminal', () => {
+describe('edit without a terminal', () => {
   it('refuses at once (exit 2) instead of starting vi, and says what works', () => {
     const t = inited();
     // stdin a pipe that stays open: vi would wait for it forever (spawnSync's timeout would fire).
@@ -84,7 +84,7 @@ describe('item 4: edit without a terminal', () => {
   });
 });
 
-describe('item 5: approve without a terminal', () => {
+describe('approve without a terminal', () => {
   const TTY_TOML = TEST_WARDEN_TOML.replace('approval = "none"', 'approval = "tty"');
   it('exits non-zero and says what would work; on a terminal it still approves', () => {
     const t = inited(TTY_TOML);
@@ -113,7 +113,7 @@ describe('item 5: approve without a terminal', () => {
   });
 });
 
-describe('item 6: time windows and warden\'s own argument errors', () => {
+describe('time windows and warden\'s own argument errors', () => {
   it("history --since/--until/-n; a bad value or unknown option is one line in warden's words", () => {
     const t = inited();
     for (const n of [21, 22, 23]) {
@@ -181,7 +181,7 @@ describe('item 6: time windows and warden\'s own argument errors', () => {
   });
 });
 
-describe('item 7: check a candidate without installing it (visudo -c -f)', () => {
+describe('check a candidate without installing it (visudo -c -f)', () => {
   it('check --from FILE PATH finds the typo the guard reverts before a plain check sees it', async () => {
     const t = inited();
     await world.daemon(t);
@@ -204,7 +204,7 @@ describe('item 7: check a candidate without installing it (visudo -c -f)', () =>
   });
 });
 
-describe('item 9: wording tells the truth', () => {
+describe('wording tells the truth', () => {
   it("a file seen empty and then written is not just 'emptied': the alert says what the rejected file held", async () => {
     const t = inited();
     await world.daemon(t);
@@ -304,7 +304,7 @@ describe('item 9: wording tells the truth', () => {
   });
 });
 
-describe('item 8: a 10,000-file root', () => {
+describe('a 10,000-file root', () => {
   const N = 10_000;
   const bigToml = `${TEST_WARDEN_TOML}\n[[protect]]\npath = "data/*.txt"\nkind = "text"\n`;
   const fill = (t: TestRoot) => {
@@ -347,7 +347,7 @@ describe('item 8: a 10,000-file root', () => {
   });
 });
 
-describe('item 10: completion and the man page come from the --help table', () => {
+describe('completion and the man page come from the --help table', () => {
   const run = (args: string[]) => spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', cwd: '/', timeout: 30_000 });
   it('the installed man page is the one the table generates; package.json installs it', () => {
     const gen = run(['completion', 'man']);

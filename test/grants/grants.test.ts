@@ -34,7 +34,7 @@ const words = (c: Comparison) => c.changes.map((x) => x.words);
 const CLAUDE = '/home/u/.claude/settings.json';
 const CODEX = '/home/u/.codex/config.toml';
 
-describe('the grants of the issue, in its words', () => {
+describe('each runtime\'s grants widened or narrowed, named in the owner\'s words', () => {
   it('Claude Code: an allow entry, an MCP server, a hook', () => {
     const c = cmp('claude-code', CLAUDE, '{"permissions": {"allow": ["Read"]}}',
       '{"permissions": {"allow": ["Read", "Bash(curl:*)"]}, "mcpServers": {"x": {"command": "node", "args": ["/tmp/x.js"]}}, "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "/tmp/h.sh"}]}]}}');

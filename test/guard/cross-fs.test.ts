@@ -35,7 +35,7 @@ os.write(fd, b'# second-write\n')
 os.close(fd)
 `;
 
-describe('root and store on different file systems (row 7)', () => {
+describe('root and store on different file systems', () => {
   it('O_TRUNC, write, 1.5 s, write again: both writes are in quarantine; a new file is kept too', async () => {
     const w = agentWorld({ loop: true });
     worlds.push(w);

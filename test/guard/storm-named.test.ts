@@ -23,7 +23,7 @@ for i in range(int(sys.argv[2])):
     with open('%s/orgs/burst-%03d.toml' % (sys.argv[1], i), 'w') as f: f.write('members = ["burst-%d"]\n' % i)
 `;
 
-describe('a burst of 150 new org files (row 8)', () => {
+describe('a burst of 150 new org files', () => {
   it('every quarantine folder is named by an alert line, and alerts and diff reach each one', async () => {
     const w = agentWorld();
     worlds.push(w);

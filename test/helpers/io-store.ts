@@ -1,9 +1,10 @@
 /**
- * In-process store roots for the store's I/O tests (test/store/io-*.test.ts, the fast tier of
- * the store's mutation sample): a copy of the fixture root in a temporary directory, made into
- * a real store by the product's own `initRoot` (src/changes/init.ts) in this process — no CLI,
- * no daemon. Each test file's tests run inside one ioSuite: one temporary directory holds its
- * roots and the state directory (keys, seals) they share, removed in the suite's `after`.
+ * In-process store roots for the store's in-process I/O tests (test/store/*, the store's fast
+ * tier in scripts/mutate.mjs, IO_FOLDERS.store.fast) and the guard's in-process tests: a copy
+ * of the fixture root in a temporary directory, made into a real store by the product's own
+ * `initRoot` (src/changes/init.ts) in this process — no CLI, no daemon. Each test file's tests
+ * run inside one ioSuite: one temporary directory holds its roots and the state directory
+ * (keys, seals) they share, removed in the suite's `after`.
  *
  * The location functions read process.env: while a suite runs, the state directory points into
  * its temporary directory and a guard state/runtime directory that does not exist is named, so

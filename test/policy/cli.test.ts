@@ -96,7 +96,7 @@ test('policyFileHealth marks a file that grants nothing', (t) => {
   assert.equal(loadPolicyFromRoot(root).policy.orgs.map((o) => o.name).join(), 'idle');
 });
 
-test('explain --json: the SPEC shape, allow → exit 0', (t) => {
+test('explain --json: the fields docs/CONTRACT.md §Tiers lists; allow → exit 0', (t) => {
   const root = exampleRoot();
   t.after(() => rmSync(root, { recursive: true, force: true }));
   const r = warden(root, 'explain', '--user', ALICE, '--guild', '1', '--channel', '444444444444444444', '/workspace/bookclub/a.md', '--json');

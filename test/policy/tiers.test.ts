@@ -114,7 +114,7 @@ test('blocks load by context, only with a valid file, and never for tier none', 
   assert.match(e.blocks_detail[0]?.reason ?? '', /missing or invalid/);
 });
 
-test('explain JSON has the SPEC shape', () => {
+test('explain JSON has the fields docs/CONTRACT.md §Tiers lists, a target\'s first four in order', () => {
   const e = JSON.parse(JSON.stringify(explain(policy, ALICE, ch(BOOK_CH), ['/workspace/bookclub/a'])));
   for (const k of ['tier', 'org', 'resolved_by', 'blocks', 'commands', 'targets']) assert.ok(k in e, k);
   assert.deepEqual(Object.keys(e.targets[0]).slice(0, 4), ['target', 'decision', 'rule', 'source']);

@@ -50,26 +50,29 @@ export const statusCommand: CommandSpec = {
       let last = null;
       try { last = lastAlerts(ctx.root, 1)[0] ?? null; }
       catch (err) { if (err instanceof WardenError) storeProblems.push(err.message); else throw err; }
-      const policy = policyFileHealth(ctx.root);
+      // A profile's root holds a runtime's files, none of the example runtime's policy (docs/PROFILES.md, "A profile's root").
+      const profile = l.state.index.profile ?? null;
+      const policy = profile ? [] : policyFileHealth(ctx.root);
       const warnings: string[] = [];
       if (l.config.approval === 'none') warnings.push('approval = "none": changes are applied without confirmation (tests and development only)');
       const codeRefused = l.config.approval === 'owner-code' ? ownerCodeRefusalAt(l.store.fd) : null;
       if (codeRefused) warnings.push(`${codeRefused}; requests are confirmed on a terminal (approval "tty") instead`);
       const notes: string[] = [];
       if (l.config.approval === 'tty') notes.push(TTY_NOTE);
-      warnings.push(...credentialModeReport(ctx.root).map((f) => f.message));
+      if (!profile) warnings.push(...credentialModeReport(ctx.root).map((f) => f.message));
       const report = deliveryReport(ctx.root);
       const delivery = report ? { outbox_depth: report.outboxDepth, last_error: report.lastDeliveryError ?? null, state_dir: report.stateDir, log_lines_ignored: report.logLinesIgnored } : null;
-      const m = manifestStatus(ctx.root);
+      const m = profile ? null : manifestStatus(ctx.root);
       // Behind the baseline: the runtime's view keeps an older approved state until the guard publishes.
-      const runtimeManifest = { path: m.path, setup: m.setup, present: m.present, generation: m.generation, current: m.generation === l.state.index.generation, problem: m.problem };
+      const runtimeManifest = m ? { path: m.path, setup: m.setup, present: m.present, generation: m.generation, current: m.generation === l.state.index.generation, problem: m.problem } : null;
       const daemon = ping?.ok ? { running: true, pid: ping.pid, polling: ping.polling, watcher_alive: ping.watcherAlive, failing: ping.failing, notifier: ping.notifier ?? null, witness: ping.witness ?? null } : { running: false };
       if (ctx.json) {
-        ctx.out.json({ root: ctx.root, store: { dir: l.store.dir, mode: l.store.mode, problems: storeProblems }, daemon, generation: l.state.index.generation, approval: l.config.approval, warnings, notes, files: [...files, ...unexpected], dirs, policy, last_alert: last, delivery, runtime_manifest: runtimeManifest });
+        ctx.out.json({ root: ctx.root, profile: profile ? { name: profile.profile, level: profile.level, files: profile.files } : null, store: { dir: l.store.dir, mode: l.store.mode, problems: storeProblems }, daemon, generation: l.state.index.generation, approval: l.config.approval, warnings, notes, files: [...files, ...unexpected], dirs, policy, last_alert: last, delivery, runtime_manifest: runtimeManifest });
       } else {
         const c = ctx.out.color;
         ctx.out.line(daemon.running ? c.green(`daemon: running (pid ${String(daemon.pid)})${daemon.polling ? ' — polling (inotify unavailable)' : ''}`) : c.yellow('daemon: not running — direct edits are not being reverted'));
         if (daemon.running) ctx.out.line(witnessLine(daemon.witness as WitnessReport | null));
+        if (profile) ctx.out.line(`profile: ${profile.profile} (${profile.level} files: ${profile.files.map((f) => escapeText(f.path)).join(', ')})`);
         for (const w of warnings) ctx.out.line(c.yellow(`warning: ${w}`));
         for (const n of notes) ctx.out.line(`note: ${n}`);
         for (const p of storeProblems) ctx.out.line(c.red(`store damaged: ${p}`));
@@ -90,10 +93,11 @@ export const statusCommand: CommandSpec = {
           if (e && !off.has(e.channel)) ctx.out.line(c.yellow(`  last delivery error: ${clean(e.channel, 20)} at ${clean(e.time, 40)}: ${clean(e.message, 300)}`));
           if (delivery.log_lines_ignored) ctx.out.line(c.yellow(`  delivery log: ${delivery.log_lines_ignored} incomplete or damaged line(s) ignored (a crash mid-write; those deliveries may be sent again)`));
         }
-        const behind = m.generation !== null && !runtimeManifest.current ? c.yellow(` — behind the baseline (generation ${l.state.index.generation}): the runtime keeps the older approved state until the guard publishes`) : '';
-        ctx.out.line(`runtime manifest: ${m.path}${m.present ? (m.generation !== null ? ` (generation ${m.generation})` : ` (${m.problem ?? 'invalid'})`) : ` (${m.problem ?? 'absent'})`}${behind}`);
+        const behind = m && runtimeManifest && m.generation !== null && !runtimeManifest.current ? c.yellow(` — behind the baseline (generation ${l.state.index.generation}): the runtime keeps the older approved state until the guard publishes`) : '';
+        if (m) ctx.out.line(`runtime manifest: ${m.path}${m.present ? (m.generation !== null ? ` (generation ${m.generation})` : ` (${m.problem ?? 'invalid'})`) : ` (${m.problem ?? 'absent'})`}${behind}`);
         ctx.out.line(last ? `last alert: ${clean(last.time, 40)} ${clean(last.action, 20)} ${clean(last.path, 200)} (${clean(last.reason, 40)}), id ${clean(last.id, 80)}; see 'warden why ${clean(last.path, 200)}'` : 'no alerts');
-        if (!daemon.running) ctx.out.line(c.yellow("start it with 'warden run' (or the warden-guard service)"));
+        const sel = profile ? ['profile', 'home', 'project'].filter((k) => typeof ctx.values[k] === 'string').map((k) => ` --${k} ${escapeText(String(ctx.values[k]))}`).join('') : '';
+        if (!daemon.running) ctx.out.line(c.yellow(`start it with 'warden run${sel}' (or the warden-guard service)`));
       }
       if (storeProblems.length || files.some((f) => f.state !== 'ok') || unexpected.length || dirs.length) return EXIT.finding;
       return daemon.running ? EXIT.ok : EXIT.daemonDown;

@@ -10,11 +10,11 @@ import { openBaseline, octal, type Opened } from '../../store/open-baseline.js';
  * than reading 10,000 files; config/quick-config.ts, the guard's own path), else through the
  * full schema, which names what is wrong.
  */
-const settingsModules = () => Promise.all([import('../../config/quick-config.js'), import('../../config/protected-set.js')]);
+const settingsModules = () => Promise.all([import('../../config/quick-config.js'), import('../../config/protected-set.js'), import('../../store/root-settings.js')]);
 
 async function settingsOf(o: Opened, modules: ReturnType<typeof settingsModules>): Promise<{ pset: ProtectedSet; maxBytes: number }> {
-  const [{ settingsFromBytes, WARDEN_TOML }, { protectedSet }] = await modules;
-  const config = await settingsFromBytes(o.state.bytesOf(o.store.fd, WARDEN_TOML));
+  const [{ settingsFromBytes, WARDEN_TOML }, { protectedSet }, { settingsFor }] = await modules;
+  const config = settingsFor(await settingsFromBytes(o.state.bytesOf(o.store.fd, WARDEN_TOML)), o.state.index);
   return { pset: protectedSet(config), maxBytes: config.max_bytes };
 }
 

@@ -1,5 +1,5 @@
 /**
- * The guard in this process (runDaemon, as io-guard) when things go wrong, each fault
+ * The guard in this process (runDaemon, as direct-edits-in-process) when things go wrong, each fault
  * produced for real: the root's file system full (a small tmpfs mounted by the test; the
  * store on it, or outside the root with room), the quarantine quota used up (the guard's
  * quota made small: the real one is 1,000 entries a minute), and alerts.jsonl made a

@@ -14,7 +14,7 @@ import { readSeal, sealPath } from '../../src/store/keys.js';
 import { WardenError } from '../../src/common/errors.js';
 import type { TestRoot } from '../helpers/root.js';
 import { readAlertsOf } from '../helpers/root.js';
-import { modeOf, op, roots, text, tomlWith, writer, b64 } from './io-world.js';
+import { modeOf, op, roots, text, tomlWith, writer, b64 } from './in-process-root.js';
 
 const R = roots();
 after(() => R.cleanup());

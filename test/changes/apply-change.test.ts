@@ -12,7 +12,7 @@ import { applyChanges, checkBase, checkChanges, currentBase, StaleError } from '
 import { sha256Hex } from '../../src/store/baseline.js';
 import { WardenError } from '../../src/common/errors.js';
 import { treeSnapshot, type TestRoot } from '../helpers/root.js';
-import { b64, modeOf, op, roots, text, TEST_WARDEN_TOML, writer } from './io-world.js';
+import { b64, modeOf, op, roots, text, TEST_WARDEN_TOML, writer } from './in-process-root.js';
 
 const R = roots();
 after(() => R.cleanup());

@@ -13,7 +13,7 @@ import { sha256Hex } from '../../src/store/baseline.js';
 import { hmacHex } from '../../src/store/keys.js';
 import type { Alert } from '../../src/store/alert-types.js';
 import type { TestRoot } from '../helpers/root.js';
-import { roots, text, writer, modeOf } from './io-world.js';
+import { roots, text, writer, modeOf } from './in-process-root.js';
 
 const R = roots();
 after(() => R.cleanup());

@@ -8,7 +8,7 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { codeHmac, listPendingIds, newPendingId, proposalSha, readPending, removePending, writePending, ID_RE, type PendingRecord } from '../../src/changes/pending.js';
 import { hmacHex } from '../../src/store/keys.js';
 import type { TestRoot } from '../helpers/root.js';
-import { modeOf, roots, writer } from './io-world.js';
+import { modeOf, roots, writer } from './in-process-root.js';
 
 const R = roots();
 after(() => R.cleanup());

@@ -219,6 +219,15 @@ ioSuite('store I/O: the history repository (history.ts)', () => {
       });
     });
 
+    it('the latest tree gives a mirror back byte for byte, bytes that are not UTF-8 included', async () => {
+      const t = await ioInitRoot();
+      await withIoStore(t, async (s) => {
+        const bytes = Buffer.from([0xff, 0xfe, 0x00, 0x80, 0x0d, 0x0a, 0xc3]);
+        await commitHistory(s, [{ path: 'blocks/conditional/raw.md', kind: 'block', bytes }], 'apply blocks/conditional/raw.md', 'u');
+        assert.ok((await tree(s)).files.get('blocks/conditional/raw.md')!.equals(bytes));
+      });
+    });
+
     it('names that are not plain: a glob character stays literal; a newline is escaped in the record', async () => {
       const t = await ioInitRoot();
       await withIoStore(t, async (s) => {

@@ -14,7 +14,7 @@ import { proposalSha } from '../../src/changes/pending.js';
 import { osUser } from '../../src/store/history.js';
 import type { PendingView, Reply } from '../../src/changes/protocol.js';
 import type { TestRoot } from '../helpers/root.js';
-import { b64, modeOf, op, roots, text, tomlWith, writer } from './io-world.js';
+import { b64, modeOf, op, roots, text, tomlWith, writer } from './in-process-root.js';
 
 const R = roots();
 after(() => R.cleanup());

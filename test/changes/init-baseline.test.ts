@@ -16,7 +16,7 @@ import { protectedSet } from '../../src/config/protected-set.js';
 import { wardenConfigSchema } from '../../src/config/warden-config.js';
 import { WardenError } from '../../src/common/errors.js';
 import type { TestRoot } from '../helpers/root.js';
-import { modeOf, roots, writer } from './io-world.js';
+import { modeOf, roots, writer } from './in-process-root.js';
 import { readFileSync } from 'node:fs';
 
 const R = roots();

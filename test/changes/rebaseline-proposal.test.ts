@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { chmodSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { diskDifferences } from '../../src/changes/rebaseline.js';
 import type { PendingView } from '../../src/changes/protocol.js';
-import { op, roots, text, tomlWith, writer } from './io-world.js';
+import { op, roots, text, tomlWith, writer } from './in-process-root.js';
 import type { TestRoot } from '../helpers/root.js';
 
 const R = roots();
