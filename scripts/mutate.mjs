@@ -87,10 +87,10 @@ export const IO_FOLDERS = {
     fast: ['store/key-and-seal', 'store/state-dirs', 'store/baseline-index', 'store/baseline-in-memory', 'store/alerts-file', 'store/history-commits', 'store/lock-takeover', 'store/lock'],
   },
   guard: {
-    files: Object.fromEntries(['guard', 'watcher', 'quarantine', 'verify-pass', 'store-check', 'open-watch', 'stamp-poll', 'alert-sink', 'observe', 'inspect'].map((f) => [`dist/src/guard/${f}.js`, GUARD_IT])),
+    files: Object.fromEntries(['guard', 'report', 'path-repairs', 'held-root', 'approved', 'watcher', 'quarantine', 'verify-pass', 'store-check', 'open-watch', 'stamp-poll', 'alert-sink', 'observe', 'inspect'].map((f) => [`dist/src/guard/${f}.js`, GUARD_IT])),
     // In process (no CLI, no daemon process): the everyday edits; each detection layer alone; open-watch (the stamp poll's inode watches);
-    // a full tmpfs, the quota, a damaged alerts file; the store repair; verify's pass; the watcher; watch-fault-polling (the only user of
-    // WARDEN_TEST_WATCH_FAULT in this process: the seam fires once per process); and the guard's pure tests (FOLDERS.guard.tests).
+    // a full tmpfs, the quota, a damaged alerts file; the store repair; verify's pass; the watcher; watch-fault-polling (sets test-seams.ts
+    // `watchFault`, which the next inotify watcher takes once); and the guard's pure tests (FOLDERS.guard.tests).
     fast: ['guard/direct-edits-in-process', 'guard/detection-layers', 'guard/open-watch', 'guard/revert-under-faults', 'guard/store-repair', 'guard/verify-pass-drift', 'guard/watcher-hints', 'guard/watch-fault-polling', ...GUARD_PURE],
   },
 };

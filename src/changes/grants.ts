@@ -4,13 +4,13 @@
  * proposed file compared key by key with its approved version under the root's profile.
  */
 import { grantLines, grantsAt, type GrantRecord, type RootGrants } from '../grants/index.js';
-import { classicRootProfile } from '../profiles/root-profile.js';
+import { rootProfileFor } from '../profiles/root-profile.js';
 import type { RootProfile } from '../profiles/root-rules.js';
 import { escapeText } from '../common/escape.js';
 import type { ApplyContext, ChangeRequest } from './apply.js';
 
 /** Each changed file's grants (files the profile says nothing about are left out). */
-export function changeGrants(ctx: ApplyContext, changes: readonly ChangeRequest[], profile: RootProfile | null = classicRootProfile(ctx.root)): Map<string, RootGrants> {
+export function changeGrants(ctx: ApplyContext, changes: readonly ChangeRequest[], profile: RootProfile | null = rootProfileFor(ctx.root, ctx.state.index.profile)): Map<string, RootGrants> {
   const out = new Map<string, RootGrants>();
   if (!profile) return out;
   for (const c of changes) {

@@ -15,8 +15,8 @@ import { BASELINE_DIR, CONTROL_DIR, INDEX_NAME, LOCK_NAME, PRIVATE_STORE_DIRS, Q
 import { StoreBudget } from '../store/prune.js';
 import { BaselineState, RECOVER } from '../store/baseline-state.js';
 import { Guard, type WriterSource } from '../guard/guard.js';
-import { WatchSupervisor } from '../guard/watch-supervisor.js';
-import { HintQueue } from '../guard/hints.js';
+import { DaemonDetectors } from '../guard/detectors.js';
+import type { WatchSupervisor } from '../guard/watch-supervisor.js';
 import { appendAlert, newAlertId } from '../store/alerts.js';
 import type { Alert } from '../store/alert-types.js';
 import { publishManifest } from '../store/manifest.js';
@@ -25,7 +25,6 @@ import { keyPath, readSeal, sealPath } from '../store/keys.js';
 import { lstatSync, readFileSync } from 'node:fs';
 import { blobStampsPath } from '../store/blob-stamps.js';
 import { loadKeyOrExplainMove, recordKeyOwner } from '../store/rehome.js';
-import { StampPoll, TICK_MS as STAMP_TICK_MS } from '../guard/stamp-poll.js';
 import type { ApplyContext } from '../changes/apply.js';
 import { attachChangeService, handleChangeRequest } from './change-service.js';
 import { listenControl } from './control.js';
@@ -148,7 +147,7 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
   const sd = createSdNotifier();
   const cleanups: (() => Promise<void> | void)[] = [() => store.close()];
   let guard: Guard | null = null;
-  let watcher: WatchSupervisor | null = null;
+  let detectors: DaemonDetectors | null = null;
   let rootFd = -1;
   let notifier: { stop(): Promise<void>; reload(c: WardenConfig): void; status(): unknown; healthy(maxAgeMs: number): boolean } | null = null;
   let stopSelf: (() => Promise<void>) | null = null;
@@ -210,7 +209,6 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
       // (journald.ts), which then carries the line: it is not written to stderr twice.
       const journald = createJournalSender(opts.root, journalLine);
       const journal = (line: string, alert?: Alert) => { if (alert && journald) journald.send(alert, line); else journalLine(line); };
-      let hints: HintQueue | null = null;
       let link: WitnessLink | null = null;
       const writers: WriterSource = {
         lookup: (dev, ino) => link?.source.lookup(dev, ino) ?? null,
@@ -225,9 +223,10 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
         try { budget?.afterAlert(a); } catch (err) { log(`<3>warden: store budget: ${errnoText(err)}`); }
         budgetRun?.kick();
       };
-      const g = new Guard({ root: opts.root, rootFd, store, config, state, log, journal, writers, onAlert, blobStamps: { path: blobStampsPath(opts.root), key }, defer: (rel) => hints?.later(rel), onDirRepaired: () => {
-        for (const d of watcher?.rearmChanged() ?? []) log(`<6>warden: re-armed the watch on ${d}`);
-      }, onRootReplaced: (fd) => {
+      // Every detector feeds the guard's one door, the hint queue (guard/door.ts, guard/detectors.ts).
+      const g = new Guard({
+        root: opts.root, rootFd, store, config, state, log, journal, writers, onAlert, blobStamps: { path: blobStampsPath(opts.root), key },
+        detectors: (door) => new DaemonDetectors(door, log, opts.root), deferNewFiles: true, onRootReplaced: (fd) => {
         // docs/CONTRACT.md §Detection: the guard now holds the directory at the root path; what it publishes and
         // records names that one (the runtime's view fails closed until this manifest lands).
         rootFd = fd;
@@ -237,22 +236,14 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
         log(`<2>warden: the root path ${opts.root} named something else; put the approved tree back there and guard it`);
       } });
       guard = g;
+      const det = g.detectors;
+      detectors = det;
+      cleanups.push(() => det.close());
       // Swapped while warden was stopped: the directory opened above is not warden's; nothing
       // below writes into it (docs/ARCHITECTURE.md, invariant 19).
       g.checkRootAtStart();
-      const q = new HintQueue((rel, isDir) => g.onPathEvent(rel, isDir), {
-        urgent: (rel, isDir) => g.isUrgent(rel, isDir), onOverflow: () => g.rescan(),
-      });
-      hints = q;
-      cleanups.push(() => q.close());
       // Inotify or polling, errors at any time (also while arming), and the way back: watch-supervisor.ts.
-      const w = new WatchSupervisor({
-        root: opts.root, pset: () => g.pset, onEvent: (rel, d) => q.hint(rel, d), rescan: () => g.rescan(),
-        flag: (reason, path, detail) => g.flag(reason, path, detail), log, retryMs: () => g.config.rescan_seconds * 1000,
-      });
-      watcher = w;
-      await w.start();
-      cleanups.push(async () => { await w.close(); });
+      await det.watch();
       // The witness (docs/CONTRACT.md §Who did it): here when this process may run it, else the record of the one in its own unit.
       link = await linkWitness({
         root: opts.root, rootFd: g.rootFd, config: () => g.config, log, inProcess: opts.witness ?? opts.notifier,
@@ -295,42 +286,21 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
         const { dropStaleBlobs, reconcileProtectedSet } = await import('../changes/apply.js');
         const extra = reconcileProtectedSet(c, g.pset, next.max_bytes, log);
         if (extra.length) { g.state.commit(store.fd, extra); dropStaleBlobs(store.fd, g.state, extra); }
-        await watcher?.restart();
+        await det.dirs.restart();
         notifier?.reload(next);
         link?.update(next); // an approved [witness] enforce takes effect now, not at the next start
         g.rescan();
         budgetRun?.kick();
       };
-      const control = await listenControl(store, (req) => handleRequest(req, g, ctx, reload, () => watcher, () => notifier?.status() ?? null, () => witnessReport?.() ?? null), { log });
+      const control = await listenControl(store, (req) => handleRequest(req, g, ctx, reload, () => detectors?.dirs ?? null, () => notifier?.status() ?? null, () => witnessReport?.() ?? null), { log });
       cleanups.push(() => control.close());
 
-      const rescanTimer = setInterval(() => {
-        g.rescan();
-        for (const d of watcher?.rearmChanged() ?? []) log(`<5>warden: re-armed the watch on ${d}`);
-        watcher?.tick();
-      }, Math.max(100, config.rescan_seconds * 1000));
-      cleanups.push(() => clearInterval(rescanTimer));
-      // Shared mappings raise no event (docs/CONTRACT.md §Detection): the approved files' stamps, a slice per tick;
-      // and the root path itself (a rename anywhere above it raises no event we watch).
-      let pollFiles: object | null = null;
-      let pollPaths: readonly string[] = [];
-      // The same array while the baseline is unchanged: the poll sorts only a new one.
-      const approvedPaths = () => { if (g.state.index.files !== pollFiles) { pollFiles = g.state.index.files; pollPaths = g.state.paths(); } return pollPaths; };
-      const poll = new StampPoll({ rootFd: () => g.rootFd, paths: approvedPaths, cleanStamp: (rel) => g.cleanStamp(rel), hint: (rel) => q.hint(rel, false) });
-      g.onCleanStamp = (rel) => poll.cleanChanged(rel);
-      cleanups.push(() => poll.close());
-      const pollOff = process.env.WARDEN_STAMP_POLL === 'off'; // bench seam: the poll's cost alone (bench/poll-cost.ts)
-      // The rescan skips the lstat of files the poll's inode watches vouch for (guard.ts `vouched`).
-      if (!pollOff) { g.vouched = (rel) => poll.vouches(rel); g.beforeRescan = () => poll.drainNow(); }
-      const pollTimer = setInterval(() => {
-        if (g.safely('checking the root path', () => g.checkRootPath())) return;
-        if (!pollOff) g.safely('polling stamps', () => poll.tick());
-        g.safely('writing what a full disk kept back', () => g.keepOwed());
-      }, STAMP_TICK_MS);
-      cleanups.push(() => clearInterval(pollTimer));
+      // The clocks: the backstop rescan and the 100 ms tick (root path, stamp poll); stopped first.
+      det.startClocks();
+      cleanups.push(() => det.close());
       if (sd.watchdogIntervalMs) {
         const wd = setInterval(() => {
-          const healthy = watcher?.alive() && Date.now() - g.lastRescanAt < g.config.rescan_seconds * 1000 + (sd.watchdogIntervalMs ?? 0) * 2;
+          const healthy = det.dirs.alive() && Date.now() - g.lastRescanAt < g.config.rescan_seconds * 1000 + (sd.watchdogIntervalMs ?? 0) * 2;
           if (healthy) sd.watchdog();
         }, sd.watchdogIntervalMs);
         cleanups.push(() => clearInterval(wd));

@@ -47,6 +47,8 @@ export class AlertSink {
     /** Repair a damaged layout entry (a directory at alerts.jsonl); true when it did. */
     private readonly repair: (name: string) => boolean = () => false,
     private readonly now: () => number = Date.now,
+    /** An alert could not be appended and is kept in memory (owed.ts writes it when there is room). */
+    private readonly keptBack: () => void = () => {},
   ) {}
 
   /** Durable first, then the journal line and the callback; folded when its reason storms. */
@@ -106,6 +108,7 @@ export class AlertSink {
       this.flushOrRepair();
     } catch (err) {
       this.log(`<2>warden: cannot append to ${this.store.label(ALERTS_FILE)} (${errnoCode(err) ?? err}); alert ${alert.id} kept in memory and retried`);
+      this.keptBack();
     }
     this.log(journalLine(alert), alert);
     this.onAlert(alert);

@@ -5,8 +5,9 @@ import type { BaselineState } from '../store/baseline-state.js';
 import type { BlobStampsFile } from '../store/blob-stamps.js';
 import type { Store } from '../store/store.js';
 import type { WriterSource } from './alert-build.js';
+import type { Detectors, Door } from './door.js';
 
-export interface GuardOptions {
+export interface GuardOptions<D extends Detectors = Detectors> {
   root: string;
   rootFd: number;
   /** The store, held open: every store access goes through its descriptor. */
@@ -20,12 +21,15 @@ export interface GuardOptions {
   /** Journal lines of alerts, each with its alert (default: log). */
   journal?: (line: string, alert?: Alert) => void;
   /**
-   * Work on paths that are not approved files (new, unexpected files) found by a rescan is
-   * handed here to run after the reverts that are waiting (hints.ts); default: inline.
+   * The detectors, built once on the guard's one door (door.ts): the directory and inode
+   * watches, the clocks. Absent: none (an in-process test calls the entry points itself).
    */
-  defer?: (rel: string) => void;
-  /** After a protected directory was recreated: the watcher re-arms it. */
-  onDirRepaired?: () => void;
+  detectors?: (door: Door) => D;
+  /**
+   * Paths that are not approved files (new, unexpected files) found by a rescan wait in the
+   * hint queue behind the reverts (hints.ts); default: checked inline by the rescan.
+   */
+  deferNewFiles?: boolean;
   /**
    * After the root path was found naming something else and put right (docs/CONTRACT.md §Detection): the guard
    * now holds the directory at the path (`fd`); the old descriptor is closed already.

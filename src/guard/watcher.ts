@@ -84,12 +84,11 @@ export async function startWatcher(root: string, pset: ProtectedSet, events: Wat
   return polling ? startPolling(root, pset, events) : startInotify(root, pset, events);
 }
 
-/** Test seam (WARDEN_TEST_WATCH_FAULT=CODE[:early|:flood]): the first inotify watcher of the process fails. */
-let faultUsed = false;
+/** Test seam (test-seams.ts `watchFault`, CODE[:early|:flood]): the next inotify watcher fails; taken once. */
 function takeFault(): { code: string; when: string } | null {
-  const v = process.env.WARDEN_TEST_WATCH_FAULT;
-  if (!v || faultUsed) return null;
-  faultUsed = true;
+  const v = watchSeams.watchFault;
+  if (!v) return null;
+  watchSeams.watchFault = null;
   const [code = 'ENOSPC', when = 'late'] = v.split(':');
   return { code, when };
 }

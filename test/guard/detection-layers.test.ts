@@ -35,6 +35,7 @@ import { loadInotify } from '../../src/fsx/inotify.js';
 import { WARDEN_TOML, settingsFromBytes } from '../../src/config/quick-config.js';
 import type { Alert, Writer } from '../../src/store/alert-types.js';
 import { watchSeams } from '../../src/guard/test-seams.js';
+import type { Detectors, Door } from '../../src/guard/door.js';
 
 const FAST = HOT_CYCLE_MS / TICK_MS;
 const SLOW = COLD_CYCLE_MS / TICK_MS;
@@ -55,7 +56,7 @@ interface Layered {
 /**
  * The guard on an initialised root, with the startup pass and the store's index check run
  * (as runDaemon does). `poll`: a stamp poll whose hints go straight to the guard, and whose
- * inode watches the rescan may trust (run.ts wires `vouched` and `beforeRescan` the same way);
+ * inode watches the rescan may trust (the guard's `inodes` detector, as in detectors.ts);
  * `blind`: that file's inode watch drops every event (test-seams.ts `inodeWatchBlind`, read when
  * the watch is made); `noInotify`: the poll runs as without an inotify binding.
  */
@@ -67,31 +68,29 @@ async function guardOn(t: IoStore, opts: { poll?: boolean; blind?: string; noIno
   const alerts: Alert[] = [];
   const logs: string[] = [];
   const hints: string[] = [];
-  const g = new Guard({ root: t.root, rootFd, store, config, state, log: (l) => logs.push(l), onAlert: (a) => alerts.push(a), ...(opts.writers ? { writers: opts.writers } : {}) });
-  g.startupVerify();
-  g.verifyStore(false, '-');
   let poll: StampPoll | null = null;
-  if (opts.poll) {
+  // The stamp poll is the guard's inode-watch detector, built on its door at construction
+  // (as detectors.ts builds it); its hints go straight to the guard's entry point here.
+  const detectors = (door: Door): Detectors => {
+    if (!opts.poll) return {};
     const saved = watchSeams.inodeWatchBlind;
     watchSeams.inodeWatchBlind = opts.blind ?? null;
-    let files: object | null = null;
-    let paths: readonly string[] = [];
     try {
       poll = new StampPoll({
-        rootFd: () => g.rootFd,
-        // The same array while the baseline is unchanged (as run.ts passes it).
-        paths: () => { if (g.state.index.files !== files) { files = g.state.index.files; paths = g.state.paths(); } return paths; },
-        cleanStamp: (rel) => g.cleanStamp(rel),
+        rootFd: door.rootFd,
+        // The same array while the baseline is unchanged (as the door passes it).
+        paths: door.approvedPaths,
+        cleanStamp: door.cleanStamp,
         hint: (rel) => { hints.push(rel); g.onPathEvent(rel, false); },
       }, opts.noInotify ? new OpenWatch(null) : undefined);
     } finally {
       watchSeams.inodeWatchBlind = saved;
     }
-    const p = poll;
-    g.onCleanStamp = (rel) => p.cleanChanged(rel);
-    g.vouched = (rel) => p.vouches(rel);
-    g.beforeRescan = () => p.drainNow();
-  }
+    return { inodes: poll };
+  };
+  const g = new Guard({ root: t.root, rootFd, store, config, state, log: (l) => logs.push(l), onAlert: (a) => alerts.push(a), ...(opts.writers ? { writers: opts.writers } : {}), detectors });
+  g.startupVerify();
+  g.verifyStore(false, '-');
   return {
     g, poll, alerts, logs, hints,
     tick: (n = 1) => { let h = 0; for (let i = 0; i < n; i++) h += poll!.tick(); return h; },

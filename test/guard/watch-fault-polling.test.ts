@@ -1,7 +1,7 @@
 /**
  * The guard in this process (runDaemon) when inotify breaks: a flood of 20,000 EMFILE errors
- * from the watcher (the WARDEN_TEST_WATCH_FAULT seam, read when the guard's first inotify
- * watcher of this process arms: set just for this start, then removed) is one
+ * from the watcher (test-seams.ts `watchFault`, taken by the guard's next inotify watcher
+ * when it arms: set just for this start, then cleared) is one
  * `watch-degraded` alert, the guard polls, and while polling an edit is still reverted and a
  * new file whose name is not UTF-8 is still removed. Part of the guard's fast mutation tier.
  */
@@ -13,6 +13,7 @@ import { ioInitRoot, ioSuite, type IoStore } from '../helpers/io-store.js';
 import { readAlertsFile, waitFor } from '../helpers/root.js';
 import { runDaemon, type Daemon } from '../../src/daemon/run.js';
 import { callDaemon } from '../../src/daemon/control.js';
+import { watchSeams } from '../../src/guard/test-seams.js';
 
 ioSuite('the guard when its inotify watcher floods with EMFILE', () => {
   let t: IoStore;
@@ -20,12 +21,11 @@ ioSuite('the guard when its inotify watcher floods with EMFILE', () => {
   const logs: string[] = [];
   before(async () => {
     t = await ioInitRoot();
-    const saved = process.env.WARDEN_TEST_WATCH_FAULT;
-    process.env.WARDEN_TEST_WATCH_FAULT = 'EMFILE:flood';
+    watchSeams.watchFault = 'EMFILE:flood';
     try {
       d = await runDaemon({ root: t.root, guard: true, notifier: false, initIfNeeded: false, witness: false, stdout: () => {}, log: (l) => logs.push(l) });
     } finally {
-      if (saved === undefined) delete process.env.WARDEN_TEST_WATCH_FAULT; else process.env.WARDEN_TEST_WATCH_FAULT = saved;
+      watchSeams.watchFault = null;
     }
   });
   after(async () => { await d?.stop(); });

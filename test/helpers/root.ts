@@ -15,7 +15,9 @@ import type { Alert } from '../../src/store/alert-types.js';
 
 export const REPO = resolve(import.meta.dirname, '..', '..', '..');
 export const CLI = join(REPO, 'dist', 'src', 'cli', 'main.js');
-/** The CLI with the watch layers' test seams set from the environment (seamed-main.ts); tests only. */
+/** The test seams' variables (seamed-main.ts SEAM_VARS: importing that file would run the CLI). */
+export const SEAM_VAR_NAMES = ['WARDEN_TEST_DIR_WATCH_BLIND', 'WARDEN_TEST_INODE_WATCH_BLIND', 'WARDEN_TEST_STORE_WATCH_BLIND', 'WARDEN_TEST_WATCH_FAULT', 'WARDEN_STAMP_POLL'] as const;
+/** The CLI with the detection layers' test seams set from the environment (seamed-main.ts); tests only. */
 export const SEAMED_CLI = join(REPO, 'dist', 'test', 'helpers', 'seamed-main.js');
 /**
  * The example root the suite owns (a copy of config/, orgs/, blocks/ as committed). Tests
@@ -129,7 +131,7 @@ export interface Daemon {
 export async function startDaemon(t: TestRoot, args: string[] = ['--guard'], env: NodeJS.ProcessEnv = {}, readyMs = 20_000, as?: { uid: number; gid: number }): Promise<Daemon> {
   // As another user: the CLI from a readable copy (the checkout may be private). A watch
   // layer blinded (a test seam): the CLI through seamed-main.ts, which sets it in-process.
-  const seamed = Object.keys(env).some((k) => /^WARDEN_TEST_(DIR|INODE|STORE)_WATCH_BLIND$/.test(k));
+  const seamed = Object.keys(env).some((k) => (SEAM_VAR_NAMES as readonly string[]).includes(k));
   const proc = own(spawn(process.execPath, [as ? readableCli() : seamed ? SEAMED_CLI : CLI, 'run', ...args, '--root', t.root], { env: { ...t.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], ...as }), `warden run ${args.join(' ')} --root ${t.root}`);
   let out = '';
   let err = '';

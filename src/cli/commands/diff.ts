@@ -18,7 +18,7 @@ import type { Store, StoreFd } from '../../store/store.js';
 import { colorDiff, printable } from '../output.js';
 import { clean } from '../../notifier/format.js';
 import { grantLines, grantsAt, type RootGrants } from '../../grants/index.js';
-import { classicRootProfile } from '../../profiles/root-profile.js';
+import { rootProfileFor } from '../../profiles/root-profile.js';
 import { readPruned } from '../../store/prune.js';
 import { keptAt } from '../../store/kept.js';
 import { prunedNote } from '../../store/budget.js';
@@ -107,7 +107,7 @@ export const diffCommand: CommandSpec = {
     // What the rejected version granted or took away, key by key (docs/PROFILES.md, "Grants in alerts, diffs and prompts").
     let grants: RootGrants | undefined;
     if (rejectedBytes && !(approved && rejectedBytes.equals(approved))) {
-      try { grants = grantsAt(classicRootProfile(ctx.root), a.path, approved, rejectedBytes, { secret, max: 200 }); } catch { grants = undefined; }
+      try { grants = grantsAt(rootProfileFor(ctx.root, l.state.index.profile), a.path, approved, rejectedBytes, { secret, max: 200 }); } catch { grants = undefined; }
     }
     if (ctx.json) {
       ctx.out.json({
