@@ -129,6 +129,9 @@ describe('a profile\'s root: warden init/run --profile NAME --home DIR', () => {
     const a1 = await waitFor(() => alertsOf(h, sel).find((a) => a.path === 'settings.json' && a.action === 'reverted'), 10_000, 'the alert');
     assert.equal(a1.reason, 'content');
     assert.ok(a1.quarantine, 'the rejected bytes are kept');
+    // The grant, named in the owner's words from the root's own profile (docs/PROFILES.md, "Grants in alerts, diffs and prompts").
+    const grants = (a1 as unknown as { grants?: { key: string; change: string; new?: unknown }[] }).grants ?? [];
+    assert.ok(grants.some((x) => x.key === 'permissions.allow' && JSON.stringify(x).includes('Bash(curl:*)')), `the alert names the grant: ${JSON.stringify(grants)}`);
     // A rejected regular file is kept flat, as quarantine/<alert-id> itself (docs/CONTRACT.md §Store budget).
     const kept = [readFileSync(a1.quarantine, 'utf8')];
     assert.ok(kept.includes(GRANTED), `quarantine holds the rejected content: ${JSON.stringify(kept)}`);
