@@ -27,7 +27,7 @@ export const FOLDERS = {
     // Each mutant runs only the listed test files that reach it (scripts/mutate-tests.mjs): the
     // whole list per mutant (~1 s) made a whole-folder run last 45+ minutes here.
     selectByCoverage: true,
-    tests: ['policy/commands', 'policy/conditions', 'policy/context-fuzz', 'policy/manifests', 'policy/tiers', 'policy/verdict', 'policy/units', 'policy/fs', 'policy/explain-units', 'policy/locate-units', 'policy/blocks-units', 'policy/tiers-units', 'policy/context-units', 'policy/manifests-units', 'policy/conditions-units', 'policy/cache-isolation', 'runtime/sandbox-layout', 'policy/shared-results-frozen', 'policy/conditions-reuse', 'policy/rules-by-action', 'policy/org-overlaps', 'policy/owner-file'],
+    tests: ['policy/commands', 'policy/conditions', 'policy/context-fuzz', 'policy/manifests', 'policy/tiers', 'policy/verdict', 'policy/units', 'policy/fs', 'policy/explain-units', 'policy/locate-units', 'policy/blocks-units', 'policy/tiers-units', 'policy/context-units', 'policy/manifests-units', 'policy/conditions-units', 'policy/cache-isolation', 'runtime/sandbox-layout', 'policy/shared-results-frozen', 'policy/conditions-reuse', 'policy/rules-by-action', 'policy/org-overlaps', 'policy/owner-file', 'policy/sandbox-exact'],
   },
   credentials: {
     mutate: ['dist/src/credentials/**/*.js'],
