@@ -26,10 +26,10 @@ action = "allow"
 when = "discord:nsfw"
 action = "load"
 `;
-const CLUB = org({ members: [ALICE], channels: [BOOK_CH], folders: ['/workspace/club/', '/memories/m/', '/workspace/one'], commands: ['cat -n', 'ls', 'cat'] });
+const CLUB = org({ members: [ALICE], channels: [BOOK_CH], folders: ['/workspace/club/', '/memories/m/', '/workspace/one'], commands: ['ls', 'cat -n', 'cat'] });
 const policy = buildPolicy(rootFiles({ conditions: COND, orgs: { club: CLUB } })).policy;
 const ctx = { kind: 'guild' as const, guild: '1', channel: BOOK_CH };
-const allLinks: PathProbe = (p) => (p === '/bin' || p === '/lib' ? { kind: 'symlink', target: `usr${p}` } : p === '/lib64' || p === '/sbin' ? { kind: 'dir' } : null);
+const allLinks: PathProbe = (p) => (p === '/bin' || p === '/lib' || p === '/libx32' ? { kind: 'symlink', target: `usr${p}` } : p === '/lib64' || p === '/sbin' || p === '/lib32' ? { kind: 'dir' } : null);
 const OPTS = { memoriesDir: '/host/mem//', workspaceDir: '/', probe: allLinks };
 function ok(p: SandboxPlan): Extract<SandboxPlan, { ok: true }> { assert.ok(p.ok, p.ok ? '' : p.reason); return p; }
 
@@ -57,9 +57,9 @@ test('a member\'s plan: every option in order, the system links the host has, se
   assert.deepEqual(p.setup, ['--unshare-all', '--unshare-user', '--disable-userns', '--die-with-parent', '--new-session', '--cap-drop', 'ALL', '--clearenv',
     '--setenv', 'PATH', '/usr/bin:/bin', '--setenv', 'HOME', '/tmp', '--setenv', 'LANG', 'C.UTF-8',
     '--setenv', 'GIT_CONFIG_NOSYSTEM', '1', '--setenv', 'GIT_CONFIG_COUNT', '1', '--setenv', 'GIT_CONFIG_KEY_0', 'safe.directory', '--setenv', 'GIT_CONFIG_VALUE_0', '*',
-    '--symlink', 'usr/bin', '/bin', '--ro-bind', '/sbin', '/sbin', '--symlink', 'usr/lib', '/lib', '--ro-bind', '/lib64', '/lib64',
+    '--symlink', 'usr/bin', '/bin', '--ro-bind', '/sbin', '/sbin', '--symlink', 'usr/lib', '/lib', '--ro-bind', '/lib32', '/lib32', '--ro-bind', '/lib64', '/lib64', '--symlink', 'usr/libx32', '/libx32',
     '--dev', '/dev', '--remount-ro', '/dev', '--size', '67108864', '--tmpfs', '/tmp']);
-  assert.deepEqual(p.systemLinks, ['/bin', '/sbin', '/lib', '/lib64']);
+  assert.deepEqual(p.systemLinks, ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32']);
   assert.deepEqual(p.sections, [{ section: 'memories', host: '/host/mem', path: '/memories' }, { section: 'workspace', host: '/', path: '/workspace' }]);
   assert.deepEqual(p.programs, ['cat', 'ls']);
   assert.equal(p.file, 'bwrap');
@@ -153,7 +153,26 @@ test('too many entries, or a directory the walker will not list, refuses the lay
   assert.equal(sandboxLayout(p, walker(files(1), calls, { m: {} }), 0).ok, false);
   assert.deepEqual(calls, ['root /memories /host/mem', `children mem want=[m] {"names":${MAX_WALK_NAMES},"open":${MAX_LAYOUT_ENTRIES}}`, 'root /workspace /']);
   assert.equal(sandboxLayout(p, walker(files(MAX_LAYOUT_ENTRIES - 2), []), 10_000).ok, true);
+  // At the bound exactly, an entry that places nothing (a FIFO) is still looked at.
+  const atBound = files(MAX_LAYOUT_ENTRIES - 2);
+  (atBound.club as Record<string, Node>).zpipe = 'fifo';
+  assert.equal(sandboxLayout(p, walker(atBound, []), 10_000).ok, true);
   assert.equal(sandboxLayout(p, walker(files(MAX_LAYOUT_ENTRIES - 1), []), 10_000).ok, false, 'more entries of any kind than the bound');
   assert.equal(sandboxLayout(p, { root: (s) => ({ name: s.path, kind: 'dir', handle: 'ws' }), children: () => null }).ok, false);
   assert.throws(() => sandboxLayout(p, { root: (s) => ({ name: s.path, kind: 'dir', handle: 'ws' }), children: () => { throw new RangeError('walker broke'); } }), RangeError);
+});
+
+test('the working directory is the first of the tier\'s folders the layout makes a directory: a folder that is a file, or absent, is skipped', () => {
+  const ORDERED = org({ members: [ALICE], channels: [BOOK_CH], folders: ['/workspace/one', '/memories/m/', '/workspace/club/', '/workspace/pub/'], commands: ['ls'] });
+  const p = ok(sandboxPlan(buildPolicy(rootFiles({ conditions: COND, orgs: { club: ORDERED } })).policy, ALICE, ctx, ['ls'], OPTS));
+  const host: Record<string, Node> = { one: 'file', club: { 'a.md': 'file' }, pub: { 'p.md': 'file' } };
+  const calls: string[] = [];
+  const withMem = sandboxLayout(p, walker(host, calls, { m: {} }));
+  assert.ok(withMem.ok);
+  assert.equal(withMem.cwd, '/memories/m');
+  assert.deepEqual(withMem.entries.map((e) => `${e.op} ${e.path}`), ['dir /memories', 'bind /memories/m', 'dir /workspace', 'bind /workspace/one', 'dir /workspace/club', 'bind /workspace/club/a.md', 'bind /workspace/pub']);
+  assert.ok(calls.includes(`children ws want=[one,club,pub] {"names":${MAX_WALK_NAMES},"open":${MAX_LAYOUT_ENTRIES - 2}}`), calls.join('\n'));
+  const noMem = sandboxLayout(p, walker(host, []));
+  assert.ok(noMem.ok);
+  assert.equal(noMem.cwd, '/workspace/club');
 });
