@@ -22,6 +22,10 @@ action = "deny"
 when = "discord:guild:1"
 action = "allow"
 
+[workspace."/pub"]
+when = "discord:guild:1"
+action = "deny"
+
 [blocks.nsfw]
 when = "discord:nsfw"
 action = "load"
