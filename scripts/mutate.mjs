@@ -17,7 +17,8 @@ import { rerunSurvivors, runSample } from './mutate-sample.mjs';
 /**
  * Per folder: the compiled files mutated (the folder's score covers these files only) and the
  * fast pure unit test files (dist/test paths without `.test.js`) run per mutant, all in one
- * node process (scripts/mutate-tests.mjs). No daemon or CLI test runs per mutant: on this
+ * node process (scripts/mutate-tests.mjs); with `selectByCoverage`, only the listed files
+ * that reach the mutant (docs/BENCHMARKS.md, "Mutation testing"). No daemon or CLI test runs per mutant: on this
  * 2-core shared machine those cost 30-70 s each. docs/BENCHMARKS.md lists, per folder, which
  * files are in scope and which are not (and why).
  */
