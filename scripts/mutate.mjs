@@ -11,14 +11,15 @@
 //       a random sample of the folder's I/O files' mutants (IO_FOLDERS below), each run against
 //       the integration tests of its file (scripts/mutate-sample.mjs): a score with its interval
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { rerunSurvivors, runSample } from './mutate-sample.mjs';
 
 /**
  * Per folder: the compiled files mutated (the folder's score covers these files only) and the
  * fast pure unit test files (dist/test paths without `.test.js`) run per mutant, all in one
- * node process (scripts/mutate-tests.mjs). No daemon or CLI test runs per mutant: on this
+ * node process (scripts/mutate-tests.mjs); with `selectByCoverage`, only the listed files
+ * that reach the mutant (docs/BENCHMARKS.md, "Mutation testing"). No daemon or CLI test runs per mutant: on this
  * 2-core shared machine those cost 30-70 s each. docs/BENCHMARKS.md lists, per folder, which
  * files are in scope and which are not (and why).
  */
@@ -27,7 +28,10 @@ const GUARD_PURE = ['guard/classify-table', 'credentials/half-applied', 'config/
 export const FOLDERS = {
   policy: {
     mutate: ['dist/src/policy/**/*.js'],
-    tests: ['policy/commands', 'policy/conditions', 'policy/context-fuzz', 'policy/manifests', 'policy/tiers', 'policy/verdict', 'policy/policy-validators', 'policy/rule-index-and-paths', 'policy/loader-health', 'policy/fs', 'policy/explain-wording', 'policy/error-locations', 'policy/block-file-statuses', 'policy/tier-resolution-words', 'policy/context-refusals', 'policy/org-guests-errors', 'policy/condition-rule-errors', 'policy/cache-isolation', 'runtime/sandbox-layout'],
+    // Each mutant runs only the listed test files that reach it (scripts/mutate-tests.mjs): the
+    // whole list per mutant (~1 s) made a whole-folder run last 45+ minutes here.
+    selectByCoverage: true,
+    tests: ['policy/commands', 'policy/conditions', 'policy/context-fuzz', 'policy/manifests', 'policy/tiers', 'policy/verdict', 'policy/policy-validators', 'policy/rule-index-and-paths', 'policy/loader-health', 'policy/fs', 'policy/explain-wording', 'policy/error-locations', 'policy/block-file-statuses', 'policy/tier-resolution-words', 'policy/context-refusals', 'policy/org-guests-errors', 'policy/condition-rule-errors', 'policy/cache-isolation', 'runtime/sandbox-layout', 'policy/shared-results-frozen', 'policy/conditions-reuse', 'policy/rules-by-action', 'policy/org-overlaps', 'policy/owner-file', 'policy/sandbox-exact'],
   },
   credentials: {
     mutate: ['dist/src/credentials/**/*.js'],
@@ -153,20 +157,27 @@ for (const folder of wanted) {
   const { mutate } = FOLDERS[folder];
   const tests = testsOverride ?? FOLDERS[folder].tests;
   const patterns = override ? [override] : mutate;
-  const command = `node scripts/mutate-tests.mjs ${tests.join(' ')}`;
-  console.log(`# mutate ${folder}: ${patterns.join(', ')} with: ${command}`);
+  const select = FOLDERS[folder].selectByCoverage === true;
+  const command = select
+    ? `node --test-reporter=./scripts/mutate-bail.mjs scripts/mutate-tests.mjs ${tests.join(' ')}`
+    : `node scripts/mutate-tests.mjs ${tests.join(' ')}`;
+  const coverage = resolve(`reports/mutation/${folder}.coverage.json`);
+  console.log(`# mutate ${folder}: ${patterns.join(', ')} with: ${command}${select ? ' (per mutant: the files that reach it)' : ''}`);
+  const started = Date.now();
   const r = spawnSync('npx', ['stryker', 'run', 'stryker.config.mjs'], {
-    stdio: 'inherit', env: { ...process.env, WARDEN_MUTATE_FOLDER: folder, WARDEN_MUTATE_FILES: patterns.join(','), WARDEN_MUTATE_COMMAND: command, ...(incremental ? { WARDEN_MUTATE_INCREMENTAL: '1' } : {}) },
+    stdio: 'inherit', env: { ...process.env, WARDEN_MUTATE_FOLDER: folder, WARDEN_MUTATE_FILES: patterns.join(','), WARDEN_MUTATE_COMMAND: command, ...(select ? { WARDEN_MUTATE_COVERAGE: coverage } : {}), ...(incremental ? { WARDEN_MUTATE_INCREMENTAL: '1' } : {}) },
   });
+  const minutes = ((Date.now() - started) / 60_000).toFixed(1);
   let killed = 0, survived = 0, timeout = 0, noCov = 0, errors = 0;
   try {
     const rep = JSON.parse(readFileSync(`reports/mutation/${folder}.json`, 'utf8'));
+    if (select) markHitLimits(rep, `${coverage}.hit-limit`, `reports/mutation/${folder}.json`);
     for (const file of Object.values(rep.files)) for (const m of file.mutants) {
       if (m.status === 'Killed') killed++; else if (m.status === 'Timeout') timeout++; else if (m.status === 'Survived') survived++; else if (m.status === 'NoCoverage') noCov++; else errors++;
     }
   } catch (e) { console.error(`# ${folder}: no report (${e.message})`); }
   const valid = killed + timeout + survived + noCov;
-  scores.push({ folder, sample: override ?? 'whole folder', tests: tests.join(' '), killed, timeout, survived, noCov, errors, score: valid ? (100 * (killed + timeout) / valid).toFixed(1) + ' %' : 'n/a', exit: r.status });
+  scores.push({ folder, sample: override ?? 'whole folder', tests: tests.join(' '), killed, timeout, survived, noCov, errors, score: valid ? (100 * (killed + timeout) / valid).toFixed(1) + ' %' : 'n/a', minutes, exit: r.status });
 }
 console.table(scores);
 process.exit(scores.some((s) => s.exit !== 0) ? 1 : 0);
@@ -216,4 +227,19 @@ function listTests(wanted) {
     for (const [tests, files] of byList) console.log(`  --sample, integration for ${files.join(' ')} (${tests.split(' ').length}): ${tests}`);
   }
   return missing ? 1 : 0;
+}
+
+/**
+ * A mutant stopped by the hit limit (scripts/mutate-tests.mjs: its code ran 100 times as often as
+ * without it, a loop made endless) is a timeout, as Stryker's in-process runners report it; the
+ * command runner only saw a failing exit. Rewrites the JSON report with those as "Timeout".
+ */
+function markHitLimits(rep, listFile, reportFile) {
+  if (!existsSync(listFile)) return;
+  const ids = new Set(readFileSync(listFile, 'utf8').split('\n').filter(Boolean));
+  let n = 0;
+  for (const file of Object.values(rep.files)) for (const m of file.mutants) {
+    if (ids.has(String(m.id)) && m.status === 'Killed') { m.status = 'Timeout'; m.statusReason = 'hit limit (a loop made endless)'; n++; }
+  }
+  if (n > 0) writeFileSync(reportFile, JSON.stringify(rep));
 }

@@ -32,4 +32,9 @@ describe('error verdicts', () => {
       'blocks/conditional/c.md never loads until it is fixed',
     ]);
   });
+  it('warden.toml with errors is refused as a whole, even when it would grant nothing or apply', () => {
+    const warden = (grantsNothing: boolean) => ({ path: 'config/warden.toml', kind: 'warden', status: 'invalid', grantsNothing, reason: null, errors: [{ file: 'config/warden.toml', message: 'x' }] });
+    const words = "config/warden.toml is refused as a whole until it is fixed (warden's settings: 'warden apply' would not install it, and its [owner] is not used)";
+    assert.deepEqual(errorVerdicts([warden(false), warden(true)] as never), [words, words]);
+  });
 });
