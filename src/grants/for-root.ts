@@ -100,11 +100,17 @@ export function grantsAt(rp: RootProfile | null, relPath: string, before: Buffer
   const a = text(before);
   const b = text(after);
   if (a === null || b === null) return none(`not compared key by key: the ${a === null ? 'approved' : 'new'} version is not UTF-8 text`);
-  const r = compareTexts(relPath, facts.entry.format, a, b, facts);
-  // Where only: a parser's message may quote the text, and the text may be a secret.
-  if (!r.ok) return none(`not compared key by key: the ${r.side === 'approved' ? 'approved' : 'new'} version does not parse (line ${r.error.line ?? '?'}, column ${r.error.column ?? '?'})`);
-  const c = r.comparison;
-  const max = Math.max(0, opts.max ?? GRANTS_MAX);
-  const sorted = c.changes.map((x, i) => ({ x, i })).sort((p, q) => rank(p.x) - rank(q.x) || p.i - q.i).map((p) => p.x);
-  return { grants: sorted.slice(0, max).map(recordOf), summary: c.summary, left_off: Math.max(0, sorted.length - max), widens: c.widens };
+  // A value nested thousands deep (10 kB of brackets) overflows the parsers' and the
+  // comparison's recursion: said as not compared, never dropped by a caller as "no grants".
+  try {
+    const r = compareTexts(relPath, facts.entry.format, a, b, facts);
+    // Where only: a parser's message may quote the text, and the text may be a secret.
+    if (!r.ok) return none(`not compared key by key: the ${r.side === 'approved' ? 'approved' : 'new'} version does not parse (line ${r.error.line ?? '?'}, column ${r.error.column ?? '?'})`);
+    const c = r.comparison;
+    const max = Math.max(0, opts.max ?? GRANTS_MAX);
+    const sorted = c.changes.map((x, i) => ({ x, i })).sort((p, q) => rank(p.x) - rank(q.x) || p.i - q.i).map((p) => p.x);
+    return { grants: sorted.slice(0, max).map(recordOf), summary: c.summary, left_off: Math.max(0, sorted.length - max), widens: c.widens };
+  } catch (err) {
+    return none(`not compared key by key: ${err instanceof RangeError ? 'a value is nested too deeply' : 'the comparison failed'}`);
+  }
 }

@@ -13,6 +13,13 @@ import { describeStanding, type Ident, type Standing } from './root-path.js';
 /** Tried again at 250 ms, 500 ms, … then every 60 s (a parent made writable again is seen so). */
 const AGAIN: Backoff = { baseMs: 250, capMs: 60_000 };
 
+/**
+ * The errors that say the object itself cannot be moved (the WHY list below). Any other
+ * (ENOSPC or EDQUOT: the agent used up the file system; EMFILE, EIO) is a failed repair,
+ * retried at each look: never a reason to leave the agent's object at the path and wait.
+ */
+export const REFUSALS: ReadonlySet<string> = new Set(['EBUSY', 'EROFS', 'EACCES', 'EPERM', 'EXDEV', 'ELOOP']);
+
 /** Thrown by a repair whose move aside failed: nothing was moved, nothing changed. */
 export class CannotMoveAside extends Error {
   readonly code: string;

@@ -10,7 +10,8 @@ import { fixRoot, lstatAt, safeClose, withDir } from '../fsx/beneath.js';
 import type { DirEntry } from '../store/baseline.js';
 import { fixOwnDirAt, makeOwnDirAt, moveAsideWhole, openOwnDirAt, openParentNoFollow, standingOf, type DirFinding, type Kept } from './dir-repair.js';
 import type { Quarantine } from './quarantine.js';
-import { CannotMoveAside } from './blocked.js';
+import { CannotMoveAside, REFUSALS } from './blocked.js';
+import { errnoCode } from '../common/errors.js';
 import { foreignDetail, judgeRoot, type Ident, type Standing } from './root-path.js';
 
 /** What a repair did: what its alert says, or why it failed. */
@@ -47,10 +48,11 @@ export function repairDir(rootFd: number, root: string, q: Quarantine, dirIds: M
 /**
  * A move aside that failed (a mount point, a read-only or unwritable parent) moved and
  * changed nothing: said as CannotMoveAside, so the guard leaves the object alone and waits
- * (blocked.ts) instead of acting at or below the path.
+ * (blocked.ts) instead of acting at or below the path. Only for the errors that say the
+ * object cannot be moved (REFUSALS): a full file system is a failed repair, retried.
  */
 function aside(seen: Standing, move: () => Kept): Kept {
-  try { return move(); } catch (err) { throw new CannotMoveAside(seen, err); }
+  try { return move(); } catch (err) { throw REFUSALS.has(errnoCode(err) ?? '') ? new CannotMoveAside(seen, err) : err; }
 }
 
 /** A directory warden made at the root path, held open (`fd`), with what its alert says. */
