@@ -47,7 +47,7 @@ function rootWithBudget(headroom: number): { t: TestRoot; budget: number } {
 }
 
 describe('the store budget and directories moved whole', () => {
-  it('a stream of directory swaps does not grow the store past store_max_bytes without bound', { todo: 'red team: content moved whole is never pruned (report)' }, async () => {
+  it('a stream of directory swaps does not grow the store past store_max_bytes without bound', { todo: 'content moved whole is never pruned (docs/CONTRACT.md §Store budget)' }, async () => {
     const SWAPS = 8;
     const SIZE = 200 * 1024;
     const { t, budget } = rootWithBudget(256 * 1024);
