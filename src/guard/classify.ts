@@ -88,7 +88,7 @@ export function adviceFor(path: string, reason: AlertReason, alertId: string, ki
 
 function plainAdvice(path: string, reason: AlertReason, alertId: string, kind: string | null): string {
   if (reason === 'store-budget') return "Each alert line stays; 'warden alerts' says, for each pruned content, when it was pruned, its size and sha256. To keep more, raise store_max_bytes with 'warden edit config/warden.toml'; 'warden status' shows the store's size against it.";
-  if (reason === 'watch-degraded') return "warden could not add more inotify watches and now polls, which is slower; raise fs.inotify.max_user_watches and restart warden.";
+  if (reason === 'watch-degraded') return "warden could not watch all of a tree: the alert's detail names the bound it reached. Past the inotify watch limit warden polls, which is slower: raise fs.inotify.max_user_watches and restart warden. Past the depth (128 levels) or path-length bound nothing below is checked: remove what lies that deep (it is no runtime's own layout).";
   if (reason === 'root-replaced') return `Something renamed the root (or a directory above it) and put another one, a link or a file at its path; warden put the approved tree back at ${path === '' || path === '.' ? 'the root path' : path}. A root is moved with warden stopped: 'systemctl stop warden-guard', mv, 'warden rehome --from OLD', start. See 'warden alerts'.`;
   if (reason === 'baseline-tampered') return `warden's store was edited outside warden and was put back; check who wrote to snapshots/. See 'warden why ${path}'.`;
   if (kind === 'directory') {
