@@ -5,45 +5,11 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { makeRoot, readAlertsOf, startDaemon, waitFor, TEST_WARDEN_TOML, type Daemon, type TestRoot } from '../helpers/root.js';
-import { cleanups, daemons, roots } from '../helpers/fresh-guard.js';
-import { readableCli } from '../helpers/readable-copy.js';
+import { readAlertsOf, waitFor } from '../helpers/root.js';
+import { freshAsUser } from '../helpers/fresh-guard.js';
 
 const ORG = 'orgs/bookclub.toml';
-
-/** A throwaway user who owns the root and runs warden: root bypasses every permission, the owner does not. */
-function asUser(t: TestRoot): { uid: number; gid: number; cli(args: string[]): { code: number; stdout: string; stderr: string }; daemon(): Promise<Daemon> } {
-  const name = `wt12${Math.random().toString(36).slice(2, 8)}`;
-  execFileSync('useradd', ['--system', '--no-create-home', '--shell', '/usr/sbin/nologin', name]);
-  cleanups.push(() => { spawnSync('userdel', [name]); });
-  const uid = Number(execFileSync('id', ['-u', name], { encoding: 'utf8' }).trim());
-  const gid = Number(execFileSync('id', ['-g', name], { encoding: 'utf8' }).trim());
-  execFileSync('chown', ['-R', `${uid}:${gid}`, t.base]);
-  const env = { ...t.env, HOME: t.base };
-  return {
-    uid, gid,
-    cli(args) {
-      const r = spawnSync(process.execPath, [readableCli(), ...args, '--root', t.root], { env, uid, gid, encoding: 'utf8', timeout: 60_000 });
-      return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
-    },
-    async daemon() {
-      const d = await startDaemon(t, ['--guard'], { HOME: t.base }, 20_000, { uid, gid });
-      daemons.push(d);
-      return d;
-    },
-  };
-}
-
-function freshAsUser(rescanSeconds = 5): { t: TestRoot; u: ReturnType<typeof asUser> } {
-  const t = makeRoot({ wardenToml: TEST_WARDEN_TOML.replace('rescan_seconds = 30', `rescan_seconds = ${rescanSeconds}`) });
-  roots.push(t);
-  const u = asUser(t);
-  const init = u.cli(['init']);
-  assert.equal(init.code, 0, init.stderr);
-  return { t, u };
-}
 
 describe('no blinding (the guard runs as the root\'s owner, not as root)', () => {
   it('chmod 0300 ROOT is put back, and an edit made meanwhile is reverted', async () => {
