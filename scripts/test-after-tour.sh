@@ -15,7 +15,7 @@ cd "$work"
 chmod 0755 "$work"
 # The copy is a checkout whose HEAD is the tree before the tour, as in a clone where the owner took the tour.
 git init -q
-git add -A -- . ':!node_modules'
+git add -A -- .   # node_modules (a link here) is ignored by .gitignore
 git -c user.name=after-tour -c user.email=after-tour@localhost -c commit.gpgsign=false commit -qm 'before the tour'
 npm run build --silent
 export XDG_STATE_HOME="$work/.tour-state"   # the tour's HMAC key stays in the copy
