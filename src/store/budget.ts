@@ -3,8 +3,12 @@
  * entries to prune, and the record each pruned content leaves behind. The I/O is prune.ts.
  */
 
-/** One entry of quarantine/: its name (an alert id), what it costs on disk. */
-export interface QuarantineEntry { name: string; cost: number }
+/**
+ * One entry of quarantine/: its name (an alert id), what it costs on disk, and how much of
+ * that is held rather than kept: an object moved there whole (a directory, link, FIFO) and
+ * anything in it that is not a regular file of warden's. Pruning never frees held bytes.
+ */
+export interface QuarantineEntry { name: string; cost: number; held: number }
 
 /**
  * What a pruned content was, one JSON line each in the store's pruned.jsonl (appended and
@@ -35,17 +39,25 @@ export function oldestFirst(a: string, b: string): number {
   return a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
 }
 
+/** What the budget weighs: the store's use less what is held (a rename moved those bytes; it added none). */
+export function weighed(used: number, entries: readonly QuarantineEntry[]): number {
+  return used - entries.reduce((n, e) => n + e.held, 0);
+}
+
 /**
- * The entries to prune, oldest first, until `used` is at most `budget`: never a newer one
- * before an older one. `entries` is oldest first.
+ * The entries to prune, oldest first, until what the budget weighs is at most `budget`:
+ * never a newer one before an older one. `entries` is oldest first. An entry that is all
+ * held frees nothing and is passed over, so no kept content goes for bytes pruning cannot free.
  */
 export function planPrune(entries: readonly QuarantineEntry[], used: number, budget: number): QuarantineEntry[] {
   const out: QuarantineEntry[] = [];
-  let left = used;
+  let left = weighed(used, entries);
   for (const e of entries) {
     if (left <= budget) break;
+    const frees = e.cost - e.held;
+    if (frees <= 0) continue;
     out.push(e);
-    left -= e.cost;
+    left -= frees;
   }
   return out;
 }

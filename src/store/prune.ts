@@ -17,7 +17,7 @@ import { nameFromBytes } from '../common/names.js';
 import { errnoCode } from '../common/errors.js';
 import { appendFileAt, at, lstatAt, readRangeAt, readSmallAt, unlinkAt, withDir } from '../fsx/beneath.js';
 import { ALERTS_FILE, PRUNED_FILE, QUARANTINE_DIR } from './layout.js';
-import { isEntryName, oldestFirst, parsePruned, planPrune, prunedLine, pruningNotice, type PruneRecord, type QuarantineEntry } from './budget.js';
+import { isEntryName, oldestFirst, parsePruned, planPrune, weighed, prunedLine, pruningNotice, type PruneRecord, type QuarantineEntry } from './budget.js';
 import type { Alert } from './alert-types.js';
 import type { Store, StoreFd } from './store.js';
 
@@ -27,6 +27,8 @@ const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK } = constants;
 const WALK_LIMIT = 2_000_000;
 
 const cost = (st: Stats): number => st.blocks * 512;
+/** A regular file warden may prune: its own (uid), one name only (secured: quarantine.ts). */
+const mine = (st: Stats): boolean => st.isFile() && st.uid === (process.geteuid?.() ?? st.uid) && st.nlink === 1;
 const names = (dirFd: number): string[] => readdirSync(at(dirFd, '.'), { encoding: 'buffer' }).map(nameFromBytes);
 
 interface Walk { seen: Set<string>; visited: number }
@@ -48,8 +50,31 @@ function costOf(dirFd: number, name: string, w: Walk): number {
 export interface StoreUsage {
   /** Allocated bytes of the whole store (du's figure: st_blocks, each inode once). */
   used: number;
+  /** Of those, what is held whole and never pruned (QuarantineEntry.held, summed). */
+  held: number;
   /** The entries of quarantine/ named like alert ids, oldest first, each with its cost. */
   entries: QuarantineEntry[];
+}
+
+/**
+ * Of an entry costing `total`, what pruning could free: the regular files of warden's at its
+ * top (planEntry's choice) and the folder when nothing else is in it. The rest is held.
+ */
+function heldOf(q: number, name: string, total: number): number {
+  const st = lstatAt(q, name);
+  if (!st) return 0;
+  if (st.isFile()) return mine(st) ? 0 : total;
+  if (!st.isDirectory()) return total;
+  return withDir(q, name, (e) => {
+    let frees = 0;
+    let other = false;
+    for (const n of names(e)) {
+      const s = lstatAt(e, n);
+      if (s && mine(s)) frees += cost(s); else if (s) other = true;
+    }
+    if (!other) frees += cost(st);
+    return Math.max(0, total - frees);
+  }, () => total);
 }
 
 /** Walk the whole store once. */
@@ -59,6 +84,7 @@ export function storeUsage(storeFd: StoreFd): StoreUsage {
   w.seen.add(`${self.dev}:${self.ino}`);
   let used = cost(self);
   const entries: QuarantineEntry[] = [];
+  let held = 0;
   for (const top of names(storeFd)) {
     if (top !== QUARANTINE_DIR) { used += costOf(storeFd, top, w); continue; }
     const st = lstatAt(storeFd, top);
@@ -69,18 +95,22 @@ export function storeUsage(storeFd: StoreFd): StoreUsage {
       for (const name of names(q)) {
         const c = costOf(q, name, w);
         used += c;
-        if (isEntryName(name)) entries.push({ name, cost: c });
+        if (isEntryName(name)) { const h = heldOf(q, name, c); held += h; entries.push({ name, cost: c, held: h }); }
       }
     }, () => undefined);
   }
   entries.sort((a, b) => oldestFirst(a.name, b.name));
-  return { used, entries };
+  return { used, held, entries };
 }
 
-/** What quarantine/<id> costs now (null when there is no such entry). */
-export function entryCost(storeFd: StoreFd, id: string): number | null {
+/** What quarantine/<id> costs now, and how much of it is held (null when there is no such entry). */
+export function entryCost(storeFd: StoreFd, id: string): { cost: number; held: number } | null {
   if (!isEntryName(id)) return null;
-  return withDir(storeFd, QUARANTINE_DIR, (q) => (lstatAt(q, id) ? costOf(q, id, { seen: new Set(), visited: 0 }) : null), () => null);
+  return withDir(storeFd, QUARANTINE_DIR, (q) => {
+    if (!lstatAt(q, id)) return null;
+    const c = costOf(q, id, { seen: new Set(), visited: 0 });
+    return { cost: c, held: heldOf(q, id, c) };
+  }, () => null);
 }
 
 /** Allocated bytes of one file at the store's top (alerts.jsonl), 0 when absent. */
@@ -108,8 +138,6 @@ const PRUNE_BATCH = 50;
 /** What grows at the store's top with every alert and every pruned content. */
 const GROWING = [ALERTS_FILE, PRUNED_FILE, QUARANTINE_DIR] as const;
 
-/** A regular file warden may prune: its own (uid), one name only (secured: quarantine.ts). */
-const mine = (st: Stats): boolean => st.isFile() && st.uid === (process.geteuid?.() ?? st.uid) && st.nlink === 1;
 
 export interface Pruned { freed: number; records: PruneRecord[] }
 
@@ -234,6 +262,8 @@ export class StoreBudget {
   ) {}
 
   get usedBytes(): number { return this.used; }
+  /** Of usedBytes, what is held whole (never pruned, not weighed against the budget). */
+  get heldBytes(): number { return this.entries.reduce((n, e) => n + e.held, 0); }
 
   /** Walk the whole store (at start, and now and then: late writes and other files grow too). */
   scan(): void {
@@ -267,8 +297,8 @@ export class StoreBudget {
     const c = entryCost(this.store.fd, id);
     if (c === null) return;
     this.known.add(id);
-    this.used += c;
-    const e = { name: id, cost: c };
+    this.used += c.cost;
+    const e = { name: id, cost: c.cost, held: c.held };
     // Ids are made in time order: almost always the newest; a folded member may be older.
     const last = this.entries[this.entries.length - 1];
     if (!last || oldestFirst(last.name, id) < 0) this.entries.push(e);
@@ -283,7 +313,7 @@ export class StoreBudget {
   enforce(limit = Infinity, sliceMs = Infinity): boolean {
     if (this.busy || !this.scanned) return false;
     const budget = this.budget();
-    if (this.used <= budget) { this.overLogged = false; return false; }
+    if (weighed(this.used, this.entries) <= budget) { this.overLogged = false; return false; }
     let done = 0;
     const t0 = Date.now();
     const plan = planPrune(this.entries, this.used, budget).slice(0, Number.isFinite(limit) ? limit : undefined);
@@ -292,7 +322,7 @@ export class StoreBudget {
     if (plan.length && !this.told) {
       this.told = true;
       const last = lastPrunedAt(this.store.fd);
-      if (last === null || t0 - last > TOLD_MS) this.tell(pruningNotice(this.used, budget, plan.length, plan.reduce((n, e) => n + e.cost, 0)));
+      if (last === null || t0 - last > TOLD_MS) this.tell(pruningNotice(this.used, budget, plan.length, plan.reduce((n, e) => n + e.cost - e.held, 0)));
     }
     this.busy = true;
     try {
@@ -303,8 +333,10 @@ export class StoreBudget {
         catch (err) { this.log(`<3>warden: could not prune quarantine/${batch[0]?.name ?? ''}: ${errnoCode(err) ?? String(err)}; it is kept`); break; }
         for (const e of batch) {
           const p = r.get(e.name);
-          this.entries.shift();
-          this.known.delete(e.name);
+          const at = this.entries.findIndex((x) => x.name === e.name);
+          // What is held in it stays (and stays held); an entry with nothing held is gone.
+          if (at >= 0 && e.held > 0) this.entries[at] = { name: e.name, cost: e.held, held: e.held };
+          else if (at >= 0) { this.entries.splice(at, 1); this.known.delete(e.name); }
           this.used -= p?.freed ?? 0;
           if (p?.records.length) { this.prunedEntries++; this.prunedBytes += p.freed; }
           done++;
@@ -312,10 +344,11 @@ export class StoreBudget {
       }
     } finally { this.busy = false; }
     this.regrow();
-    const more = this.used > budget && this.entries.length > 0;
-    if (!more && this.used > budget && !this.overLogged) {
+    const over = weighed(this.used, this.entries) > budget;
+    const more = over && this.entries.some((e) => e.cost > e.held);
+    if (!more && over && !this.overLogged) {
       this.overLogged = true;
-      this.log(`<4>warden: the store uses ${this.used} bytes, over its budget (store_max_bytes = ${budget}), with no quarantined content left to prune: the rest is the baseline, the history and the alert lines, which are never pruned`);
+      this.log(`<4>warden: the store uses ${this.used} bytes, over its budget (store_max_bytes = ${budget}), with no quarantined content left to prune: the rest is the baseline, the history, the alert lines and what is held whole (${this.heldBytes} bytes), which are never pruned`);
     }
     return more && done > 0;
   }

@@ -4,16 +4,29 @@
  */
 import { it } from 'node:test';
 import assert from 'node:assert/strict';
-import { isEntryName, oldestFirst, parsePruned, planPrune, prunedLine, prunedNote, sizeText } from '../../src/store/budget.js';
+import { isEntryName, oldestFirst, parsePruned, planPrune, prunedLine, prunedNote, sizeText, weighed } from '../../src/store/budget.js';
 import { newAlertId } from '../../src/store/alerts.js';
 
 it('the oldest entries are pruned first, and only until the store is within budget', () => {
-  const entries = [{ name: 'a', cost: 10 }, { name: 'b', cost: 10 }, { name: 'c', cost: 10 }, { name: 'd', cost: 10 }];
+  const entries = [{ name: 'a', cost: 10, held: 0 }, { name: 'b', cost: 10, held: 0 }, { name: 'c', cost: 10, held: 0 }, { name: 'd', cost: 10, held: 0 }];
   assert.deepEqual(planPrune(entries, 40, 40).map((e) => e.name), []);
   assert.deepEqual(planPrune(entries, 41, 40).map((e) => e.name), ['a']);
   assert.deepEqual(planPrune(entries, 65, 40).map((e) => e.name), ['a', 'b', 'c']);
   // Never enough: every entry, still oldest first (the newest last).
   assert.deepEqual(planPrune(entries, 1000, 40).map((e) => e.name), ['a', 'b', 'c', 'd']);
+});
+
+it('bytes held whole are not weighed against the budget, and an entry that is all held is never planned', () => {
+  // a: the owner's kept content; b: the agent's directory moved whole (all held); c: an entry with both.
+  const entries = [{ name: 'a', cost: 10, held: 0 }, { name: 'b', cost: 500, held: 500 }, { name: 'c', cost: 30, held: 20 }];
+  // 540 used, 520 held: 20 weighed, within a budget of 40: nothing goes.
+  assert.deepEqual(planPrune(entries, 540, 40).map((e) => e.name), []);
+  // 560 used (20 more elsewhere): 40 weighed, within 40.
+  assert.deepEqual(planPrune(entries, 560, 40).map((e) => e.name), []);
+  // Over by 5: the oldest content goes first; b is passed over, freeing nothing.
+  assert.deepEqual(planPrune(entries, 565, 40).map((e) => e.name), ['a']);
+  assert.deepEqual(planPrune(entries, 575, 40).map((e) => e.name), ['a', 'c']);
+  assert.equal(weighed(565, entries), 45);
 });
 
 it('alert ids sort oldest first and are the only names taken for quarantine entries', () => {

@@ -71,7 +71,7 @@ export const statusCommand: CommandSpec = {
       const budget = storeBudgetFigure(l.store.fd, l.config.store_max_bytes);
       const daemon = ping?.ok ? { running: true, pid: ping.pid, polling: ping.polling, watcher_alive: ping.watcherAlive, failing: ping.failing, notifier: ping.notifier ?? null, witness: ping.witness ?? null } : { running: false };
       if (ctx.json) {
-        ctx.out.json({ root: ctx.root, profile: profile ? { name: profile.profile, level: profile.level, files: profile.files } : null, store: { dir: l.store.dir, mode: l.store.mode, problems: storeProblems, used_bytes: budget.used, budget_bytes: budget.budget, pruned: budget.pruned }, daemon, generation: l.state.index.generation, approval: l.config.approval, warnings, notes, files: [...files, ...unexpected], dirs, policy, last_alert: last, delivery, runtime_manifest: runtimeManifest });
+        ctx.out.json({ root: ctx.root, profile: profile ? { name: profile.profile, level: profile.level, files: profile.files } : null, store: { dir: l.store.dir, mode: l.store.mode, problems: storeProblems, used_bytes: budget.used, held_bytes: budget.held, budget_bytes: budget.budget, pruned: budget.pruned }, daemon, generation: l.state.index.generation, approval: l.config.approval, warnings, notes, files: [...files, ...unexpected], dirs, policy, last_alert: last, delivery, runtime_manifest: runtimeManifest });
       } else {
         const c = ctx.out.color;
         ctx.out.line(daemon.running ? c.green(`daemon: running (pid ${String(daemon.pid)})${daemon.polling ? ' — polling (inotify unavailable)' : ''}`) : c.yellow('daemon: not running — direct edits are not being reverted'));
@@ -112,21 +112,26 @@ export const statusCommand: CommandSpec = {
   },
 };
 
-interface BudgetFigure { used: number | null; budget: number; pruned: number }
+interface BudgetFigure { used: number | null; held: number; budget: number; pruned: number }
 
 function storeBudgetFigure(storeFd: Parameters<typeof storeUsage>[0], budget: number): BudgetFigure {
   let used: number | null = null;
+  let held = 0;
   let pruned = 0;
-  try { used = storeUsage(storeFd).used; } catch { /* reported as unknown */ }
+  try { const u = storeUsage(storeFd); used = u.used; held = u.held; } catch { /* reported as unknown */ }
   try { pruned = readPruned(storeFd).size; } catch { /* none known */ }
-  return { used, budget, pruned };
+  return { used, held, budget, pruned };
 }
 
-/** `store: 12 MiB used of 512 MiB (store_max_bytes)`, and what was pruned. */
+/**
+ * `store: 12 MiB used of 512 MiB (store_max_bytes)`, what is held whole apart (never pruned,
+ * not weighed: docs/CONTRACT.md §Store budget), and what was pruned.
+ */
 function budgetLine(f: BudgetFigure, warn: (s: string) => string): string {
-  const used = f.used === null ? 'size unknown' : `${sizeText(f.used)} used`;
-  const line = `store: ${used} of ${sizeText(f.budget)} (store_max_bytes)${f.pruned ? `; ${f.pruned} quarantined content(s) pruned, oldest first ('warden alerts' says which)` : ''}`;
-  return f.used !== null && f.used > f.budget ? warn(line) : line;
+  const used = f.used === null ? 'size unknown' : `${sizeText(f.used - f.held)} used`;
+  const held = f.held ? `; besides, ${sizeText(f.held)} held whole (objects put at protected paths and moved aside as they were: not warden's to prune; 'warden alerts' names each, move or delete them yourself)` : '';
+  const line = `store: ${used} of ${sizeText(f.budget)} (store_max_bytes)${held}${f.pruned ? `; ${f.pruned} quarantined content(s) pruned, oldest first ('warden alerts' says which)` : ''}`;
+  return f.used !== null && f.used - f.held > f.budget ? warn(line) : line;
 }
 
 /** Whether a witness runs (docs/CONTRACT.md §Who did it), where, and what it can see. */
