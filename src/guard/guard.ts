@@ -19,7 +19,7 @@ import type { BaselineState } from '../store/baseline-state.js';
 import type { Store } from '../store/store.js';
 import { EMBEDDED_STORE } from '../store/location.js';
 import { completeDirs } from './dirs-on-the-way.js';
-import { DirCache, baseOf, candidatePaths, dirOf, inspectFileAt, type Finding } from './inspect.js';
+import { DirCache, baseOf, candidatePathsBelow, dirOf, inspectFileAt, type Finding } from './inspect.js';
 import { statStamp } from './observe.js';
 import { protectedSet, type ProtectedSet } from '../config/protected-set.js';
 import { AlertSink } from './alert-sink.js';
@@ -34,6 +34,7 @@ import type { GuardOptions } from './guard-options.js';
 import { OwedWrites } from './owed.js';
 import { CleanStamps } from './clean-stamps.js';
 import { HintQueue } from './hints.js';
+import { RecentListings } from './recent-listings.js';
 import type { Detectors, Door } from './door.js';
 import { HeldRoot } from './held-root.js';
 import { Report } from './report.js';
@@ -117,7 +118,7 @@ export class Guard<D extends Detectors = Detectors> {
       quarantine: this.quarantine, quota, retries: this.retries, again: (path, reason) => this.again(path, reason),
       markClean: (rel) => this.markClean(rel), sweepTemps: () => this.sweepTemps(),
     });
-    this.hints = new HintQueue((rel, isDir) => this.onPathEvent(rel, isDir), { urgent: (rel, isDir) => this.isUrgent(rel, isDir), onOverflow: () => this.rescan() });
+    this.hints = new HintQueue((rel, isDir, queuedAt) => this.onPathEvent(rel, isDir, queuedAt), { urgent: (rel, isDir) => this.isUrgent(rel, isDir), onOverflow: () => this.rescan() });
     this.defer = opts.deferNewFiles ? (rel) => this.hints.later(rel) : null;
     this.repairs = new PathRepairs({
       root: this.root, held: this.held, state: this.state, storeHandle: this.storeHandle, store: this.store, quarantine: this.quarantine,
@@ -245,13 +246,13 @@ export class Guard<D extends Detectors = Detectors> {
   }
 
   /** Entry point 1, a hint (from the hint queue) that something at `rel` (relative to the root) may have changed. */
-  onPathEvent(rel: string, isDirEvent: boolean): void {
+  onPathEvent(rel: string, isDirEvent: boolean, queuedAt?: number): void {
     if (this.stopped) return;
-    this.safely(`checking ${rel}`, () => this.route(rel, isDirEvent));
+    this.safely(`checking ${rel}`, () => this.route(rel, isDirEvent, queuedAt));
   }
 
   /** Which check a hint asks for: the root path, the store, a directory and what is below it, or one path. */
-  private route(rel: string, isDirEvent: boolean): void {
+  private route(rel: string, isDirEvent: boolean, queuedAt?: number): void {
     // The root itself (or its name in its parent): first, is the path still the directory we hold?
     if ((rel === '' || !this.holdsOwnRoot()) && this.checkRootPath()) return;
     if (rel === EMBEDDED_STORE || rel.startsWith(`${EMBEDDED_STORE}/`)) {
@@ -261,19 +262,22 @@ export class Guard<D extends Detectors = Detectors> {
     }
     if (isDirEvent || rel === '' || Object.hasOwn(this.state.index.dirs, rel) || this.pset.isProtectedDir(rel)) {
       this.fixDirs(false);
-      this.checkBelow(rel === '' ? '' : rel + '/');
+      this.checkBelow(rel === '' ? '' : rel + '/', queuedAt);
       return;
     }
     // A directory renamed or made below a `**` glob's base: what it brings along raised no
     // event of its own (its watch is armed only now), so every match below it is checked now.
     this.check(rel, false);
-    if (this.pset.inDeepGlob(rel) && withDir(this.rootFd, dirOf(rel), (fd) => lstatAt(fd, baseOf(rel))?.isDirectory() ?? false, () => false)) this.checkBelow(`${rel}/`);
+    if (this.pset.inDeepGlob(rel) && !this.listings.covers(`${rel}/`, queuedAt) && withDir(this.rootFd, dirOf(rel), (fd) => lstatAt(fd, baseOf(rel))?.isDirectory() ?? false, () => false)) this.checkBelow(`${rel}/`, queuedAt);
   }
 
-  /** Check every candidate path that starts with `prefix`. */
-  private checkBelow(prefix: string): void {
-    for (const p of candidatePaths(this.rootFd, this.state, this.pset)) if (p.startsWith(prefix)) this.check(p, false);
+  /** Check every candidate path that starts with `prefix`, listed below that directory only, unless a recent listing covers it. */
+  private checkBelow(prefix: string, queuedAt?: number): void {
+    if (this.listings.covers(prefix, queuedAt)) return;
+    this.listings.record(prefix);
+    for (const p of candidatePathsBelow(this.rootFd, this.state, this.pset, prefix)) this.check(p, false);
   }
+  private readonly listings = new RecentListings();
 
   /** A failed revert looked at again (retry.ts): a hint through the door, as a detector's would be. */
   private again(path: string, reason: AlertReason): void {
@@ -284,6 +288,8 @@ export class Guard<D extends Detectors = Detectors> {
   /** Inspect one path and put it right. Returns true when something was done. */
   check(rel: string, whileStopped: boolean, dirs?: DirCache, again = true): boolean {
     this.tally.checks++;
+    // Neither approved nor matched by the settings (a directory below a ** base): nothing to inspect.
+    if (!this.state.entry(rel) && !this.pset.kindOf(rel)) return false;
     // Inside a foreign directory that could not be moved aside: not warden's, never acted in.
     if (this.blocked.covers(rel)) return false;
     const own = dirs ?? new DirCache(this.rootFd);

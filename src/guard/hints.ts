@@ -26,7 +26,8 @@ export class HintQueue {
   private readonly trailing = new Map<string, NodeJS.Timeout>();
   private scheduled = false;
   private readonly handledThisTurn = new Set<string>();
-  private readonly low = new Set<string>();
+  /** Each waiting path and when it was last queued. */
+  private readonly low = new Map<string, number>();
   private lowScheduled = false;
   private overflowed = false;
   private closed = false;
@@ -36,7 +37,8 @@ export class HintQueue {
   private readonly sliceMs: number;
 
   constructor(
-    private readonly handle: (rel: string, isDirEvent: boolean) => void,
+    /** `queuedAt` (performance.now()) for a hint that waited in the low set: when it was last queued. */
+    private readonly handle: (rel: string, isDirEvent: boolean, queuedAt?: number) => void,
     opts: HintQueueOptions | number = {},
   ) {
     const o = typeof opts === 'number' ? { settleMs: opts } : opts;
@@ -79,7 +81,7 @@ export class HintQueue {
   later(rel: string): void {
     if (this.closed) return;
     if (this.low.size >= this.maxPending && !this.low.has(rel)) this.overflowed = true;
-    else this.low.add(rel);
+    else this.low.set(rel, performance.now()); // a path queued again keeps its place, with the new time
     if (!this.lowScheduled) { this.lowScheduled = true; setImmediate(() => this.drain()); }
   }
 
@@ -95,9 +97,9 @@ export class HintQueue {
     this.lowScheduled = false;
     if (this.closed) return;
     const until = Date.now() + this.sliceMs;
-    for (const rel of this.low) {
+    for (const [rel, queuedAt] of this.low) {
       this.low.delete(rel);
-      this.handle(rel, false);
+      this.handle(rel, false, queuedAt);
       if (Date.now() >= until) break;
     }
     if (this.low.size) { this.lowScheduled = true; setImmediate(() => this.drain()); return; }

@@ -77,6 +77,32 @@ export function candidatePaths(rootFd: number, state: BaselineState, pset: Prote
   return paths;
 }
 
+/**
+ * The candidate paths at or below `prefix` ('' or a directory and a slash): what
+ * candidatePaths would give that starts with `prefix`, but a `**` base is listed only below
+ * the directory named, not whole. So a directory event deep in a tree costs its own subtree.
+ */
+export function candidatePathsBelow(rootFd: number, state: BaselineState, pset: ProtectedSet, prefix: string): string[] {
+  if (prefix === '') return [...candidatePaths(rootFd, state, pset)];
+  const dir = prefix.slice(0, -1);
+  const set = new Set<string>();
+  for (const p of state.paths()) if (p.startsWith(prefix)) set.add(p);
+  for (const p of pset.exactPaths) if (p.startsWith(prefix)) set.add(p);
+  for (const base of pset.listedDirs) {
+    const baseSlash = base === '' ? '' : `${base}/`;
+    const deep = pset.patterns.some((p) => p.base === base && p.deep);
+    if (baseSlash.startsWith(prefix)) {
+      // The base is at or below the directory: all of it, as candidatePaths lists it.
+      if (deep) listDir(rootFd, base, MAX_DEPTH, (rel) => { if (!set.has(rel) && pset.kindOf(rel)) set.add(rel); });
+      else for (const rel of flatMatches(rootFd, base, pset)) set.add(rel);
+    } else if (deep && prefix.startsWith(baseSlash)) {
+      // The directory is inside a ** base: only what is below it.
+      listDir(rootFd, dir, MAX_DEPTH, (rel) => { if (!set.has(rel) && pset.kindOf(rel)) set.add(rel); });
+    }
+  }
+  return [...set].sort();
+}
+
 let memo: { rootFd: number; files: object; pset: ProtectedSet; flat: readonly string[][]; paths: readonly string[] } | null = null;
 
 /**
@@ -103,15 +129,16 @@ function flatMatches(rootFd: number, base: string, pset: ProtectedSet): string[]
 }
 
 /**
- * How far below a `**` glob's base the watches and the rescan go: every level, up to bounds
- * a hostile tree cannot push past (docs/ARCHITECTURE.md, "Watching, and what it costs").
- * A directory deeper than MAX_DEPTH levels below the root, or whose path below the root is
- * longer than MAX_REL_BYTES (PATH_MAX: no path-based reader can name what lies beyond), is
- * not descended into; nor is any directory past MAX_LISTED_DIRS in one pass. The watcher,
- * whose own walk stops at the same depth and length (and at its watch limit, lower than
- * MAX_LISTED_DIRS), raises a `watch-degraded` alert naming the limit when a tree reaches one.
+ * How far below a `**` glob's base the watches and the rescan go: every level a path can
+ * name (docs/ARCHITECTURE.md, "Watching, and what it costs"). A directory whose path below
+ * the root is longer than MAX_REL_BYTES (PATH_MAX: no path-based reader, the runtime
+ * included, can name what lies beyond) is not descended into; MAX_DEPTH is the most levels
+ * such a path holds (a one-byte name and a slash each), so depth alone never stops a walk
+ * short of what a reader can open. Nor is any directory past MAX_LISTED_DIRS listed in one
+ * pass. The watcher, whose own walk stops at the same length (and at its watch limit, lower
+ * than MAX_LISTED_DIRS), raises a `watch-degraded` alert naming the limit when a tree reaches one.
  */
-export const MAX_DEPTH = 128;
+export const MAX_DEPTH = 2048;
 export const MAX_REL_BYTES = 4096;
 export const MAX_LISTED_DIRS = 100_000;
 
@@ -157,16 +184,20 @@ function stream(path: string | Buffer, encoding: 'utf8' | 'buffer', fn: (ent: Di
 /**
  * Hand every entry below `dir` to `each`, `depth` levels down, streaming (opendir): a
  * directory holding a million names that match nothing costs one pass, never an array of
- * a million entries. Iterative, one directory open at a time (no descriptor held per level,
- * no recursion): the subdirectories still to list wait as paths, at most MAX_LISTED_DIRS.
+ * a million entries. Iterative, depth first, no recursion: the subdirectories still to list
+ * wait as paths (at most MAX_LISTED_DIRS), each opened from its parent's descriptor while
+ * that is among the few kept open (ParentFds).
  */
 function listDir(rootFd: number, dir: string, depth: number, each: (rel: string) => void): void {
   const todo: { rel: string; depth: number }[] = [{ rel: dir, depth }];
+  const parents = new ParentFds(rootFd);
   let listed = 0;
-  while (todo.length) {
-    const { rel: at0, depth: left } = todo.pop() as { rel: string; depth: number };
-    if (++listed > MAX_LISTED_DIRS) return;
-    withDir(rootFd, at0, (fd) => {
+  try {
+    while (todo.length) {
+      const { rel: at0, depth: left } = todo.pop() as { rel: string; depth: number };
+      if (++listed > MAX_LISTED_DIRS) return;
+      const fd = parents.open(at0);
+      if (fd === null) continue;
       try {
         // Names are bytes (docs/CONTRACT.md §Detection): carried losslessly (eachName, common/names.ts).
         eachName(at(fd, '.'), (name, isDir) => {
@@ -175,7 +206,36 @@ function listDir(rootFd: number, dir: string, depth: number, each: (rel: string)
           if (left > 1 && isDir && withinDepth(rel) && todo.length < MAX_LISTED_DIRS) todo.push({ rel, depth: left - 1 });
         });
       } catch { /* vanished while listing: the next event or rescan looks again */ }
-    }, () => undefined);
+    }
+  } finally { parents.close(); }
+}
+
+/**
+ * The last few directories a depth-first walk listed, kept open, so each next directory is
+ * opened from its parent's descriptor (one openat, O_NOFOLLOW) rather than walked from the
+ * root one component at a time: a 2,000-level tree costs 2,000 opens, not two million. At
+ * most PARENT_FDS are open at once; a directory whose parent was let go is walked from the root.
+ */
+const PARENT_FDS = 32;
+class ParentFds {
+  private readonly fds = new Map<string, number>();
+  constructor(private readonly rootFd: number) {}
+  open(rel: string): number | null {
+    const slash = rel.lastIndexOf('/');
+    const parent = rel === '' ? undefined : this.fds.get(slash === -1 ? '' : rel.slice(0, slash));
+    const r = parent === undefined ? tryOpenDir(this.rootFd, rel) : tryOpenDir(parent, slash === -1 ? rel : rel.slice(slash + 1));
+    if (!r.ok) return null;
+    this.fds.set(rel, r.fd);
+    if (this.fds.size > PARENT_FDS) {
+      const [oldest, fd] = this.fds.entries().next().value as [string, number];
+      this.fds.delete(oldest);
+      safeClose(fd);
+    }
+    return r.fd;
+  }
+  close(): void {
+    for (const fd of this.fds.values()) safeClose(fd);
+    this.fds.clear();
   }
 }
 

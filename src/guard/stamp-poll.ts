@@ -49,6 +49,7 @@ export interface StampSource {
 
 export class StampPoll {
   private list: readonly string[] = [];
+  private approved: ReadonlySet<string> = new Set();
   private listOf: readonly string[] | null = null;
   /** Which tick of the slow cycle this is. */
   private cold = 0;
@@ -73,7 +74,7 @@ export class StampPoll {
     const now = this.src.paths();
     if (now !== this.listOf) {
       // A new baseline: sorted (grouped by directory, one cwd change per group), every file hot until watched.
-      this.listOf = now; this.list = [...now].sort(); this.parsed.clear(); this.cold = 0;
+      this.listOf = now; this.list = [...now].sort(); this.approved = new Set(now); this.parsed.clear(); this.cold = 0;
       this.hot.clear(); for (const p of this.list) this.hot.add(p);
       this.hotQueue = [];
     }
@@ -109,12 +110,15 @@ export class StampPoll {
       const dir = dirOf(rels[i] as string);
       let j = i + 1;
       while (j < rels.length && dirOf(rels[j] as string) === dir) j++;
-      const group = rels.slice(i, j);
+      // A path that is not approved (checked once, its stamp forgotten) leaves the fast cycle:
+      // the poll keeps no path it has nothing to compare with, and opens no directory for it.
+      const group = rels.slice(i, j).filter((rel) => this.src.cleanStamp(rel) !== undefined || this.approved.has(rel) || (this.hot.delete(rel), false));
+      i = j;
+      if (group.length === 0) continue;
       const fd = dirs.get(dir);
       // A directory that cannot be entered: its files are hinted (the check repairs it).
       const looked = fd === null ? null : withCwdAt(fd, () => { for (const rel of group) this.lookAt(rel, moved); });
       if (!looked) for (const rel of group) if (this.src.cleanStamp(rel) !== undefined) moved.add(rel);
-      i = j;
     }
   }
 

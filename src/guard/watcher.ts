@@ -116,7 +116,11 @@ async function startInotify(root: string, pset: ProtectedSet, events: WatchEvent
     limited = true;
     events.onLimit?.(rel === '' ? '.' : rel, detail);
   };
-  const tooDeep = (rel: string) => `a directory deeper than ${MAX_DEPTH} levels or a path longer than ${MAX_REL_BYTES} bytes below the root: ${rel} is watched and checked, what is below it is not`;
+  // The watches are armed by absolute path: past PATH_MAX (4,096 bytes with its NUL) a
+  // directory cannot be named, by warden or by any path-based reader; said, not skipped silently.
+  const rootBytes = Buffer.byteLength(root);
+  const nameable = (rel: string) => withinDepth(rel) && rootBytes + 1 + Buffer.byteLength(rel) < 4096;
+  const tooDeep = (rel: string) => `a path longer than ${MAX_REL_BYTES} bytes below the root (no path names what lies beyond; at most ${MAX_DEPTH} levels): ${rel} is watched and checked, what is below it is not`;
   const abs = (rel: string) => nameToBytes(rel === '' ? root : join(root, rel));
   const dirWatches = new Map<string, DirWatch>();
   const unwatchDir = (rel: string) => {
@@ -209,7 +213,7 @@ async function startInotify(root: string, pset: ProtectedSet, events: WatchEvent
         const child = rel === '' ? name : `${rel}/${name}`;
         if (hint && relevantPath(child, pset)) events.onEvent(child, false);
         if (!isDir || !wantsWatch(child, pset)) return;
-        if (withinDepth(child)) sub(child);
+        if (nameable(child)) sub(child);
         else limit(child, tooDeep(rel));
       });
     } catch { /* gone or unreadable: the guard's check of the directory repairs it, then re-arms */ }
@@ -231,7 +235,7 @@ async function startInotify(root: string, pset: ProtectedSet, events: WatchEvent
     // one at the path now gets the watch (a chmod, 'change', leaves the same one there).
     if (type === 'rename' || !dirWatches.has(rel)) {
       if (!wantsWatch(rel, pset)) return;
-      if (withinDepth(rel)) ensure(rel, true, false, type === 'rename');
+      if (nameable(rel)) ensure(rel, true, false, type === 'rename');
       else limit(rel, tooDeep(watched));
     }
   };

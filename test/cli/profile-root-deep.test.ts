@@ -1,10 +1,10 @@
 /**
  * A profile's root against a deep tree under a glob of any depth (docs/PROFILES.md, "A
  * profile's root"): the `agents` glob (any depth, then `*.md`) names an agent definition at
- * any depth, so a new one is taken away wherever the agent puts it. Red-team finding: below 128 directory levels (a path of ~300
- * bytes, which the runtime opens as easily as any) warden flags `watch-degraded` once and
- * never looks again, so the planted definition stays. Marked `todo` until the guard fails
- * closed there (see the report); run, it shows the file still in place.
+ * any depth, so a new one is taken away wherever the agent puts it: depth is bounded only by
+ * what a path can name (docs/ARCHITECTURE.md, "Watching, and what it costs"). Red-team
+ * finding: below 128 directory levels (a path of ~300 bytes, which the runtime opens as
+ * easily as any) the planted definition stayed.
  */
 import { after, afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -33,7 +33,7 @@ function makeHome(): { home: string; env: NodeJS.ProcessEnv } {
 }
 
 describe('a profile\'s root and a deep tree under a ** glob', () => {
-  it('a new agent definition 135 directories down in ~/.claude/agents is taken away like one at the top', { todo: 'past the depth bound nothing is checked (docs/ARCHITECTURE.md, "Watching, and what it costs")' }, async () => {
+  it('a new agent definition 135 directories down in ~/.claude/agents is taken away like one at the top', async () => {
     const { home, env } = makeHome();
     const sel = ['--profile', 'claude-code', '--home', home];
     const init = spawnSync(process.execPath, [CLI, 'init', ...sel], { env, encoding: 'utf8', timeout: 60_000 });

@@ -22,7 +22,7 @@ describe('advice: how to make the change properly', () => {
     assert.equal(adviceFor('x.md', 'baseline-tampered', 'A3', null),
       "warden's store was edited outside warden and was put back; check who wrote to snapshots/. See 'warden why x.md'.");
     assert.equal(adviceFor('x.md', 'watch-degraded', 'A3', null),
-      "warden could not watch all of a tree: the alert's detail names the bound it reached. Past the inotify watch limit warden polls, which is slower: raise fs.inotify.max_user_watches and restart warden. Past the depth (128 levels) or path-length bound nothing below is checked: remove what lies that deep (it is no runtime's own layout).");
+      "warden could not watch all of a tree: the alert's detail names the bound it reached. Past the inotify watch limit warden polls, which is slower: raise fs.inotify.max_user_watches and restart warden. Past the path-length bound (4,096 bytes below the root, which no path can name beyond) nothing below is checked: remove what lies that deep (it is no runtime's own layout).");
   });
   it('a directory: no file command offered for it', () => {
     assert.equal(adviceFor('deep/a', 'deleted', 'A4', 'directory'),

@@ -50,6 +50,19 @@ it('after one fast cycle every idle file is watched and off the fast cycle, with
   assert.equal(poll.counts().quiet, N, JSON.stringify(poll.counts()));
 });
 
+it('a path that is not approved (checked once, its stamp forgotten) leaves the fast cycle at its first look', (ctx) => {
+  if (!loadInotify()) { ctx.skip('no inotify binding'); return; }
+  ticks(fastTicks + 1);
+  const before = poll.counts().hot;
+  // The guard forgets the stamp of every path it checks and finds unapproved (a file it
+  // removed, a directory below a ** base): each became hot for good, and every tick opened
+  // its directory again (a 2,000-level tree: ~90 deep opens per tick, each from the root).
+  for (let i = 0; i < 50; i++) poll.cleanChanged(`deep/${'d/'.repeat(i)}gone.txt`);
+  assert.equal(poll.counts().hot, before + 50);
+  ticks(fastTicks + 1);
+  assert.equal(poll.counts().hot, before, JSON.stringify(poll.counts()));
+});
+
 it('a read-only open puts a file on the fast cycle only while it is open', (ctx) => {
   if (!loadInotify()) { ctx.skip('no inotify binding'); return; }
   hinted.length = 0;
