@@ -144,6 +144,10 @@ describe('several roots in one guard: warden run --root DIR --profile NAME --pro
     // The journal lines say which root each alert is of.
     await waitFor(() => run.err().includes(`warden ${x.claude}: reverted settings.json`) && run.err().includes(`warden ${x.codex}: reverted config.toml`), 5000, 'journal lines naming the root');
 
+    // SIGHUP reloads each root's approved settings.
+    run.proc.kill('SIGHUP');
+    await waitFor(() => [x.root, x.claude, x.codex].every((r) => run.err().includes(`warden ${r}: reloaded the approved`)), 10_000, 'each root reloaded on SIGHUP');
+
     // A stop (SIGTERM) stops every root and leaves no process.
     const pid = run.proc.pid!;
     run.proc.kill('SIGTERM');
