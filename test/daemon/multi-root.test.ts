@@ -11,6 +11,8 @@ import type { Daemon, RunOptions } from '../../src/daemon/run.js';
 import { runRootSets, type OptionToken } from '../../src/cli/run-roots.js';
 import { protectedSet } from '../../src/config/protected-set.js';
 import { WardenError } from '../../src/common/errors.js';
+import { python3Available, startNotifyListener } from '../deploy/notify-listener.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 /** A root's daemon that starts at once and records its stop. */
 function fakeDaemon(stopped: string[], root: string): Daemon & { selfStop(): void } {
@@ -57,6 +59,35 @@ describe('several roots in one process: the host', () => {
     assert.equal(await host.done, 1);
     assert.deepEqual(stopped, ['/yy', '/x']);
     assert.ok(logs.some((l) => l.includes('/x: this root\'s guard stopped on its own')), logs.join('\n'));
+  });
+
+  it('systemd hears READY=1 once, a status line naming each root, and WATCHDOG=1 only while every root is healthy', async (t) => {
+    if (!python3Available()) { t.skip('python3 is needed for the stand-in datagram listener'); return; }
+    const l = await startNotifyListener();
+    const saved = { NOTIFY_SOCKET: process.env.NOTIFY_SOCKET, WATCHDOG_USEC: process.env.WATCHDOG_USEC, WATCHDOG_PID: process.env.WATCHDOG_PID };
+    Object.assign(process.env, { NOTIFY_SOCKET: l.socketPath, WATCHDOG_USEC: '200000' });
+    delete process.env.WATCHDOG_PID;
+    let bHealthy = true;
+    try {
+      const stopped: string[] = [];
+      const host = await runRoots({ roots: ['/a', '/b'], notifier: false, initIfNeeded: false, stdout: () => {}, log: () => {},
+        start: async (o) => ({ ...fakeDaemon(stopped, o.root), healthy: () => (o.root === '/b' ? bHealthy : true) }) });
+      await l.waitFor((m) => m.includes('STATUS=/a: guarding 1 files; /b: guarding 1 files'), 5000);
+      const pings = () => l.messages.filter((m) => m.includes('WATCHDOG=1')).length;
+      await waitFor(() => pings() >= 2, 5000, 'pings while both roots are healthy');
+      bHealthy = false;
+      await new Promise((r) => setTimeout(r, 300)); // a ping already on its way may still land
+      const before = pings();
+      await new Promise((r) => setTimeout(r, 700)); // three watchdog intervals
+      assert.equal(pings(), before, 'no WATCHDOG=1 while one root is unhealthy');
+      bHealthy = true;
+      await waitFor(() => pings() > before, 5000, 'pings again once every root is healthy');
+      await host.stop();
+      assert.equal(l.messages.filter((m) => m.includes('READY=1')).length, 1, 'READY=1 once');
+    } finally {
+      for (const [k, v] of Object.entries(saved)) { if (v === undefined) delete process.env[k]; else process.env[k] = v; }
+      await l.close();
+    }
   });
 
   it('a root inside another is refused when the outer guard would act on what it holds', () => {
