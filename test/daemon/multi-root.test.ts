@@ -68,9 +68,10 @@ describe('several roots in one process: the host', () => {
     Object.assign(process.env, { NOTIFY_SOCKET: l.socketPath, WATCHDOG_USEC: '200000' });
     delete process.env.WATCHDOG_PID;
     let bHealthy = true;
+    let host: Awaited<ReturnType<typeof runRoots>> | null = null;
     try {
       const stopped: string[] = [];
-      const host = await runRoots({ roots: ['/a', '/b'], notifier: false, initIfNeeded: false, stdout: () => {}, log: () => {},
+      host = await runRoots({ roots: ['/a', '/b'], notifier: false, initIfNeeded: false, stdout: () => {}, log: () => {},
         start: async (o) => ({ ...fakeDaemon(stopped, o.root), healthy: () => (o.root === '/b' ? bHealthy : true) }) });
       await l.waitFor((m) => m.includes('STATUS=/a: guarding 1 files; /b: guarding 1 files'), 5000);
       const pings = () => l.messages.filter((m) => m.includes('WATCHDOG=1')).length;
@@ -85,6 +86,7 @@ describe('several roots in one process: the host', () => {
       await host.stop();
       assert.equal(l.messages.filter((m) => m.includes('READY=1')).length, 1, 'READY=1 once');
     } finally {
+      await host?.stop(); // its watchdog timer would keep this file alive after a failed assertion
       for (const [k, v] of Object.entries(saved)) { if (v === undefined) delete process.env[k]; else process.env[k] = v; }
       await l.close();
     }
