@@ -78,7 +78,10 @@ export function rootStartError(root: string, index: number, count: number, err: 
 export async function runRoots(opts: RootsOptions): Promise<RootsHost> {
   const start = opts.start ?? runDaemon;
   const say = opts.stdout ?? ((l: string) => { writeLineSync(1, l); });
-  const log = opts.log ?? rateLimitedWriter(2);
+  const base = rateLimitedWriter(2);
+  const log = opts.log ?? ((l: string) => base(process.stderr.isTTY ? l.replace(/^<[0-7]>/, '') : l));
+  // Each root adds its own SIGHUP handler (and the notifier its own): no "possible leak" warning at ten.
+  process.setMaxListeners(Math.max(process.getMaxListeners(), 10 + 2 * opts.roots.length));
   const sd = createSdNotifier();
   const daemons: Daemon[] = [];
   let stopping = false;
