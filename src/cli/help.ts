@@ -54,9 +54,10 @@ export const HELP: Record<string, HelpText> = {
       ['--init-if-needed', 'record the first baseline when the root has none (never over a sealed one)'],
       ['--witness', 'run only the witness: who opens a protected file for writing (needs CAP_SYS_ADMIN); refuses with [witness] enforce = true'],
       ['--writer-pid PID', 'with --witness: a process of warden\'s own writer (a guard started by hand), never refused'],
+      ['--root DIR, --profile NAME', 'repeated: several roots in one process, each with its own store, lock and alerts; a --project DIR right after a --profile NAME makes it that project\'s'],
     ],
-    examples: ['warden run                     # guard and notifier, in the foreground; Ctrl-C stops', 'warden run --guard --root /home/agent/agent-root', 'sudo warden run --witness --root /home/agent/agent-root'],
-    notes: ['Prints "ready" on stdout once every file is verified and watched. Only one guard per root: a second one is refused.', 'As root, warden run (guard and notifier) also runs the witness, so alerts say who wrote; without CAP_SYS_ADMIN they say why not.'],
+    examples: ['warden run                     # guard and notifier, in the foreground; Ctrl-C stops', 'warden run --guard --root /home/agent/agent-root', 'sudo warden run --witness --root /home/agent/agent-root', 'warden run --root ~/agent-root --profile claude-code --profile claude-code --project ~/src/app --profile codex'],
+    notes: ['Prints "ready" on stdout once every file is verified and watched. Only one guard per root: a second one is refused.', 'As root, warden run (guard and notifier) also runs the witness, so alerts say who wrote; without CAP_SYS_ADMIN they say why not.', 'With several roots, "ready" comes once every root is guarded; if one root cannot start, none is guarded and the error names it (docs/PROFILES.md, "Several roots in one guard").'],
   },
   status: {
     options: [['-v, --list', 'list every protected file (by default a root of more than 50 files shows the summary and the files that drifted)']],

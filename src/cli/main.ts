@@ -5,6 +5,7 @@ import { EXIT, WardenError, formatLocated } from '../common/errors.js';
 import { makeOutput } from './output.js';
 import { commands } from './commands/index.js';
 import { chooseRoot, hasWardenToml, rootRelative, WARDEN_TOML_REL } from './root.js';
+import { runRootSets } from './run-roots.js';
 import { GLOBAL_HELP, GROUPS, HELP } from './help.js';
 import { isInitialised } from '../store/initialised.js';
 import { deployedGuardFor, heldRootMessage } from '../store/deployed.js';
@@ -221,58 +222,66 @@ export async function main(rawArgv: string[]): Promise<number> {
   try {
     let parsed;
     try {
-      parsed = parseArgs({ args: rest, options: { ...GLOBAL_OPTIONS, ...(spec.options ?? {}) }, allowPositionals: spec.allowPositionals ?? false, strict: true });
+      parsed = parseArgs({ args: rest, options: { ...GLOBAL_OPTIONS, ...(spec.options ?? {}) }, allowPositionals: spec.allowPositionals ?? false, strict: true, tokens: true });
     } catch (err) {
       throw new WardenError(argumentError(err, spec), EXIT.usage);
     }
-    const values = parsed.values as Record<string, string | boolean | string[] | undefined>;
+    const allValues = parsed.values as Record<string, string | boolean | string[] | undefined>;
     const sub = GROUPS[spec.name] ? parsed.positionals[0] : undefined;
-    if (values.help) { process.stdout.write(commandHelp(spec, sub) + '\n'); return EXIT.ok; }
-    const rootOptional = typeof spec.rootOptional === 'function' ? spec.rootOptional(values) : spec.rootOptional ?? false;
-    const byProfile = typeof values.profile === 'string' && !OWN_PROFILE_OPTION.has(spec.name);
-    if (!byProfile && !OWN_PROFILE_OPTION.has(spec.name) && (values.home !== undefined || values.project !== undefined)) throw new WardenError('--home and --project go with --profile NAME', EXIT.usage);
-    const { root } = byProfile ? await profileRootOf(spec.name, values) : chooseRoot(values.root as string | undefined, process.env, process.cwd(), rootOptional);
-    // A profile's root holds no config/warden.toml: named by --root, it is known by its store (docs/PROFILES.md, "A profile's root").
-    const profileRoot = byProfile || (!rootOptional && spec.name !== 'init' && !hasWardenToml(root) && await isProfileRoot(root));
-    // The guard and `rehome --here` also start on an initialised root path that names another
-    // directory now (a file system mounted there): the guard waits on it, the owner adopts it.
-    const mayLackToml = (spec.name === 'run' || spec.name === 'rehome') && isInitialised(root);
-    if (!rootOptional && !profileRoot && !mayLackToml && !hasWardenToml(root)) {
-      throw new WardenError(spec.name === 'init'
-        ? `nothing to protect in ${root}: it has no ${WARDEN_TOML_REL} (warden's settings, which also name what to protect). Create one (the example root's config/warden.toml is a start), then run 'warden init' again.`
-        : `${root} is not a warden root: it has no ${WARDEN_TOML_REL}`);
+    if (allValues.help) { process.stdout.write(commandHelp(spec, sub) + '\n'); return EXIT.ok; }
+    // `warden run` may hold several roots (cli/run-roots.ts): each is chosen and checked as a root alone is.
+    const sets = spec.name === 'run' ? runRootSets(allValues, parsed.tokens ?? []) : [allValues];
+    const roots: string[] = [];
+    for (const values of sets) {
+      const rootOptional = typeof spec.rootOptional === 'function' ? spec.rootOptional(values) : spec.rootOptional ?? false;
+      const byProfile = typeof values.profile === 'string' && !OWN_PROFILE_OPTION.has(spec.name);
+      if (!byProfile && !OWN_PROFILE_OPTION.has(spec.name) && (values.home !== undefined || values.project !== undefined)) throw new WardenError('--home and --project go with --profile NAME', EXIT.usage);
+      const { root } = byProfile ? await profileRootOf(spec.name, values) : chooseRoot(values.root as string | undefined, process.env, process.cwd(), rootOptional);
+      // A profile's root holds no config/warden.toml: named by --root, it is known by its store (docs/PROFILES.md, "A profile's root").
+      const profileRoot = byProfile || (!rootOptional && spec.name !== 'init' && !hasWardenToml(root) && await isProfileRoot(root));
+      // The guard and `rehome --here` also start on an initialised root path that names another
+      // directory now (a file system mounted there): the guard waits on it, the owner adopts it.
+      const mayLackToml = (spec.name === 'run' || spec.name === 'rehome') && isInitialised(root);
+      if (!rootOptional && !profileRoot && !mayLackToml && !hasWardenToml(root)) {
+        throw new WardenError(spec.name === 'init'
+          ? `nothing to protect in ${root}: it has no ${WARDEN_TOML_REL} (warden's settings, which also name what to protect). Create one (the example root's config/warden.toml is a start), then run 'warden init' again.`
+          : `${root} is not a warden root: it has no ${WARDEN_TOML_REL}`);
+      }
+      // A root a deployed guard holds, asked by another account: say so and what works,
+      // never "not initialised" (and never a second store): docs/DEPLOY.md, "Who runs which command".
+      // The witness runs as root beside the guard and keeps no store of its own here.
+      if (!ANY_CALLER.has(spec.name) && !(spec.name === 'run' && values.witness)) {
+        const held = deployedGuardFor(root);
+        if (held) throw new WardenError(heldRootMessage(held, withoutRoot(rawArgv), callerName(), spec.name), EXIT.usage);
+      }
+      // Run as the deployed guard's account: the commands its messages advise are the ones
+      // that work here, `sudo -u warden warden … --root ROOT` (docs/DEPLOY.md §2.6).
+      if (spec.name !== 'run' && ((process.geteuid?.() !== 0 && stateBase().deployment) || profileRoot)) {
+        const style = { account: process.geteuid?.() !== 0 && stateBase().deployment ? accountOfSelf() : null, root };
+        setAdviceCommandStyle(style);
+        const plainErr = out.err.bind(out);
+        out.err = (text: string) => plainErr(deployedAdvice(text, style));
+      }
+      // `run` says it itself: a guard exits 78 (the unit's RestartPreventExitStatus) rather than 2.
+      const needsBaseline = !NO_BASELINE.has(spec.name) && spec.name !== 'run';
+      if (needsBaseline && !isInitialised(root)) {
+        // The store knows better when it can say why (a moved root, a store left inside the root).
+        try { Store.open(root).close(); } catch (err) { if (!(err instanceof NotInitialised)) throw err; }
+        throw new WardenError(`not initialised: run \`warden init${byProfile ? profileArgs(values) : ''}\` to record the approved baseline of ${root}`);
+      }
+      if (byProfile && spec.name !== 'init' && isInitialised(root)) {
+        // The root a profile names must be that profile's: never another runtime's, or a root with its own warden.toml.
+        const { approvedProfileOf } = await import('../store/approved-config.js');
+        const rec = approvedProfileOf(root);
+        if (rec?.profile !== values.profile) throw new WardenError(`${root} is guarded ${rec ? `as the ${rec.profile} profile's ${rec.level} files` : 'by its own config/warden.toml'}, not by the ${String(values.profile)} profile${rec ? '' : ': use --root'}`, EXIT.usage);
+      }
+      roots.push(root);
     }
-    // A root a deployed guard holds, asked by another account: say so and what works,
-    // never "not initialised" (and never a second store): docs/DEPLOY.md, "Who runs which command".
-    // The witness runs as root beside the guard and keeps no store of its own here.
-    if (!ANY_CALLER.has(spec.name) && !(spec.name === 'run' && values.witness)) {
-      const held = deployedGuardFor(root);
-      if (held) throw new WardenError(heldRootMessage(held, withoutRoot(rawArgv), callerName(), spec.name), EXIT.usage);
-    }
-    // Run as the deployed guard's account: the commands its messages advise are the ones
-    // that work here, `sudo -u warden warden … --root ROOT` (docs/DEPLOY.md §2.6).
-    if (spec.name !== 'run' && ((process.geteuid?.() !== 0 && stateBase().deployment) || profileRoot)) {
-      const style = { account: process.geteuid?.() !== 0 && stateBase().deployment ? accountOfSelf() : null, root };
-      setAdviceCommandStyle(style);
-      const plainErr = out.err.bind(out);
-      out.err = (text: string) => plainErr(deployedAdvice(text, style));
-    }
-    // `run` says it itself: a guard exits 78 (the unit's RestartPreventExitStatus) rather than 2.
-    const needsBaseline = !NO_BASELINE.has(spec.name) && spec.name !== 'run';
-    if (needsBaseline && !isInitialised(root)) {
-      // The store knows better when it can say why (a moved root, a store left inside the root).
-      try { Store.open(root).close(); } catch (err) { if (!(err instanceof NotInitialised)) throw err; }
-      throw new WardenError(`not initialised: run \`warden init${byProfile ? profileArgs(values) : ''}\` to record the approved baseline of ${root}`);
-    }
-    if (byProfile && spec.name !== 'init' && isInitialised(root)) {
-      // The root a profile names must be that profile's: never another runtime's, or a root with its own warden.toml.
-      const { approvedProfileOf } = await import('../store/approved-config.js');
-      const rec = approvedProfileOf(root);
-      if (rec?.profile !== values.profile) throw new WardenError(`${root} is guarded ${rec ? `as the ${rec.profile} profile's ${rec.level} files` : 'by its own config/warden.toml'}, not by the ${String(values.profile)} profile${rec ? '' : ': use --root'}`, EXIT.usage);
-    }
+    const root = roots[0]!;
+    const values = sets[0]!;
     const positionals = [...parsed.positionals];
     if (PATH_FIRST.has(spec.name) && positionals[0] !== undefined) positionals[0] = rootRelative(root, positionals[0]);
-    return await spec.run({ root, json: Boolean(values.json), values, positionals, out });
+    return await spec.run({ root, ...(roots.length > 1 ? { roots } : {}), json: Boolean(values.json), values, positionals, out });
   } catch (err) {
     if (err instanceof WardenError) {
       if (wantsJson) out.json({ error: err.message, details: err.details });

@@ -5,6 +5,8 @@ export type OptionValues = Record<string, string | boolean | string[] | undefine
 /** What every command receives. `root` is absolute and already checked to be a directory. */
 export interface CommandContext {
   root: string;
+  /** `warden run` given several roots (cli/run-roots.ts): all of them, `root` the first. */
+  roots?: string[];
   json: boolean;
   values: OptionValues;
   positionals: string[];

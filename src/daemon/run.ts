@@ -102,6 +102,12 @@ export interface RunOptions {
   /** Where "ready" and other stdout lines go. */
   stdout?: (line: string) => void;
   log?: (line: string) => void;
+  /**
+   * One of several roots of one process (daemon/multi-root.ts; docs/ARCHITECTURE.md, "Several
+   * roots in one process"): its stderr lines name the root, and the host, not this root, says
+   * `ready`, sets the status line and feeds the watchdog.
+   */
+  host?: { tag: string };
 }
 
 export interface Daemon {
@@ -109,6 +115,10 @@ export interface Daemon {
   guard: Guard | null;
   /** Resolves when the daemon stops on its own (fatal error) or is stopped. */
   done: Promise<void>;
+  /** What the watchdog asks: the watches alive and the backstop rescan on time (the guard), the delivery loop running (a notifier alone). */
+  healthy(): boolean;
+  /** The status line (systemd's STATUS=). */
+  statusLine(): string;
 }
 
 /**
@@ -127,7 +137,8 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
   // A failing or flooded stderr/stdout never stops the guard (invariant 14; common/diagnostics.ts).
   muteStreamErrors();
   // On a terminal the <N> priority prefixes are noise; the journal (a pipe) keeps them.
-  const ttyless = (w: (line: string) => void) => (line: string) => w(process.stderr.isTTY ? line.replace(/^<[0-7]>/, '') : line);
+  const tagged = (line: string): string => (opts.host ? line.replace(/^(<[0-7]>)?(warden: )?/, (_m, p?: string) => `${p ?? ''}warden ${opts.host!.tag}: `) : line);
+  const ttyless = (w: (line: string) => void) => (line: string) => { const l = tagged(line); w(process.stderr.isTTY ? l.replace(/^<[0-7]>/, '') : l); };
   const log = opts.log ?? ttyless(rateLimitedWriter(2));
   const say = opts.stdout ?? ((l: string) => { writeLineSync(1, l); });
   process.umask(0o077);
@@ -153,6 +164,7 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
   let stopSelf: (() => Promise<void>) | null = null;
   let lockLost = false;
   let witnessReport: (() => WitnessReport) | null = null;
+  let healthy: (every: number) => boolean = () => true;
   let resolveDone!: () => void;
   const done = new Promise<void>((r) => { resolveDone = r; });
 
@@ -298,11 +310,10 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
       // The clocks: the backstop rescan and the 100 ms tick (root path, stamp poll); stopped first.
       det.startClocks();
       cleanups.push(() => det.close());
-      if (sd.watchdogIntervalMs) {
-        const wd = setInterval(() => {
-          const healthy = det.dirs.alive() && Date.now() - g.lastRescanAt < g.config.rescan_seconds * 1000 + (sd.watchdogIntervalMs ?? 0) * 2;
-          if (healthy) sd.watchdog();
-        }, sd.watchdogIntervalMs);
+      healthy = (every) => det.dirs.alive() && Date.now() - g.lastRescanAt < g.config.rescan_seconds * 1000 + every * 2;
+      if (sd.watchdogIntervalMs && !opts.host) {
+        const every = sd.watchdogIntervalMs;
+        const wd = setInterval(() => { if (healthy(every)) sd.watchdog(); }, every);
         cleanups.push(() => clearInterval(wd));
       }
       // Removed when this daemon stops: a later SIGHUP must not reload a stopped guard.
@@ -336,18 +347,23 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
       const onHup = (): void => { try { n.reload(loadWardenConfigFrom(store.fd, opts.root)); } catch (err) { log(`<3>warden: SIGHUP: ${String((err as Error).message)}`); } };
       process.on('SIGHUP', onHup);
       cleanups.push(() => { process.off('SIGHUP', onHup); });
-      if (sd.watchdogIntervalMs) {
+      healthy = (every) => n.healthy(every);
+      if (sd.watchdogIntervalMs && !opts.host) {
         // Fed only while the delivery loop runs (sd-notify.ts): a stuck loop gets restarted.
         const every = sd.watchdogIntervalMs;
-        const wd = setInterval(() => { if (n.healthy(every)) sd.watchdog(); }, every);
+        const wd = setInterval(() => { if (healthy(every)) sd.watchdog(); }, every);
         cleanups.push(() => clearInterval(wd));
       }
     }
   }
 
-  say('ready');
-  sd.ready();
-  sd.status(guard ? (guard.guarding() ? `guarding ${guard.state.paths().length} files` : `not guarding: the root path names a directory warden did not make and cannot move aside; waiting (see 'warden alerts')`) : 'notifier running');
+  const g0 = guard as Guard | null;
+  const statusLine = (): string => (g0 ? (g0.guarding() ? `guarding ${g0.state.paths().length} files` : `not guarding: the root path names a directory warden did not make and cannot move aside; waiting (see 'warden alerts')`) : 'notifier running');
+  if (!opts.host) {
+    say('ready');
+    sd.ready();
+    sd.status(statusLine());
+  }
   let stopping = false;
   const stop = async () => {
     if (stopping) return done;
@@ -362,7 +378,7 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
     return done;
   };
   stopSelf = stop;
-  return { stop, guard, done };
+  return { stop, guard, done, healthy: () => healthy(sd.watchdogIntervalMs ?? 0), statusLine };
 }
 
 async function handleRequest(req: ControlRequest, g: Guard, ctx: () => ApplyContext, reload: (c: WardenConfig) => Promise<void>,

@@ -2,6 +2,7 @@
  * The change classifier: baseline entry + what is on disk now → what is wrong, if
  * anything. Pure: no I/O, so every rule is table-tested.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { AlertReason } from '../store/alert-types.js';
 import type { EntryType } from '../fsx/beneath.js';
 import type { XattrSet } from '../fsx/xattrs.js';
@@ -69,8 +70,18 @@ export function classify(approved: Approved | undefined, obs: Observation): Verd
  */
 export interface AdviceStyle { account: string | null; root: string }
 let commandStyle: AdviceStyle | null = null;
-export function setAdviceCommandStyle(style: AdviceStyle | null): void { commandStyle = style; }
-export const adviceCommandStyle = (): AdviceStyle | null => commandStyle;
+/**
+ * Several roots in one process (docs/ARCHITECTURE.md, "Several roots in one process"): each
+ * root's guard runs in a scope of its own, so its advice names its own root, never another's.
+ */
+const scoped = new AsyncLocalStorage<{ style: AdviceStyle | null }>();
+export function setAdviceCommandStyle(style: AdviceStyle | null): void {
+  const box = scoped.getStore();
+  if (box) box.style = style; else commandStyle = style;
+}
+export const adviceCommandStyle = (): AdviceStyle | null => { const box = scoped.getStore(); return box ? box.style : commandStyle; };
+/** Runs fn (and everything it starts: watches, timers, sockets) with a style of its own. */
+export function withAdviceScope<T>(style: AdviceStyle | null, fn: () => T): T { return scoped.run({ style }, fn); }
 
 const word = (s: string): string => (/^[A-Za-z0-9_./=:@%+,-]+$/.test(s) ? s : `"${s.replace(/(["\\$`])/g, '\\$1')}"`);
 
@@ -83,7 +94,7 @@ export function deployedAdvice(text: string, style: AdviceStyle | null): string 
 
 /** How to make the change properly — every alert and message carries it (docs/CONTRACT.md §Alerts). `kind` 'directory': an approved directory. */
 export function adviceFor(path: string, reason: AlertReason, alertId: string, kind: string | null): string {
-  return deployedAdvice(plainAdvice(path, reason, alertId, kind), commandStyle);
+  return deployedAdvice(plainAdvice(path, reason, alertId, kind), adviceCommandStyle());
 }
 
 function plainAdvice(path: string, reason: AlertReason, alertId: string, kind: string | null): string {
