@@ -16,6 +16,10 @@ import type { WitnessReport } from '../../daemon/witness-link.js';
 import { credentialModeReport } from '../changes/cred-mode.js';
 import { readPruned, storeUsage } from '../../store/prune.js';
 import { sizeText } from '../../store/budget.js';
+import { unreadableHere } from '../unreadable-here.js';
+
+/** What status says of a file this account may not read, its mode and owner as approved. */
+const NOT_READ = 'content not checked: this account may not read it; mode and owner as approved';
 
 /** Up to this many files, status lists each one; beyond it the summary and the drifted ones (each with --list). */
 const LIST_AT_MOST = 50;
@@ -39,7 +43,9 @@ export const statusCommand: CommandSpec = {
       const files = l.state.paths().sort().map((p) => {
         const e = l.state.entry(p);
         const f = byPath.get(p);
-        return { path: p, kind: e?.kind, state: f ? 'drift' : 'ok', reason: f?.verdict.reason ?? null, mode: e ? octal(e.mode) : null, size: e?.size ?? null };
+        // A file this account may not read, all else as approved: not drift (cli/unreadable-here.ts).
+        const notRead = f ? unreadableHere(f, e) : false;
+        return { path: p, kind: e?.kind, state: f && !notRead ? 'drift' : 'ok', reason: f && !notRead ? f.verdict.reason : null, mode: e ? octal(e.mode) : null, size: e?.size ?? null, ...(notRead ? { content_checked: false } : {}) };
       });
       const unexpected = findings.filter((f) => !l.state.entry(f.path) && !f.isDir).map((f) => ({ path: f.path, state: 'unexpected', reason: f.verdict.reason }));
       const dirs: { path: string; state: string; reason: string; detail?: string }[] = findings.filter((f) => f.isDir).map((f) => ({ path: f.path, state: 'drift', reason: f.verdict.reason }));
@@ -85,7 +91,7 @@ export const statusCommand: CommandSpec = {
         const drifted = files.filter((f) => f.state !== 'ok').length + unexpected.length + dirs.length;
         ctx.out.line(`files: ${files.length} protected, ${files.length - files.filter((f) => f.state !== 'ok').length} ok${drifted ? c.red(`, ${drifted} drift`) : ''}`);
         const listAll = Boolean(ctx.values.list) || files.length <= LIST_AT_MOST;
-        for (const f of files) if (listAll || f.state !== 'ok') ctx.out.line(`  ${f.state === 'ok' ? c.green('ok   ') : c.red('DRIFT')} ${escapeText(f.path)}${f.reason ? ` (${f.reason})` : ''}`);
+        for (const f of files) if (listAll || f.state !== 'ok') ctx.out.line(`  ${f.state === 'ok' ? c.green('ok   ') : c.red('DRIFT')} ${escapeText(f.path)}${f.reason ? ` (${f.reason})` : ''}${'content_checked' in f ? ` (${NOT_READ})` : ''}`);
         if (!listAll) ctx.out.line(c.dim(`  (each file: 'warden status --list')`));
         for (const u of [...unexpected, ...dirs]) ctx.out.line(`  ${c.red('DRIFT')} ${u.path ? escapeText(u.path) : '.'} (${u.reason})${'detail' in u && u.detail ? `: ${u.detail}` : ''}`);
         for (const p of policy.filter((x) => x.grantsNothing)) ctx.out.line(c.yellow(`  grants nothing: ${escapeText(p.path)} — ${p.reason ?? p.status}`));
