@@ -91,6 +91,21 @@ describe('deployment A: the owner\'s commands', { skip: !isRoot ? 'needs root to
     assert.notEqual(s.code, 1, s.out); // 3: no daemon runs here
   });
 
+  it('status and why as the guard\'s account: the commands they point to name the account and the root', () => {
+    // One alert with kept content, as the guard writes it (its store's alerts.jsonl is plain JSON lines).
+    const id = 'mxtest0001-abcd';
+    const alert = { id, time: new Date().toISOString(), path: 'orgs/bookclub.toml', action: 'reverted', reason: 'content', before: null, after: null, quarantine: `${state}/stores/x/quarantine/${id}`, by: { unknown: 'no witness running' }, advice: 'x' };
+    const store = join(state, 'stores', readdirSync(join(state, 'stores'))[0]!);
+    const line = JSON.stringify(alert) + '\n';
+    const add = spawnSync('setpriv', [`--reuid=${WARDEN_UID}`, `--regid=${WARDEN_UID}`, '--clear-groups', 'sh', '-c', `printf '%s' "$1" >> "$2"`, 'sh', line, join(store, 'alerts.jsonl')], { encoding: 'utf8' });
+    assert.equal(add.status, 0, add.stderr);
+    const how = `sudo -u "#${WARDEN_UID}" warden`;
+    const s = warden(['status', '--root', root], WARDEN_UID);
+    assert.match(s.out, new RegExp(`see '${how} why orgs/bookclub\\.toml --root ${root}'`), s.out);
+    const w = warden(['why', 'orgs/bookclub.toml', '--root', root], WARDEN_UID);
+    assert.match(w.out, new RegExp(`what was rejected: '${how} diff ${id} --root ${root}'`), w.out);
+  });
+
   it('notify test as root and as the agent: told who holds the root and what to run, never "not initialised"', () => {
     for (const [who, cwd, args] of [[null, base, ['notify', 'test', '--root', root]], [AGENT_UID, root, ['notify', 'test']]] as const) {
       const r = warden([...args], who, cwd);

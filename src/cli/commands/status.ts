@@ -17,6 +17,7 @@ import { credentialModeReport } from '../changes/cred-mode.js';
 import { readPruned, storeUsage } from '../../store/prune.js';
 import { sizeText } from '../../store/budget.js';
 import { unreadableHere } from '../unreadable-here.js';
+import { adviceCommandStyle, deployedAdvice } from '../../guard/classify.js';
 
 /** What status says of a file this account may not read, its mode and owner as approved. */
 const NOT_READ = 'content not checked: this account may not read it; mode and owner as approved';
@@ -106,7 +107,7 @@ export const statusCommand: CommandSpec = {
         }
         const behind = m && runtimeManifest && m.generation !== null && !runtimeManifest.current ? c.yellow(` — behind the baseline (generation ${l.state.index.generation}): the runtime keeps the older approved state until the guard publishes`) : '';
         if (m) ctx.out.line(`runtime manifest: ${m.path}${m.present ? (m.generation !== null ? ` (generation ${m.generation})` : ` (${m.problem ?? 'invalid'})`) : ` (${m.problem ?? 'absent'})`}${behind}`);
-        ctx.out.line(last ? `last alert: ${clean(last.time, 40)} ${clean(last.action, 20)} ${clean(last.path, 200)} (${clean(last.reason, 40)}), id ${clean(last.id, 80)}; see 'warden why ${clean(last.path, 200)}'` : 'no alerts');
+        ctx.out.line(last ? `last alert: ${clean(last.time, 40)} ${clean(last.action, 20)} ${clean(last.path, 200)} (${clean(last.reason, 40)}), id ${clean(last.id, 80)}; see ${deployedAdvice(`'warden why ${clean(last.path, 200)}'`, adviceCommandStyle())}` : 'no alerts');
         const sel = profile ? ['profile', 'home', 'project'].filter((k) => typeof ctx.values[k] === 'string').map((k) => ` --${k} ${escapeText(String(ctx.values[k]))}`).join('') : '';
         if (!daemon.running) ctx.out.line(c.yellow(`start it with 'warden run${sel}' (or the warden-guard service)`));
       }
