@@ -115,4 +115,12 @@ describe('deployment A: the owner\'s commands', { skip: !isRoot ? 'needs root to
     }
     assert.ok(!existsSync(join(root, 'snapshots')), 'no second store inside the root');
   });
+
+  it('edit as root or the agent: the advised command keeps the caller\'s editor through sudo (which drops $EDITOR)', () => {
+    for (const [who, cwd, args] of [[null, base, ['edit', 'orgs/bookclub.toml', '--root', root]], [AGENT_UID, root, ['edit', 'orgs/bookclub.toml']]] as const) {
+      const r = warden([...args], who, cwd);
+      assert.equal(r.code, 2, r.out);
+      assert.match(r.out, new RegExp(`Run it as the guard's account: sudo -u '#${WARDEN_UID}' --preserve-env=EDITOR,VISUAL warden edit orgs/bookclub\\.toml --root ${root} `), r.out);
+    }
+  });
 });
