@@ -9,8 +9,10 @@
 #   A  the agent's user owns the protected files, the guard keeps three capabilities;
 #   B  the warden account owns them, the guard runs with no capabilities.
 # One line per check (`ok   …` / `FAIL …`), then `N passed, N failed`; exit 1 on any failure.
-# Deployment A ends with the path hardening's attacks as the agent: a root swap, a write through a held
-# shared mapping, and (the root moved onto a small tmpfs of its own, FULL_ROOT_MB, with the
+# Deployment A also runs the owner's commands (status, why, edit, notify test) as root, as the owner and
+# as the agent, and ends with the path hardening's attacks as the agent: a root swap, a write through a
+# held shared mapping, a directory of root's exchanged onto the root and onto orgs/ (renameat2
+# RENAME_EXCHANGE), and (the root moved onto a small tmpfs of its own, FULL_ROOT_MB, with the
 # guard stopped) a full file system that the agent filled.
 # Environment: WARDEN_SYSD_KIT (the kit's directory), KEEP=1 (leave the container running),
 # DEPLOYMENTS="A B" (which deployments to run, in order; for iterating on one).
