@@ -381,7 +381,7 @@ owner_day_case() {
   # why, after the revert above
   out=$(owner_cmd why orgs/bookclub.toml 2>&1); rc=$?; printf '%s\n' "--- owner: why (rc $rc)" "$out" >>"$LOG"
   check "warden why orgs/bookclub.toml as the owner: the revert, exit 0" why_truth "$out" "$rc"
-  cmd=$(printf '%s' "$out" | quoted_cmd diff | tail -1)
+  cmd=$(printf '%s' "$out" | grep -oE "'sudo -u warden warden diff [^']*'" | tail -1 | tr -d "'")   # the newest alert's
   check "…its 'what was rejected' command ($cmd) works as written and shows the rejected line" sh -c "$H/in sh -c '$cmd' 2>&1 | grep -q '# for why'"
   cmd=$(printf '%s' "$out" | quoted_cmd edit)
   check "…it advises the owner's edit ($cmd)" [ -n "$cmd" ]
