@@ -88,10 +88,15 @@ export function shellWord(s: string): string {
   return /^[A-Za-z0-9_./=:@%+,-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
-/** The command that works for a held root: the same arguments, run as the guard's account. Pure. */
+/**
+ * The command that works for a held root: the same arguments, run as the guard's account.
+ * sudo drops $EDITOR and $VISUAL, so `edit` asks it to keep them: without, the caller's
+ * editor is not the one started (and with no terminal, none can be). Pure.
+ */
 export function asGuardAccount(g: Pick<DeployedGuard, 'account' | 'root'>, args: readonly string[]): string {
   const who = g.account.startsWith('#') ? `'${g.account}'` : g.account;
-  return `sudo -u ${who} warden ${[...args, '--root', g.root].map(shellWord).join(' ')}`;
+  const keep = args[0] === 'edit' ? ' --preserve-env=EDITOR,VISUAL' : '';
+  return `sudo -u ${who}${keep} warden ${[...args, '--root', g.root].map(shellWord).join(' ')}`;
 }
 
 /** What a caller who is not the guard's account is told about a held root. Pure. */

@@ -17,7 +17,8 @@ import { withStore, type StoreFd } from './store.js';
 export interface OutboxMessage {
   id: string;
   time: string;
-  kind: 'owner-code';
+  /** 'test': `warden notify test`'s message, relayed by the notifier (cli/notify-relay.ts). */
+  kind: 'owner-code' | 'test';
   /** Sent as is (clipped to the channel's limit), never folded with other messages. */
   text: string;
 }
@@ -27,8 +28,8 @@ export function appendOutboxMessage(store: StoreFd | string, msg: OutboxMessage)
   // A root path (tests, one-off tools): find its store the way every command does.
   if (typeof store === 'string') { withStore(store, (s) => appendOutboxMessage(s.fd, msg), { create: true }); return; }
   const storeFd = store;
-  if (!msg.id || msg.kind !== 'owner-code' || typeof msg.text !== 'string') {
-    throw new WardenError('outbox message needs an id, kind "owner-code" and a text');
+  if (!msg.id || (msg.kind !== 'owner-code' && msg.kind !== 'test') || typeof msg.text !== 'string') {
+    throw new WardenError('outbox message needs an id, kind "owner-code" or "test" and a text');
   }
   const line = Buffer.from(JSON.stringify({ id: msg.id, time: msg.time, kind: msg.kind, text: msg.text }) + '\n');
   const dirFd = ensureDirBeneath(storeFd, MESSAGES_DIR, 0o700);

@@ -76,7 +76,7 @@ describe('a root held by a deployed guard', { skip: !isRoot ? 'needs root to pla
     assert.match(asAgent.out, /sudo -u '#\d+' warden status --root /);
 
     const edit = warden(['edit', 'orgs/bookclub.toml'], AGENT_UID, root);
-    assert.match(edit.out, /sudo -u '#\d+' warden edit orgs\/bookclub\.toml --root /);
+    assert.match(edit.out, /sudo -u '#\d+' --preserve-env=EDITOR,VISUAL warden edit orgs\/bookclub\.toml --root /);
 
     for (const who of [AGENT_UID, null]) {
       const i = warden(['init', '--root', root], who);

@@ -9,8 +9,10 @@
 #   A  the agent's user owns the protected files, the guard keeps three capabilities;
 #   B  the warden account owns them, the guard runs with no capabilities.
 # One line per check (`ok   …` / `FAIL …`), then `N passed, N failed`; exit 1 on any failure.
-# Deployment A ends with the path hardening's attacks as the agent: a root swap, a write through a held
-# shared mapping, and (the root moved onto a small tmpfs of its own, FULL_ROOT_MB, with the
+# Deployment A also runs the owner's commands (status, why, edit, notify test) as root, as the owner and
+# as the agent, and ends with the path hardening's attacks as the agent: a root swap, a write through a
+# held shared mapping, a directory of root's exchanged onto the root and onto orgs/ (renameat2
+# RENAME_EXCHANGE), and (the root moved onto a small tmpfs of its own, FULL_ROOT_MB, with the
 # guard stopped) a full file system that the agent filled.
 # Environment: WARDEN_SYSD_KIT (the kit's directory), KEEP=1 (leave the container running),
 # DEPLOYMENTS="A B" (which deployments to run, in order; for iterating on one).
@@ -205,6 +207,51 @@ m.close()
 PY
   chmod 0644 "$M/usr/local/lib/w21-mmap.py"; }
 
+# docs/ARCHITECTURE.md, invariant 19, under the installed units (deployment A): the agent holds a
+# directory of root's (a locked ~/.ssh: 0755, with root's authorized_keys in it) and exchanges it
+# with a protected directory's path in one renameat2(RENAME_EXCHANGE), the one step a repair cannot
+# race. The guard must move it aside whole, change nothing in it, say where it went, and put the
+# approved tree back in a directory it makes itself.
+EXCHANGE_PY='import ctypes,sys; l=ctypes.CDLL(None, use_errno=True); sys.exit(0 if l.syscall(316, -100, sys.argv[1].encode(), -100, sys.argv[2].encode(), 2) == 0 else ctypes.get_errno())'
+# what stands below DIR: each entry's type, owner and mode, and each file's sha256 (as root)
+picture() { cin sh -c "cd '$1' && find . -printf '%P|%y|%u:%g|%m\n' | sort && find . -type f -exec sha256sum {} + | sort"; }
+# the approved tree as it stands: the root's owner and mode, then every protected entry's
+approved_tree() { cin sh -c "stat -c '%U:%G %a' $ROOT && cd $ROOT && find config orgs blocks -printf '%p|%y|%u:%g|%m\n' | sort && find config orgs blocks -type f -exec sha256sum {} + | sort"; }
+tree_is() { [ "$(approved_tree 2>&1)" = "$1" ]; }
+same_picture() { [ "$(picture "$1" 2>&1)" = "$2" ]; }   # DIR PICTURE
+# the newest alert (reason REASON, path PATH): its "quarantine" (where the foreign object went) and "detail"
+alert_field() { cin grep -F "\"reason\":\"$1\"" "$STORE/alerts.jsonl" | grep -F "\"path\":\"$2\"" | tail -n 1 | sed -n "s/.*\"$3\":\"\([^\"]*\)\".*/\1/p"; }
+# exchange_case WHAT DIR DECOY TARGET REASON ALERT_PATH: DECOY and TARGET are names in DIR
+exchange_case() {
+  local what=$1 dir=$2 decoy=$3 target=$4 reason=$5 apath=$6 before ino tree0 n0 kept gpid rc detail
+  cin sh -c "rm -rf '$dir/$decoy' && mkdir -m 0755 '$dir/$decoy' && echo 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOWNERSKEY owner@host' > '$dir/$decoy/authorized_keys' && chmod 0644 '$dir/$decoy/authorized_keys'" >>"$LOG" 2>&1
+  # root's directories in the agent's home were made long before any attack (the agent cannot make
+  # one): let this one age past the guard's birth-time slack (src/guard/dir-repair.ts), as a real one has
+  sleep 1
+  before=$(picture "$dir/$decoy"); ino=$(cin stat -c %i "$dir/$decoy"); tree0=$(approved_tree); gpid=$(prop warden-guard MainPID)
+  n0=$(alerts_with "\"reason\":\"$reason\"" "\"path\":\"$apath\"")
+  echo "--- exchange $what: $decoy <-> $target in $dir; picture before:" >>"$LOG"; printf '%s\n' "$before" >>"$LOG"
+  cin sh -c "cd '$dir' && setpriv --reuid=\$(id -u agent) --regid=\$(id -g agent) --clear-groups python3 -c \"\$1\" '$decoy' '$target'" sh "$EXCHANGE_PY" >>"$LOG" 2>&1; rc=$?
+  check "exchange onto $what: the agent swapped root's locked directory (0755, authorized_keys) with $target in one renameat2(RENAME_EXCHANGE)" [ "$rc" = 0 ]
+  check "…the approved tree is back at the path within 10 s (owner, mode, content of every protected entry)" wait_for 10 tree_is "$tree0"
+  check "…one $reason alert for $apath" wait_for 10 more_alerts "$n0" "\"reason\":\"$reason\"" "\"path\":\"$apath\""
+  check "…and only one (the guard did not repair twice)" sh -c "sleep 1; [ \"\$($H/in grep -F '\"reason\":\"$reason\"' $STORE/alerts.jsonl | grep -cF '\"path\":\"$apath\"')\" = $((n0 + 1)) ]"
+  kept=$(alert_field "$reason" "$apath" quarantine); case "$kept" in /*) ;; ?*) kept=$ROOT/$kept;; esac
+  info "exchange onto $what: the alert says root's directory went to $kept"
+  check "…the alert names where root's directory went, and that is it (inode $ino)" sh -c "[ -n '$kept' ] && [ \"\$($H/in stat -c %i '$kept')\" = '$ino' ]"
+  check "…root's directory kept its owner, mode and content (stat and sha256 of every entry)" same_picture "$kept" "$before"
+  detail=$(alert_field "$reason" "$apath" detail); echo "detail: $detail" >>"$LOG"
+  check "…the alert says warden changed nothing in it and moved it whole" grep -qF "warden changed nothing in it and moved it whole to $kept" <<<"$detail"
+  check "…warden verify (the owner's) is clean" owner_cmd verify
+  check "…the guard kept running (same pid $gpid)" sh -c "[ \"\$($H/in systemctl show -p MainPID --value warden-guard)\" = '$gpid' ]"
+  cin rm -rf "$kept" "$dir/$decoy"   # what the agent held (the old root or orgs/), and root's directory
+  revert_case "after the exchange onto $what: content edit by agent in orgs/" orgs/bookclub.toml "echo '# after the exchange' >> orgs/bookclub.toml" agent
+}
+exchanges_as_agent() {
+  exchange_case "the root" "$AGENT_HOME" ssh "$(basename "$ROOT")" root-replaced .
+  exchange_case "orgs/" "$ROOT" locked orgs dir-replaced orgs
+}
+
 # The path-hardening attacks, as the agent (deployment A), through the installed units: row 2, row 1
 # (the swap), row 2 again in the new root, then row 3 on a small file system of its own.
 # Rows 1 and 2 run with the root on the container's own disk: on a tmpfs a write through a
@@ -247,6 +294,10 @@ attacks_as_agent() {
   info "after the root swap: a held mapping's write reverted within $(( ($(date +%s%N) - t0) / 1000000 )) ms"
   cin systemctl stop w21-mmap >/dev/null 2>&1
 
+  # A directory of root's exchanged onto the root and onto orgs/ (before row 3: a rename cannot cross
+  # into the root's own file system)
+  exchanges_as_agent
+
   # Row 3: the root on a small file system of its own (a tmpfs mounted at the root path with
   # the guard stopped, the files copied back as they were), filled by the agent, then a
   # same-size edit in place. (No loop device in the container: a tmpfs stands in for the
@@ -278,6 +329,89 @@ f = open('$ROOT/$f', 'r+b'); d = f.read(); f.seek(d.index(b'=')); f.write(b'#');
   check "…and the alert names the full disk" wait_for 10 more_alerts 0 "\"path\":\"$f\"" 'file system is full (ENOSPC)'
   cin rm -rf "$ROOT/fill"
   revert_case "with room again: content edit by agent" "$f" "echo '# room again' >> $f" agent
+}
+
+# docs/DEPLOY.md, "Who runs which command", under the installed units (deployment A): status, why,
+# edit and notify test run as root, as the owner (the warden account through sudo, as §2.6 says)
+# and as the agent each tell the truth about the deployed root (never "not initialised", never a
+# second store), and the command each advises works when run as written.
+as_root() { cin sh -c "cd / && $1"; }                        # root, in a plain shell
+as_agent_here() { cin sudo -u agent sh -c "cd $ROOT && $1"; } # the agent, in the root, as a runtime would
+# the command a held-root message advises ("Run it as the guard's account: CMD (docs/…")
+advised() { sed -n "s/.*Run it as the guard's account: \(.*\) (docs\/DEPLOY.md.*/\1/p" | head -1; }
+# the first 'sudo -u warden warden …' command quoted in OUTPUT that starts with WORDS
+quoted_cmd() { grep -oE "'sudo -u warden warden $1[^']*'" | head -1 | tr -d "'"; }
+no_second_store() { # nothing a held-root command could have made: no store in the root, none in a caller's home
+  ! cin test -e "$ROOT/snapshots" && ! cin test -e /root/.local/state/warden && ! cin test -e "$AGENT_HOME/.local/state/warden" \
+    && [ "$(cin ls "$GUARD_STATE/stores")" = "$ROOT_ID" ]; }
+said_held() { # OUTPUT: the held-root message, not "not initialised"
+  printf '%s' "$1" | grep -q 'is guarded by the deployed warden guard (account warden)' && ! printf '%s' "$1" | grep -qi 'not initialised'; }
+status_truth() { # OUTPUT RC: the guard's view: running, every file ok, no drift
+  printf '%s' "$1" | grep -q '^daemon: running' && printf '%s' "$1" | grep -q '^files: 6 protected, 6 ok$' && ! printf '%s' "$1" | grep -q DRIFT && [ "$2" = 0 ]; }
+desktop_set() { cin cat "$ROOT/config/warden.toml" | sed "/^\[notify.desktop\]/,/^enabled/ s/^enabled = .*/enabled = $1/" | apply_approved config/warden.toml; }
+owner_form() { case "$1" in "sudo -u warden warden "*|"sudo -u warden --preserve-env=EDITOR,VISUAL warden edit "*) return 0;; esac; return 1; }
+# CALLER held CMD: CALLER's run of a held-root command says who holds it; the advised command,
+# run as written by the owner (root, who may sudo), exits 0 and prints what CHECK wants
+held_case() { # CALLER 'warden ARGS' CHECK_FN
+  local who=$1 cmd=$2 fn=$3 out rc adv
+  if [ "$who" = root ]; then out=$(as_root "$cmd --root $ROOT" 2>&1); rc=$?; else out=$(as_agent_here "$cmd" 2>&1); rc=$?; fi
+  printf '%s\n' "--- $who: $cmd (rc $rc)" "$out" >>"$LOG"
+  check "$cmd as $who: says the deployed guard holds the root (exit 2), not 'not initialised'" sh -c "[ $rc = 2 ] && printf '%s' \"\$1\" | grep -q 'is guarded by the deployed warden guard (account warden)' && ! printf '%s' \"\$1\" | grep -qi 'not initialised'" sh "$out"
+  adv=$(printf '%s' "$out" | advised)
+  check "…and advises the owner's command ($adv)" owner_form "$adv"
+  out=$(as_root "EDITOR=ed-append $adv </dev/null" 2>&1); rc=$?
+  printf '%s\n' "--- advised, run as written: $adv (rc $rc)" "$out" >>"$LOG"
+  check "…which, run as written, works" "$fn" "$out" "$rc"
+}
+why_truth() { printf '%s' "$1" | grep -q 'reverted orgs/bookclub.toml: content' && [ "$2" = 0 ]; }
+edit_queued() { printf '%s' "$1" | grep -q "sudo -u warden warden approve [A-Za-z0-9-]* .*--root $ROOT" && [ "$2" = 0 ]; }
+notify_ok() { # OUTPUT RC: discord ok (through the notifier), nothing FAILed, exit 0, and the DM arrived
+  printf '%s' "$1" | grep -q '^ok    discord' && ! printf '%s' "$1" | grep -q '^FAIL' && [ "$2" = 0 ]; }
+test_dms() { cin journalctl -u fake-discord --no-pager -o cat | grep -c 'warden test message' || true; }
+owner_day_case() {
+  revert_case "for why: content edit by agent" orgs/bookclub.toml 'echo "# for why" >> orgs/bookclub.toml' agent
+  local out rc cmd id code n0
+  # status
+  out=$(owner_cmd status 2>&1); rc=$?; printf '%s\n' "--- owner: status (rc $rc)" "$out" >>"$LOG"
+  check "warden status as the owner (sudo -u warden): daemon running, 6 of 6 files ok, no drift, exit 0" status_truth "$out" "$rc"
+  cmd=$(printf '%s' "$out" | quoted_cmd why)
+  check "…its 'see' command ($cmd) works as written" sh -c "out=\$($H/in sh -c '$cmd' 2>&1) && printf '%s' \"\$out\" | grep -q 'reverted orgs/bookclub.toml: content'"
+  held_case root 'warden status' status_truth
+  held_case agent 'warden status' status_truth
+  # why, after the revert above
+  out=$(owner_cmd why orgs/bookclub.toml 2>&1); rc=$?; printf '%s\n' "--- owner: why (rc $rc)" "$out" >>"$LOG"
+  check "warden why orgs/bookclub.toml as the owner: the revert, exit 0" why_truth "$out" "$rc"
+  cmd=$(printf '%s' "$out" | grep -oE "'sudo -u warden warden diff [^']*'" | tail -1 | tr -d "'")   # the newest alert's
+  check "…its 'what was rejected' command ($cmd) works as written and shows the rejected line" sh -c "$H/in sh -c '$cmd' 2>&1 | grep -q '# for why'"
+  cmd=$(printf '%s' "$out" | quoted_cmd edit)
+  check "…it advises the owner's edit ($cmd)" [ -n "$cmd" ]
+  held_case root 'warden why orgs/bookclub.toml' why_truth
+  held_case agent 'warden why orgs/bookclub.toml' why_truth
+  # edit (EDITOR=ed-append: appends a comment line, no terminal), approved with the code from the DM
+  held_case root 'EDITOR=ed-append warden edit orgs/bookclub.toml' edit_queued
+  held_case agent 'EDITOR=ed-append warden edit orgs/bookclub.toml' edit_queued
+  out=$(owner_cmd edit orgs/bookclub.toml </dev/null 2>&1); rc=$?; printf '%s\n' "--- owner: edit (rc $rc)" "$out" >>"$LOG"
+  check "warden edit orgs/bookclub.toml as the owner: a request, with the approve command for this deployment" edit_queued "$out" "$rc"
+  id=$(printf '%s' "$out" | grep -oE 'warden approve [A-Za-z0-9-]+' | head -1 | awk '{print $3}')
+  wait_for 20 sh -c "$H/in journalctl -u fake-discord --no-pager -o cat | grep -q 'approves request $id'"
+  code=$(cin journalctl -u fake-discord --no-pager -o cat | grep -oE 'one-time code [0-9]+ approves request [A-Za-z0-9-]+' | grep -F "request $id" | tail -1 | awk '{print $3}')
+  cmd=$(printf '%s' "$out" | quoted_cmd approve)
+  case "$cmd" in *'--code CODE'*) cmd=${cmd/--code CODE/--code $code};; *) cmd="$cmd --code $code";; esac
+  check "…its approve command, run as written with the code from the DM in place of CODE, applies the edit" sh -c "$H/in sh -c '$cmd' && $H/in grep -q '# sanctioned change' $ROOT/orgs/bookclub.toml"
+  owner_cmd deny --all >>"$LOG" 2>&1   # the requests the held-case edits queued
+  # notify test: through the notifier (which alone holds the token), desktop off said as off
+  n0=$(test_dms)
+  out=$(owner_cmd notify test 2>&1); rc=$?; printf '%s\n' "--- owner: notify test (rc $rc)" "$out" >>"$LOG"
+  check "warden notify test as the owner: discord ok through the running notifier, nothing failed, exit 0" notify_ok "$out" "$rc"
+  check "…and the test message reached the Discord stand-in" wait_for 20 sh -c "[ \$($H/in journalctl -u fake-discord --no-pager -o cat | grep -c 'warden test message') -gt $n0 ]"
+  held_case root 'warden notify test' notify_ok
+  held_case agent 'warden notify test' notify_ok
+  # a channel that cannot run here (desktop, with no session for the warden account) is off, not failed
+  check "[notify.desktop] enabled = true through warden apply (approved by code)" desktop_set true
+  out=$(owner_cmd notify test 2>&1); rc=$?; printf '%s\n' "--- owner: notify test, desktop on (rc $rc)" "$out" >>"$LOG"
+  check "warden notify test with the desktop channel on: 'off   desktop' with its reason, discord ok, exit 0" sh -c "printf '%s' \"\$1\" | grep -q '^off   desktop: ' && [ $rc = 0 ]" sh "$out"
+  check "[notify.desktop] enabled = false again" desktop_set false
+  check "no command made a second store (none in the root, none in root's or the agent's home; one in the guard's)" no_second_store
 }
 
 # an owner's sanctioned change of FILE (stdin: the new content), approved with the code from the DM
@@ -477,6 +611,9 @@ deployment() { # A | B
   code=$(cin journalctl -u fake-discord --no-pager -o cat | grep -oE 'one-time code [0-9]+ approves request [A-Za-z0-9-]+' | grep -F "request $id" | tail -1 | awk '{print $3}')
   check "warden apply --from - then approve (code by DM)" approve_with "$id" "$code"
   check "the applied org file is in place with $m_org, and stays" sh -c "sleep 2; $H/in grep -q '# applied by the owner' $ROOT/orgs/bookclub.toml && [ \"\$($H/in stat -c '%U:%G %a' $ROOT/orgs/bookclub.toml)\" = '$m_org' ]"
+
+  # -- the owner's day: status, why, edit, notify test as root, the owner and the agent (deployment A)
+  [ "$DEP" = A ] && owner_day_case
 
   # -- up for more than one watchdog period, same process
   local left=$(( t_up + WATCHDOG_S + 5 - $(date +%s) )); [ "$left" -gt 0 ] && sleep "$left"

@@ -15,6 +15,7 @@ import { windowOf } from '../when.js';
 import { writtenAfterEmptied } from '../rejected.js';
 import { describeBy } from '../../store/writer-words.js';
 import { grantLines } from '../../grants/lines.js';
+import { adviceCommandStyle, deployedAdvice } from '../../guard/classify.js';
 
 /** One line per alert; every field comes from alerts.jsonl, which names attacker-chosen paths: escaped. */
 function describe(a: Alert, written?: number, pruned?: Map<string, PruneRecord>): string {
@@ -154,7 +155,8 @@ export const whyCommand: CommandSpec = {
       ctx.out.line(`  ${describe(a, written.get(a.id), pruned)}${grantsBlock(a, 10, '    ')}`);
       // The stored advice ends by pointing at 'warden why': this is it.
       ctx.out.line(`    ${clean(withoutWhy(a.advice), 600)}`);
-      if (a.quarantine && !pruned.has(a.id)) ctx.out.line(`    what was rejected: 'warden diff ${clean(a.id, 80)}'`);
+      // The command that works where it is run (the deployment: as the guard's account, with the root).
+      if (a.quarantine && !pruned.has(a.id)) ctx.out.line(`    what was rejected: ${deployedAdvice(`'warden diff ${clean(a.id, 80)}'`, adviceCommandStyle())}`);
     }
     return EXIT.ok;
   },

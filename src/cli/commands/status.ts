@@ -16,6 +16,11 @@ import type { WitnessReport } from '../../daemon/witness-link.js';
 import { credentialModeReport } from '../changes/cred-mode.js';
 import { readPruned, storeUsage } from '../../store/prune.js';
 import { sizeText } from '../../store/budget.js';
+import { unreadableHere } from '../unreadable-here.js';
+import { adviceCommandStyle, deployedAdvice } from '../../guard/classify.js';
+
+/** What status says of a file this account may not read, its mode and owner as approved. */
+const NOT_READ = 'content not checked: this account may not read it; mode and owner as approved';
 
 /** Up to this many files, status lists each one; beyond it the summary and the drifted ones (each with --list). */
 const LIST_AT_MOST = 50;
@@ -39,7 +44,9 @@ export const statusCommand: CommandSpec = {
       const files = l.state.paths().sort().map((p) => {
         const e = l.state.entry(p);
         const f = byPath.get(p);
-        return { path: p, kind: e?.kind, state: f ? 'drift' : 'ok', reason: f?.verdict.reason ?? null, mode: e ? octal(e.mode) : null, size: e?.size ?? null };
+        // A file this account may not read, all else as approved: not drift (cli/unreadable-here.ts).
+        const notRead = f ? unreadableHere(f, e) : false;
+        return { path: p, kind: e?.kind, state: f && !notRead ? 'drift' : 'ok', reason: f && !notRead ? f.verdict.reason : null, mode: e ? octal(e.mode) : null, size: e?.size ?? null, ...(notRead ? { content_checked: false } : {}) };
       });
       const unexpected = findings.filter((f) => !l.state.entry(f.path) && !f.isDir).map((f) => ({ path: f.path, state: 'unexpected', reason: f.verdict.reason }));
       const dirs: { path: string; state: string; reason: string; detail?: string }[] = findings.filter((f) => f.isDir).map((f) => ({ path: f.path, state: 'drift', reason: f.verdict.reason }));
@@ -85,7 +92,7 @@ export const statusCommand: CommandSpec = {
         const drifted = files.filter((f) => f.state !== 'ok').length + unexpected.length + dirs.length;
         ctx.out.line(`files: ${files.length} protected, ${files.length - files.filter((f) => f.state !== 'ok').length} ok${drifted ? c.red(`, ${drifted} drift`) : ''}`);
         const listAll = Boolean(ctx.values.list) || files.length <= LIST_AT_MOST;
-        for (const f of files) if (listAll || f.state !== 'ok') ctx.out.line(`  ${f.state === 'ok' ? c.green('ok   ') : c.red('DRIFT')} ${escapeText(f.path)}${f.reason ? ` (${f.reason})` : ''}`);
+        for (const f of files) if (listAll || f.state !== 'ok') ctx.out.line(`  ${f.state === 'ok' ? c.green('ok   ') : c.red('DRIFT')} ${escapeText(f.path)}${f.reason ? ` (${f.reason})` : ''}${'content_checked' in f ? ` (${NOT_READ})` : ''}`);
         if (!listAll) ctx.out.line(c.dim(`  (each file: 'warden status --list')`));
         for (const u of [...unexpected, ...dirs]) ctx.out.line(`  ${c.red('DRIFT')} ${u.path ? escapeText(u.path) : '.'} (${u.reason})${'detail' in u && u.detail ? `: ${u.detail}` : ''}`);
         for (const p of policy.filter((x) => x.grantsNothing)) ctx.out.line(c.yellow(`  grants nothing: ${escapeText(p.path)} — ${p.reason ?? p.status}`));
@@ -100,7 +107,7 @@ export const statusCommand: CommandSpec = {
         }
         const behind = m && runtimeManifest && m.generation !== null && !runtimeManifest.current ? c.yellow(` — behind the baseline (generation ${l.state.index.generation}): the runtime keeps the older approved state until the guard publishes`) : '';
         if (m) ctx.out.line(`runtime manifest: ${m.path}${m.present ? (m.generation !== null ? ` (generation ${m.generation})` : ` (${m.problem ?? 'invalid'})`) : ` (${m.problem ?? 'absent'})`}${behind}`);
-        ctx.out.line(last ? `last alert: ${clean(last.time, 40)} ${clean(last.action, 20)} ${clean(last.path, 200)} (${clean(last.reason, 40)}), id ${clean(last.id, 80)}; see 'warden why ${clean(last.path, 200)}'` : 'no alerts');
+        ctx.out.line(last ? `last alert: ${clean(last.time, 40)} ${clean(last.action, 20)} ${clean(last.path, 200)} (${clean(last.reason, 40)}), id ${clean(last.id, 80)}; see ${deployedAdvice(`'warden why ${clean(last.path, 200)}'`, adviceCommandStyle())}` : 'no alerts');
         const sel = profile ? ['profile', 'home', 'project'].filter((k) => typeof ctx.values[k] === 'string').map((k) => ` --${k} ${escapeText(String(ctx.values[k]))}`).join('') : '';
         if (!daemon.running) ctx.out.line(c.yellow(`start it with 'warden run${sel}' (or the warden-guard service)`));
       }

@@ -4,6 +4,8 @@ import { verifyAll } from '../../guard/verify-pass.js';
 import { completeDirs } from '../../guard/dirs-on-the-way.js';
 import type { ProtectedSet } from '../../config/protected-set.js';
 import { openBaseline, octal, type Opened } from '../../store/open-baseline.js';
+import { adviceCommandStyle } from '../../guard/classify.js';
+import { checkAllCommand, uncheckedWords, unreadableHere } from '../unreadable-here.js';
 
 /**
  * The approved settings, without zod when they are plainly valid (loading zod costs more
@@ -30,7 +32,12 @@ export const verifyCommand: CommandSpec = {
     try {
       const { pset, maxBytes } = await settingsOf(l, modules);
       completeDirs(l.rootFd, l.state, pset);
-      const findings = verifyAll(l.rootFd, l.state, pset, maxBytes);
+      const all = verifyAll(l.rootFd, l.state, pset, maxBytes);
+      // A file this account may not read, all else as approved, is not drift: its content is
+      // not checked here, and that is said (cli/unreadable-here.ts).
+      const approvedOf = (p: string) => l.state.entry(p);
+      const unchecked = all.filter((f) => unreadableHere(f, approvedOf(f.path))).map((f) => ({ path: f.path, words: uncheckedWords(approvedOf(f.path)!) }));
+      const findings = all.filter((f) => !unreadableHere(f, approvedOf(f.path)));
       const replaced = l.store.rootReplaced(l.rootFd);
       const rows = findings.map((f) => {
         const d = f.isDir ? l.state.index.dirs[f.path] : undefined;
@@ -45,15 +52,22 @@ export const verifyCommand: CommandSpec = {
       // docs/CONTRACT.md §Detection: the root path names another directory than the guarded one (the guard, when
       // it runs, has put it right already and recorded it; stopped, it does so at start).
       if (replaced) rows.unshift({ path: '', directory: true, reason: 'root-replaced', also: [], expected: null, found: { type: 'dir', mode: '', uid: -1, gid: -1, size: 0 }, detail: replaced } as (typeof rows)[number]);
-      if (ctx.json) ctx.out.json({ clean: rows.length === 0, checked: l.state.paths().length, drift: rows });
-      else if (rows.length === 0) ctx.out.line(ctx.out.color.green(`clean: ${l.state.paths().length} file(s) match the baseline`));
-      else {
+      const checkAll = unchecked.length ? checkAllCommand(adviceCommandStyle(), ['verify'], ctx.root) : null;
+      if (ctx.json) ctx.out.json({ clean: rows.length === 0, checked: l.state.paths().length - unchecked.length, drift: rows, unchecked: unchecked.map((u) => ({ path: u.path, why: u.words })), ...(checkAll ? { check_all: checkAll } : {}) });
+      else if (rows.length === 0) {
+        const n = l.state.paths().length - unchecked.length;
+        ctx.out.line(ctx.out.color.green(`clean: ${n} file(s) match the baseline`) + (unchecked.length ? `; ${unchecked.length} not read by this account` : ''));
+      } else {
         for (const r of rows) {
           const what = [r.reason, ...r.also].join(', ');
           const detail = r.reason === 'root-replaced' ? ` (${replaced ?? ''})` : r.found?.type && r.found.type !== 'file' && r.found.type !== 'dir' ? ` (now a ${r.found.type})` : '';
           ctx.out.line(`${ctx.out.color.red('DRIFT')} ${r.path ? escapeText(r.path) : '.'}: ${what}${detail}`);
         }
         ctx.out.line(`${rows.length} path(s) differ from the baseline`);
+      }
+      if (!ctx.json) {
+        for (const u of unchecked) ctx.out.line(`${ctx.out.color.yellow('NOT READ')} ${escapeText(u.path)}: ${u.words}`);
+        if (checkAll) ctx.out.line(`to check its content too, run: ${checkAll}`);
       }
       code = rows.length === 0 ? 0 : 1;
     } finally {
