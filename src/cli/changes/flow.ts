@@ -8,6 +8,7 @@ import type { CommandContext } from '../types.js';
 import { osUser } from '../../store/history.js';
 import type { BaseHashes, ChangeRequest } from '../../changes/apply.js';
 import { askTty } from './prompt.js';
+import { escapeText } from '../../common/escape.js';
 import { colorDiff } from '../output.js';
 import { runChangeOp } from './writer.js';
 import type { ChangeCommand, PendingView, Reply } from '../../changes/protocol.js';
@@ -54,6 +55,7 @@ export async function handleProposal(ctx: CommandContext, r: Reply, code?: strin
     if (r.stale) raise({ ...r, error: `${String(r.error)}; run the command again to see the new state` });
     raise(r);
   }
+  showRuntimeChecks(ctx, r);
   if (r.applied) {
     if (!ctx.json && r.summary) ctx.out.line(String(r.summary));
     return reportApplied(ctx, r);
@@ -65,6 +67,18 @@ export async function handleProposal(ctx: CommandContext, r: Reply, code?: strin
   const older = r.also_pending ?? [];
   if (older.length && !ctx.json) ctx.out.err(`warden: request${older.length > 1 ? 's' : ''} ${older.join(', ')} ${older.length > 1 ? 'are' : 'is'} also pending for the same file: approving one makes the other stale (it is then shown again against the new state, never applied as it was); drop ${older.length > 1 ? 'them' : 'it'} with 'warden deny ${older[0]}' or 'warden deny --all'`);
   return approveLoop(ctx, r.pending as PendingView, code);
+}
+
+/** The runtime's own checks the writer ran on the proposal (docs/PROFILES.md, "Sanctioned changes on a profile's root"): one line each. */
+function showRuntimeChecks(ctx: CommandContext, r: Reply): void {
+  const checks = Array.isArray(r.runtime_checks) ? r.runtime_checks as { path: string; runtime: string; validator: string; status: string; duration_ms: number; reason?: string }[] : [];
+  if (ctx.json) return;
+  for (const c of checks) {
+    const who = `${escapeText(String(c.runtime))} ${escapeText(String(c.validator))}`;
+    ctx.out.err(c.status === 'valid'
+      ? `warden: ${escapeText(String(c.path))}: accepted by ${who} (${Number(c.duration_ms)} ms)`
+      : `warden: ${escapeText(String(c.path))}: ${who} not run: ${escapeText(String(c.reason ?? c.status))}`);
+  }
 }
 
 /** Ask for approval of a pending request (again after each stale answer). */
