@@ -107,7 +107,7 @@ export const GUARD_CASES: GuardCase[] = [
     agent: CODEX('danger-full-access'),
     grant: { key: 'sandbox_mode', value: 'danger-full-access' },
     sanctioned: CODEX('workspace-write', '\n[features]\ncode_mode = true\n'),
-    sanctionedWords: /features/,
+    sanctionedWords: /features\.code_mode = true \(new key\)/,
     sees: { bin: '@openai/codex/bin/codex.js', args: ['features', 'list'], env: { CODEX_HOME: '{home}/.codex' }, shows: /^code_mode\s+\S.*\strue\s*$/m },
     invalid: { text: CODEX('danger-everything'), says: /unknown variant `danger-everything`/ },
   },
