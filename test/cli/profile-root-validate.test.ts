@@ -143,6 +143,11 @@ describe('sanctioned changes of a profile\'s root: warden\'s check, then the run
     assert.match(ok.stdout, /sandbox_mode: workspace-write → danger-full-access/);
     assert.equal(pendingIds(h).length, 1);
     assert.equal(readFileSync(h.config, 'utf8'), APPROVED, 'pending: not written yet');
+    // --json carries the checks.
+    const js = w(h, ['apply', ...sel(h), h.config, '--from', candidate(h, GRANTED), '--json']);
+    assert.equal(js.code, 0, js.stdout + js.stderr);
+    const doc = JSON.parse(js.stdout) as { runtime_checks?: { path: string; runtime: string; validator: string; status: string }[] };
+    assert.deepEqual(doc.runtime_checks?.map((c) => [c.path, c.runtime, c.validator, c.status]), [['config.toml', 'codex', 'features list', 'valid']]);
   });
 
   it('approve: the runtime\'s check runs again, and a refusal then withdraws the request; nothing is written', { skip: noRuntimeCheck }, () => {
