@@ -1,7 +1,7 @@
 /**
  * `npm run bench`, section: the agent runtimes' files (see bench/run.ts; docs/BENCHMARKS.md,
- * "Runtimes"). A profile's root (`warden init --profile claude-code --home H`), each number
- * beside its reference in the same run:
+ * "What each number means", Runtimes). A profile's root (`warden init --profile claude-code
+ * --home H`), each number beside its reference in the same run:
  *   - revert of ~/.claude/settings.json (JSON: compared key by key, the grant said in the
  *     alert) beside the floor reverter on a copy of the same file, alternating;
  *   - `warden init --profile claude-code` on a lived-in home of about 5,000 files, beside
