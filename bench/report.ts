@@ -77,10 +77,35 @@ export function table(): string {
     rows.push([`notifier heap over ${String(ns.sends)} Discord sends (MB after GC; ${f1(ns.seconds, 0)} s)`, `${f1(b.heapMB)} → ${f1(a.heapMB)}`, `RSS ${f1(b.rssMB)} → ${f1(a.rssMB)}; abort listeners max ${String(ns.maxAbortListeners)}`, `${(ns.heapGrowthMB as number) >= 0 ? '+' : ''}${f1(ns.heapGrowthMB)} MB`, '≤ +5 MB, no listener kept', ok(ns.met)]);
   } else rows.push(['notifier sends', 'error', String(ns?.error ?? 'not run'), '', '', '']);
   rows.push(...policyRows(results.policy as Json | undefined));
+  rows.push(...runtimeRows(results.runtimes as Json | undefined));
   rows.push(...crashRows(results.crash as Json | undefined));
+  // BENCH_ONLY: the sections not asked for are left out, not listed as not run.
+  if (process.env.BENCH_ONLY) rows.splice(0, rows.length, ...rows.filter((r) => !(r[1] === 'error' && r[2] === 'not run')));
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
   const line = (r: string[]) => `| ${r.map((c2, i) => c2.padEnd(widths[i]!)).join(' | ')} |`;
   return [line(rows[0]!), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.slice(1).map(line)].join('\n');
+}
+
+/** The agent runtimes' files: a profile's root (bench/runtimes.ts). */
+export function runtimeRows(r: Json | undefined): string[][] {
+  if (!r || r.error) return [['runtimes (a profile\'s root)', 'error', String(r?.error ?? 'not run'), '', '', '']];
+  const rows: string[][] = [];
+  const rv = r.jsonRevert as Json | undefined;
+  if (rv) {
+    const w = rv.warden as Json; const fl = rv.floor as Json; const ra = rv.ratio as Json; const met = rv.met as Json;
+    for (const k of ['p50', 'p99']) {
+      rows.push([`revert of ~/.claude/settings.json (JSON, a grant each) ${k} (ms, n=${rv.writes})`, f1(w[k], 2), `floor ${f1(fl[k], 2)}`, x(ra[k]), k === 'p50' ? '≤ 1.5× floor' : '≤ 2× floor', ok(met[k])]);
+    }
+  }
+  const init = r.init as Json | undefined;
+  if (init) rows.push([`warden init --profile claude-code, a home of ${String(init.homeFiles)} files (${String(init.guarded)} guarded; ms, median of ${String(init.runs)})`, f1(init.initMs, 0), `warden --version ${f1(init.versionMs, 0)}; find ~/.claude ${f1(init.findMs, 0)}`, '', '', '']);
+  for (const [k, name] of [['checkCodex', 'codex'], ['checkClaude', 'claude-code']] as const) {
+    const c = r[k] as Json | undefined;
+    if (!c) continue;
+    if (c.skipped) { rows.push([`warden check --profile ${name}`, '—', String(c.skipped), '', '', '—']); continue; }
+    rows.push([`warden check --profile ${name} with its runtime's check (ms, median of ${String(c.runs)}; ${String(c.status)})`, `${f1(c.totalMs, 0)} (warden ${f1(c.wardenMs, 0)})`, `the runtime's check ${f1(c.validatorMs, 0)}`, '', '', '']);
+  }
+  return rows;
 }
 
 /** The seed's 468 rules and a 600-folder allowlist, each beside its reference in the same run (bench/policy-scale.ts). */

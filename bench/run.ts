@@ -3,7 +3,8 @@
  * Prints a table on stdout, progress on stderr, and writes bench/results.json.
  * See docs/BENCHMARKS.md for what each number means.
  * The sections live in bench/<section>.ts (machine, revert, big-root, init, verify, startup,
- * footprint, storm, flood, policy-scale, report); this file runs them in order, one at a time (no two overlap).
+ * footprint, storm, flood, policy-scale, runtimes, report); this file runs them in order, one at a time (no two overlap).
+ * BENCH_ONLY=runtimes,revert runs only the sections named (the 10,000-file root is made only for those that need it).
  */
 import { existsSync } from 'node:fs';
 import { DiscordEmulator } from '../test/helpers/discord-emulator.js';
@@ -24,10 +25,17 @@ import { lastCompleteCrashRun } from './crash-main.js';
 import { table, updateDocs } from './report.js';
 import { policyScale } from './policy-scale.js';
 import { notifierSends } from './notifier-sends.js';
+import { runtimesSection } from './runtimes.js';
 
 // ---------------------------------------------------------------- main
 
+const ONLY = (process.env.BENCH_ONLY ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+/** The sections that use the 10,000-file root; its init (a section too) comes first. */
+const ON_BIG_ROOT = ['init', 'verify', 'startup', 'moduleLoad', 'footprint'];
+const wanted = (name: string): boolean => ONLY.length === 0 || ONLY.includes(name) || (name === 'init' && ON_BIG_ROOT.some((n) => ONLY.includes(n)));
+
 async function phase(name: string, fn: () => Promise<Json>): Promise<void> {
+  if (!wanted(name)) return;
   const t0 = performance.now();
   log(`== ${name}`);
   try {
@@ -50,18 +58,21 @@ async function main(): Promise<void> {
   await emu.start();
   try {
     await phase('revert', revertLatency);
-    log(`creating a root with ${N_FILES} protected files`);
-    const big = bigRoot(emu.api);
-    let aide: AideSetup | undefined;
-    await phase('init', async () => { const r = await initVsAide(big); aide = r.aide; return r.res; });
-    if (!aide) throw new Error(`warden init (${N_FILES} files) failed: ${String((results.init as Json).error)}`);
-    const a = aide;
-    await phase('verify', () => verifyThroughput(big, a));
-    await phase('startup', () => startup(big));
-    await phase('moduleLoad', () => moduleLoad(big));
-    // The idle footprint is measured alone; the crash trials are their own command
-    // (`npm run bench:crash`) and the table shows their last complete run.
-    await phase('footprint', () => footprint(big));
+    await phase('runtimes', runtimesSection);
+    if (ON_BIG_ROOT.some(wanted)) {
+      log(`creating a root with ${N_FILES} protected files`);
+      const big = bigRoot(emu.api);
+      let aide: AideSetup | undefined;
+      await phase('init', async () => { const r = await initVsAide(big); aide = r.aide; return r.res; });
+      if (!aide) throw new Error(`warden init (${N_FILES} files) failed: ${String((results.init as Json).error)}`);
+      const a = aide;
+      await phase('verify', () => verifyThroughput(big, a));
+      await phase('startup', () => startup(big));
+      await phase('moduleLoad', () => moduleLoad(big));
+      // The idle footprint is measured alone; the crash trials are their own command
+      // (`npm run bench:crash`) and the table shows their last complete run.
+      await phase('footprint', () => footprint(big));
+    }
     results.crash = lastCompleteCrashRun();
     await phase('storm', () => storm(emu));
     await phase('flood', () => flood());

@@ -5,6 +5,7 @@
 // installed is skipped with a one-line reason; nothing is added to warden's dependencies
 // and nothing of the cache is in the repository.
 //   node scripts/test-runtimes.mjs              install (or reuse) and test
+//   node scripts/test-runtimes.mjs guard        only the test files whose path holds test/runtimes/guard
 //   node scripts/test-runtimes.mjs --measure 5  instead of testing, time each runtime's check (median of 5)
 //   node scripts/test-runtimes.mjs --latest     the registry's current version of each pinned package
 // Expects a build (npm run test:runtimes builds first).
@@ -107,7 +108,9 @@ if (args.includes('--measure')) {
   process.exit(0);
 }
 
-const child = spawn(process.execPath, [join(REPO, 'scripts', 'run-tests.mjs'), 'test/runtimes/'], {
+// Filters (`node scripts/test-runtimes.mjs guard`) narrow the test files as run-tests.mjs does.
+const filters = args.filter((a) => !a.startsWith('--'));
+const child = spawn(process.execPath, [join(REPO, 'scripts', 'run-tests.mjs'), ...(filters.length ? filters.map((f) => `test/runtimes/${f}`) : ['test/runtimes/'])], {
   cwd: REPO, stdio: 'inherit',
   env: { ...process.env, WARDEN_RUNTIMES: JSON.stringify(manifest), WARDEN_TEST_CONCURRENCY: process.env.WARDEN_TEST_CONCURRENCY ?? '1' },
 });

@@ -29,6 +29,7 @@ import { baseOf, dirOf } from '../guard/inspect.js';
 import { protectedSet, type FileKind, type ProtectedSet } from '../config/protected-set.js';
 import { commitHistory, osUser, type HistoryChange } from '../store/history.js';
 import { removable, tomlSyntax } from './validate.js';
+import { profileFormatErrors } from './profile-format.js';
 import { candidatePathsFor } from './init.js';
 import { withDirsOnTheWay } from '../guard/dirs-on-the-way.js';
 import { approvedXattrsAt, exactXattrs } from '../fsx/xattrs.js';
@@ -149,6 +150,12 @@ export function checkChanges(ctx: ApplyContext, reqs: ChangeRequest[], base?: Ba
       continue; // checked as a set below
     }
     if (text === null && !removable(c.kind)) { errors.push({ file: c.path, message: `only org, block and extra protected files can be removed; ${c.kind} files are edited instead` }); continue; }
+    // A profile's root: its files are checked in the format recorded at init (profile-format.ts).
+    const record = ctx.state.index.profile;
+    if (record) {
+      if (c.content !== null) errors.push(...profileFormatErrors(record, c.path, c.content));
+      continue;
+    }
     // A binary file or bytes that are not UTF-8 are refused as such, not parsed as mojibake.
     const notText = c.content !== null && c.path.endsWith('.toml') ? notTextReason(c.content) : null;
     if (notText) { errors.push({ file: c.path, message: `the proposed content ${notText}; a TOML file is UTF-8 text` }); continue; }

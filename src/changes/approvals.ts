@@ -25,6 +25,7 @@ import type { ChangeCommand, PendingView, Reply } from './protocol.js';
 import { diskDifferences } from './rebaseline.js';
 import { osUser } from '../store/history.js';
 import { escapeText } from '../common/escape.js';
+import { runtimeChecks, type RuntimeCheck, type RuntimeCheckOptions } from './runtime-check.js';
 
 export const MAX_CODE_ATTEMPTS = 3;
 
@@ -38,6 +39,8 @@ export interface ChangeEnv {
    * one-time codes are blanked in the outbox at the next sweep.
    */
   deliveredMessages?(): ReadonlySet<string>;
+  /** Where the runtime's own check is looked for (runtime-check.ts); default: the search path and this user's runtimes cache. */
+  runtimeChecks?: RuntimeCheckOptions;
   /** The daemon reloads warden.toml live after a sanctioned change of it. */
   reload?(c: WardenConfig): Promise<void>;
   now?(): number;
@@ -248,7 +251,12 @@ async function propose(req: Propose, env: ChangeEnv): Promise<Reply> {
 /** Validate, then apply at once (approval "none") or write a pending request. */
 export async function proposeChanges(env: ChangeEnv, changes: ChangeRequest[], command: string, user: string, base: BaseHashes | undefined, confirmed: readonly string[] = []): Promise<Reply> {
   const opts: CheckOptions = { command, confirmed };
-  const checked = checkChanges(env.ctx, changes, base, opts);
+  let checked = checkChanges(env.ctx, changes, base, opts);
+  // A profile's root: the runtime's own check on every proposed file it names (runtime-check.ts).
+  const rc = await checkedByRuntime(env, changes);
+  // The check took time on the event loop: the approved state may have moved on meanwhile.
+  if (rc.length) checked = checkChanges(env.ctx, changes, base, opts);
+  const ran = rc.length ? { runtime_checks: rc } : {};
   // A mode change keeps "the approved content" symbolic, so it can never install stale bytes.
   const normalized: ChangeRequest[] = checked.map((c, i) => ({
     path: c.path, content: changes[i]?.keep ? null : c.content,
@@ -256,7 +264,7 @@ export async function proposeChanges(env: ChangeEnv, changes: ChangeRequest[], c
   }));
   if (env.ctx.config.approval === 'none') {
     const summary = summaryOf(env, normalized);
-    return { ...(await applyNow(env, normalized, command, user, base, confirmed)), summary };
+    return { ...(await applyNow(env, normalized, command, user, base, confirmed)), summary, ...ran };
   }
   // A new proposal for a path supersedes the pending requests it covers whole (every path
   // of theirs is in it): they are withdrawn, never applied. One that also changes other
@@ -273,7 +281,14 @@ export async function proposeChanges(env: ChangeEnv, changes: ChangeRequest[], c
   }
   const rec = createPending(env, normalized, command, user, superseded[0], confirmed);
   for (const id of superseded) settle(env, id);
-  return { ok: true, pending: viewOf(env, rec), ...(superseded.length ? { superseded_requests: superseded } : {}), ...(alsoPending.length ? { also_pending: alsoPending } : {}) };
+  return { ok: true, pending: viewOf(env, rec), ...(superseded.length ? { superseded_requests: superseded } : {}), ...(alsoPending.length ? { also_pending: alsoPending } : {}), ...ran };
+}
+
+/** The runtime's checks of a change; throws (exit 1, the runtime's words located at each file) when one refuses it. */
+async function checkedByRuntime(env: ChangeEnv, changes: readonly ChangeRequest[]): Promise<RuntimeCheck[]> {
+  const rc = await runtimeChecks(env.ctx, changes, env.runtimeChecks);
+  if (rc.errors.length) throw new WardenError(`refused: the runtime would not load the proposed content; nothing was changed`, EXIT.finding, rc.errors);
+  return rc.checks;
 }
 
 /** If the approved files moved on since the request, replace it with a fresh one (nothing applied). */
@@ -334,6 +349,18 @@ async function answer(req: Answer, env: ChangeEnv): Promise<Reply> {
   const seenSha = req.proposal_sha ?? rec.proposal_sha;
   const stale = refreshIfStale(env, rec, seenSha);
   if (stale) return stale;
+  // The runtime's own check again (a request the runtime's own write made was never proposed
+  // here; a pass this process saw is remembered): a refusal withdraws the request.
+  let rc: RuntimeCheck[];
+  try { rc = await checkedByRuntime(env, dec(rec.changes)); }
+  catch (err) { settle(env, id); const f = fail(err); return { ...f, error: `${String(f.error)}; request ${id} is withdrawn` }; }
+  if (rc.length) {
+    // The check took time on the event loop: the request may have been answered, or gone stale, meanwhile.
+    const again = readPending(env.ctx.store.fd, env.key, id);
+    if (!again.ok) return { ok: false, error: `request ${id} was answered or withdrawn while the runtime checked it; nothing more was applied`, exitCode: EXIT.finding };
+    const staleNow = refreshIfStale(env, again.rec, seenSha);
+    if (staleNow) return staleNow;
+  }
   settle(env, id);
-  return await applyNow(env, dec(rec.changes), rec.command, rec.user, rec.base, rec.confirmed ?? []);
+  return { ...(await applyNow(env, dec(rec.changes), rec.command, rec.user, rec.base, rec.confirmed ?? [])), ...(rc.length ? { runtime_checks: rc } : {}) };
 }

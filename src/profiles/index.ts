@@ -4,6 +4,6 @@ export { expandPath, fileEntryFor, factsFor, isGlob, type FileFacts, type Places
 export { parseKeyPattern, matchKey, reachesBelow, atOrBelow, specificity, keyWords, type KeyPattern, type KeyPath } from './keys.js';
 export { LEVELS, WIDENS, type Level, type Widens, type ProfileData, type ProfileFile, type Rule, type RuntimeWrite, type Validator, type CredentialGroup } from './schema.js';
 export { ruleWords, summarize, filesWords, type ProfileSummary } from './describe.js';
-export { rulesAt, levelRootProfile, CLASSIC_PROFILE, type RootProfile } from './root-rules.js';
+export { rulesAt, entryAt, levelRootProfile, CLASSIC_PROFILE, type RootProfile } from './root-rules.js';
 export { classicRootProfile, rootProfileFor } from './root-profile.js';
 export { shippedProfile, profileShape } from './shipped.js';

@@ -10,7 +10,7 @@
  */
 import { posix } from 'node:path';
 import { factsFor, fileEntryFor, type FileFacts, type Places } from './paths.js';
-import type { ProfileData } from './schema.js';
+import type { ProfileData, ProfileFile } from './schema.js';
 
 /** A root's profile: the profile, and what its placeholders stand for here (`root` is the guarded root itself). */
 export interface RootProfile {
@@ -47,12 +47,18 @@ function literalForms(places: Places, abs: string): { places: Places; forms: str
  * of the profile without grant rules still has facts (its credential keys, if any).
  */
 export function rulesAt(rp: RootProfile, relPath: string): FileFacts | undefined {
+  const entry = entryAt(rp, relPath);
+  return entry ? factsFor(rp.profile, entry) : undefined;
+}
+
+/** The profile's entry for one of the root's files (`relPath`, relative to the root), or undefined. */
+export function entryAt(rp: RootProfile, relPath: string): ProfileFile | undefined {
   if (relPath === '' || relPath === '.' || relPath.startsWith('/') || relPath.split('/').includes('..')) return undefined;
   const abs = posix.join(rp.places.root, relPath);
   const m = literalForms(rp.places, abs);
   for (const form of m.forms) {
     const entry = fileEntryFor(rp.profile, form, m.places);
-    if (entry) return factsFor(rp.profile, entry);
+    if (entry) return entry;
   }
   return undefined;
 }

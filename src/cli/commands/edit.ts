@@ -6,6 +6,7 @@ import type { CommandSpec } from '../types.js';
 import { EXIT, WardenError, errnoCode, formatLocated } from '../../common/errors.js';
 import { checkChanges, normalizeRelPath } from '../../changes/apply.js';
 import { proposeAndApprove } from '../changes/flow.js';
+import { runtimeChecks } from '../../changes/runtime-check.js';
 import { askTty, nextStdinLine } from '../changes/prompt.js';
 import { sha256Hex } from '../../store/baseline.js';
 import { loadBaseline } from '../../store/load-baseline.js';
@@ -76,8 +77,13 @@ export const editCommand: CommandSpec = {
           }
           const l = loadBaseline(ctx.root, { blobs: true });
           let problem: WardenError | null = null;
-          try { checkChanges({ root: ctx.root, rootFd: l.rootFd, store: l.store, state: l.state, config: l.config, pset: l.pset }, [{ path, content }], base); }
-          catch (err) { if (err instanceof WardenError) problem = err; else throw err; }
+          try {
+            const actx = { root: ctx.root, rootFd: l.rootFd, store: l.store, state: l.state, config: l.config, pset: l.pset };
+            checkChanges(actx, [{ path, content }], base);
+            // A profile's root: the runtime's own check here too, so its refusal leads back to the editor (the writer checks again).
+            const rc = await runtimeChecks(actx, [{ path, content }]);
+            if (rc.errors.length) problem = new WardenError('refused: the runtime would not load the proposed content; nothing was changed', EXIT.finding, rc.errors);
+          } catch (err) { if (err instanceof WardenError) problem = err; else throw err; }
           finally { l.close(); }
           if (!problem) return proposeAndApprove(ctx, [{ path, content }], `edit ${path}`, { base });
           if (problem.details.length === 0) throw problem;
