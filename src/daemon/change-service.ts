@@ -4,6 +4,8 @@
  * and the control-socket op "change" (its commands: src/changes/protocol.ts).
  */
 import { readdirSync } from 'node:fs';
+import { userInfo } from 'node:os';
+import { runtimesCache } from '../validators/installed.js';
 import { EXIT } from '../common/errors.js';
 import type { Guard } from '../guard/guard.js';
 import type { WardenConfig } from '../config/warden-config.js';
@@ -29,8 +31,13 @@ function deliveredMessages(root: string): ReadonlySet<string> {
   return out;
 }
 
+// docs/PROFILES.md, "Sanctioned changes on a profile's root": the daemon looks for a runtime in its
+// own account's cache (the passwd home), never where its environment says: no variable of the
+// shipped daemon moves the runtime's check elsewhere (to where it would be "not run").
+const daemonChecks = (): { cache: string } => ({ cache: runtimesCache(userInfo().homedir, {}) });
+
 function envOf(g: Guard, ctx: ApplyContext, reload?: (c: WardenConfig) => Promise<void>): ChangeEnv {
-  return { ctx, key: loadKey(g.root, false), raise: (a) => g.record(a), deliveredMessages: () => deliveredMessages(g.root), ...(reload ? { reload } : {}) };
+  return { ctx, key: loadKey(g.root, false), raise: (a) => g.record(a), deliveredMessages: () => deliveredMessages(g.root), runtimeChecks: daemonChecks(), ...(reload ? { reload } : {}) };
 }
 
 const ctxOf = (g: Guard): ApplyContext => ({ root: g.root, rootFd: g.rootFd, store: g.storeHandle, state: g.state, config: g.config, pset: g.pset });

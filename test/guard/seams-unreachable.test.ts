@@ -37,7 +37,7 @@ const ENV_READ: Record<string, string> = {
   WARDEN_RAW_FS: "`off`: verify's pass reads through node:fs instead of Node's own binding: the same syscalls and findings, slower",
   WARDEN_SD_NOTIFY: 'sd_notify through systemd-notify instead of the socket: readiness and watchdog only',
   WARDEN_JOURNAL_SOCKET: "the journald socket an alert's structured entry goes to; the alert is durable in alerts.jsonl first, which the notifier reads",
-  WARDEN_RUNTIMES_CACHE: "where `warden check-profile` caches what runtimes are installed (CLI only)",
+  WARDEN_RUNTIMES_CACHE: "where a command run by hand (`check --profile`, `apply`, `edit`) looks for an installed runtime; the daemon's writer looks in its own account's cache (daemon/change-service.ts) and never reads it",
   WARDEN_PAGER: 'the pager of CLI output',
   WARDEN_GIT_TIMEOUT_MS: 'how long a history git call may make no progress; history is off the revert path',
   WARDEN_GUARD_STATE_DIR: 'stands in for /var/lib/warden-guard (absolute only): another directory has no key, and the guard fails closed',
