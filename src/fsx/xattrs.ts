@@ -234,6 +234,15 @@ export function approvedDirXattrsAt(dirFd: number, name: string): { xattrs?: Xat
   return { xattrs: x };
 }
 
+/**
+ * The kept attributes of the directory NAME beneath dirFd ('.': dirFd itself) when its
+ * entry records some (`approved` not undefined), else undefined: an entry recorded before
+ * directories' attributes were is not read at all.
+ */
+export function dirXattrsIfRecorded(approved: XattrSet | undefined, dirFd: number, name: string): XattrSet | null | undefined {
+  return approved === undefined ? undefined : readXattrsAt(at(dirFd, name), { dir: true });
+}
+
 /** The kept attributes of NAME beneath dirFd, as a baseline entry's field: `{ xattrs }` when it has any, else `{}` (none, or not readable). */
 export function approvedXattrsAt(dirFd: number, name: string): { xattrs?: XattrSet } {
   const x = readXattrsAt(at(dirFd, name));
