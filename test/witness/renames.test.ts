@@ -98,6 +98,22 @@ describe('the witness names who renamed a protected directory', { skip: ROOT_ONL
     await waitFor(() => { try { return readFileSync(t.p(ORG), 'utf8') === approved; } catch { return false; } }, BUDGET_MS, 'the approved tree back');
   });
 
+  it('a chmod of orgs/ and of the root by the agent: the mode alert names it (an attribute change of a directory)', async () => {
+    const { t, a } = await guardedWithWitness('wrnc');
+    for (const [dir, name, path] of [[t.root, 'orgs', 'orgs'], [t.base, 'root', '.']] as const) {
+      const x = a.sh(`cd '${dir}' && python3 -c "
+import os,time
+print(os.getpid(), flush=True)
+os.chmod('${name}', 0o700)
+time.sleep(0.5)"`);
+      assert.equal(x.code, 0, x.out);
+      const alert = await waitFor(() => readAlertsOf(t).find((y) => y.path === path && y.reason === 'mode'), BUDGET_MS, `the mode alert of ${path}`);
+      const by = alert.by;
+      assert.ok(isWriter(by), JSON.stringify(by));
+      assert.deepEqual([by.uid, by.user, by.comm, by.pid, by.op], [a.uid, a.name, 'python3', Number(x.out.trim()), 'attrib']);
+    }
+  });
+
   it('a plain two-step mv over orgs/ and over the root path: every alert of the path names the agent and mv', async () => {
     const { t, a, approved } = await guardedWithWitness('wrnm');
     /**
