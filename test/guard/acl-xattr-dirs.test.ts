@@ -45,7 +45,7 @@ const asAgent = (w: AgentWorld, cmd: string[]) => {
 const none = (p: string): true | null => (Object.keys(readXattrsAt(p, { dir: true }) ?? { x: 1 }).length === 0 ? true : null);
 
 describe('a protected directory\'s ACLs are approved state', { skip: SKIP }, () => {
-  it('setfacl -m and setfacl -d on orgs/ are put back and alerted as acl; the mode stays', async () => {
+  it('setfacl -m and setfacl -d on orgs/ and on the root are put back and alerted as acl; the mode stays', async () => {
     const w = agentWorld();
     worlds.push(w);
     await w.guard();
@@ -65,6 +65,14 @@ describe('a protected directory\'s ACLs are approved state', { skip: SKIP }, () 
     assert.equal(lstatSync(orgs).mode & 0o7777, mode, 'the mode is the approved one');
     await new Promise((res) => setTimeout(res, 500));
     assert.deepEqual(alertsOf(w).filter((a) => a.path === 'orgs').map((a) => a.reason), ['acl', 'acl'], 'no loop of reverts');
+
+    // The root itself (held by descriptor): the same.
+    const rootMode = lstatSync(w.t.root).mode & 0o7777;
+    r = asAgent(w, ['setfacl', '-m', 'u:nobody:rwx', '-d', '-m', 'u:nobody:rw', w.t.root]);
+    assert.equal(r.code, 0, r.out);
+    await waitFor(() => alertsOf(w).find((a) => a.path === '.' && a.reason === 'acl'), 5000, 'an acl alert of the root');
+    await waitFor(() => none(w.t.root), 5000, 'the root\'s ACLs gone');
+    assert.equal(lstatSync(w.t.root).mode & 0o7777, rootMode, 'the root\'s mode is the approved one');
     const v = w.cli(['verify']);
     assert.equal(v.code, 0, v.stdout + v.stderr);
   });
