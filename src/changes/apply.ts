@@ -32,7 +32,7 @@ import { removable, tomlSyntax } from './validate.js';
 import { profileFormatErrors } from './profile-format.js';
 import { candidatePathsFor } from './init.js';
 import { withDirsOnTheWay } from '../guard/dirs-on-the-way.js';
-import { approvedXattrsAt, exactXattrs } from '../fsx/xattrs.js';
+import { approvedDirXattrsAt, approvedXattrsAt, exactXattrs } from '../fsx/xattrs.js';
 
 /**
  * One path of a change. `content` null removes the file; `keep` keeps the approved content
@@ -330,8 +330,11 @@ export function reconcileProtectedSet(ctx: ApplyContext, next: ProtectedSet, max
   const dirs = dict(ctx.state.index.dirs);
   for (const d of next.dirs) {
     if (Object.hasOwn(dirs, d)) continue;
-    const st = withDir(ctx.rootFd, dirOf(d), (fd) => lstatAt(fd, baseOf(d)), () => null);
-    if (st?.isDirectory()) dirs[d] = { mode: st.mode & 0o7777, uid: st.uid, gid: st.gid };
+    const found = withDir(ctx.rootFd, dirOf(d), (fd) => {
+      const st = lstatAt(fd, baseOf(d));
+      return st?.isDirectory() ? { mode: st.mode & 0o7777, uid: st.uid, gid: st.gid, ...approvedDirXattrsAt(fd, baseOf(d) || '.') } : null;
+    }, () => null);
+    if (found) dirs[d] = found;
   }
   const paths = new Set(ctx.state.paths());
   for (const c of out) { if (c.bytes === null) paths.delete(c.path); else paths.add(c.path); }

@@ -19,7 +19,7 @@ import { loadKeyOrExplainMove, recordKeyOwner } from '../store/rehome.js';
 import { NotInitialised, Store } from '../store/store.js';
 import { withDirsOnTheWay } from '../guard/dirs-on-the-way.js';
 import { MAX_DEPTH, withinDepth } from '../guard/inspect.js';
-import { approvedXattrsAt, type XattrSet } from '../fsx/xattrs.js';
+import { approvedDirXattrsAt, approvedXattrsAt, type XattrSet } from '../fsx/xattrs.js';
 import type { ProfileRootRecord } from '../config/profile-root.js';
 import { settingsFor } from '../store/root-settings.js';
 import { configFromBytes } from '../config/warden-config.js';
@@ -55,7 +55,7 @@ export function scanDisk(rootFd: number, pset: ProtectedSet, maxBytes: number, p
       const st = lstatAt(fd, baseOf(d));
       if (!st) return;
       if (!st.isDirectory()) throw new WardenError(`${d} must be a directory, found a ${typeOf(st)}; only real directories and regular files can be baselined`);
-      dirs[d] = { mode: st.mode & 0o7777, uid: st.uid, gid: st.gid };
+      dirs[d] = { mode: st.mode & 0o7777, uid: st.uid, gid: st.gid, ...approvedDirXattrsAt(fd, baseOf(d) || '.') };
     }, () => undefined);
   }
   // Each directory is opened once (10,000 files in one directory: one walk, not 10,000).

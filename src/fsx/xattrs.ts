@@ -2,7 +2,8 @@
  * Extended attributes through libc (koffi, already warden's FFI for fanotify: no compiler, no
  * node-gyp, prebuilt for x86_64 and aarch64). Only the attributes an unprivileged owner of a
  * file can set are kept (docs/ARCHITECTURE.md, "What a protected file's approved state is"):
- * `user.*` and the POSIX access ACL (`system.posix_acl_access`). `trusted.*` and `security.*`
+ * `user.*` and the POSIX access ACL (`system.posix_acl_access`), and for a protected
+ * directory its default ACL (`system.posix_acl_default`) too. `trusted.*` and `security.*`
  * (file capabilities, SELinux labels) need privilege and are left alone.
  *
  * Reads never follow a symlink (l*xattr on the name beneath a directory descriptor); writes go
@@ -16,10 +17,15 @@ import { at } from './beneath.js';
 export type XattrSet = Record<string, string>;
 
 export const ACL_ACCESS = 'system.posix_acl_access';
+/** A directory's default ACL: what every file and directory made in it later inherits. */
+export const ACL_DEFAULT = 'system.posix_acl_default';
 
-/** Is this an attribute warden keeps (one the file's owner can set without privilege)? */
-export function kept(name: string): boolean {
-  return name === ACL_ACCESS || name.startsWith('user.');
+/** Which object the attributes are of: a directory keeps its default ACL too. */
+export interface Of { dir?: boolean }
+
+/** Is this an attribute warden keeps (one the owner of a file, or of a directory, can set without privilege)? */
+export function kept(name: string, of: Of = {}): boolean {
+  return name === ACL_ACCESS || name.startsWith('user.') || (of.dir === true && name === ACL_DEFAULT);
 }
 
 /**
@@ -42,6 +48,8 @@ interface Binding {
   fget(fd: number, name: Buffer, buf: Buffer | null, size: number): number;
   fset(fd: number, name: Buffer, value: Buffer, size: number, flags: number): number;
   fremove(fd: number, name: Buffer): number;
+  lset(path: Buffer, name: Buffer, value: Buffer, size: number, flags: number): number;
+  lremove(path: Buffer, name: Buffer): number;
   errno(): number;
 }
 
@@ -60,6 +68,8 @@ function load(): Binding | null {
     const fget = libc.func('long fgetxattr(int fd, const uint8_t *name, _Out_ uint8_t *value, unsigned long size)');
     const fset = libc.func('int fsetxattr(int fd, const uint8_t *name, const uint8_t *value, unsigned long size, int flags)');
     const fremove = libc.func('int fremovexattr(int fd, const uint8_t *name)');
+    const lset = libc.func('int lsetxattr(const uint8_t *path, const uint8_t *name, const uint8_t *value, unsigned long size, int flags)');
+    const lremove = libc.func('int lremovexattr(const uint8_t *path, const uint8_t *name)');
     cached = {
       llist: (p, b, n) => Number(llist(p, b, n)),
       lget: (p, name, b, n) => Number(lget(p, name, b, n)),
@@ -67,6 +77,8 @@ function load(): Binding | null {
       fget: (fd, name, b, n) => Number(fget(fd, name, b, n)),
       fset: (fd, name, v, n, f) => Number(fset(fd, name, v, n, f)),
       fremove: (fd, name) => Number(fremove(fd, name)),
+      lset: (p, name, v, n, f) => Number(lset(p, name, v, n, f)),
+      lremove: (p, name) => Number(lremove(p, name)),
       errno: () => koffi.errno(),
     };
   } catch (err) {
@@ -115,10 +127,10 @@ function value(b: Binding, get: (buf: Buffer | null, size: number) => number): B
   return null;
 }
 
-function collect(b: Binding, list: string[], get: (name: Buffer, buf: Buffer | null, size: number) => number): XattrSet | null {
+function collect(b: Binding, list: string[], get: (name: Buffer, buf: Buffer | null, size: number) => number, of: Of = {}): XattrSet | null {
   const out: XattrSet = {};
   let total = 0;
-  for (const name of list.filter(kept).sort()) {
+  for (const name of list.filter((n) => kept(n, of)).sort()) {
     if (name === TOO_MUCH) continue;
     const n = cname(name);
     const v = value(b, (buf, size) => get(n, buf, size));
@@ -134,15 +146,16 @@ function collect(b: Binding, list: string[], get: (name: Buffer, buf: Buffer | n
 /**
  * The kept attributes of the object at PATH (never following a final symlink): {} when it has
  * none or its file system has none; null when they could not be read (no binding, an error).
+ * `of.dir`: a directory's, its default ACL included.
  */
-export function readXattrsAt(path: string | Buffer): XattrSet | null {
+export function readXattrsAt(path: string | Buffer, of: Of = {}): XattrSet | null {
   const b = load();
   if (!b) return null;
   const p = cstr(path);
   const list = names(b, (buf, size) => b.llist(p, buf, size));
   if (list === 'unsupported') return {};
   if (list === null) return null;
-  return collect(b, list, (name, buf, size) => b.lget(p, name, buf, size));
+  return collect(b, list, (name, buf, size) => b.lget(p, name, buf, size), of);
 }
 
 /** The kept attributes of an open file (as readXattrsAt). */
@@ -179,6 +192,55 @@ export function setXattrsFd(fd: number, want: XattrSet): void {
     const bytes = Buffer.from(v, 'base64');
     if (b.fset(fd, cname(name), bytes, bytes.length, 0) !== 0) throw errnoError(b, `fsetxattr ${name}`);
   }
+}
+
+/**
+ * Make the kept attributes of the directory at PATH exactly WANT, as setXattrsFd does for an
+ * open file, through the path (never following a final symlink): the caller names the
+ * directory through a descriptor it checked (`/proc/self/fd/N/.`, beneath.ts `at`), which
+ * works for an O_PATH descriptor too (a directory made unreadable).
+ */
+export function setDirXattrsAt(path: string | Buffer, want: XattrSet): void {
+  const b = load();
+  if (!b) throw new Error(xattrsWhyNot());
+  const p = cstr(path);
+  const of = { dir: true };
+  const list = names(b, (buf, size) => b.llist(p, buf, size));
+  if (list === 'unsupported') {
+    if (Object.keys(want).length === 0) return;
+    throw Object.assign(new Error('the file system holds no extended attributes'), { code: 'ENOTSUP' });
+  }
+  if (list === null) throw errnoError(b, 'llistxattr');
+  for (const name of list) {
+    if (!kept(name, of) || Object.hasOwn(want, name)) continue;
+    if (b.lremove(p, cname(name)) !== 0 && b.errno() !== ENODATA) throw errnoError(b, `lremovexattr ${name}`);
+  }
+  for (const [name, v] of Object.entries(want)) {
+    if (!kept(name, of) || name === TOO_MUCH) continue;
+    const bytes = Buffer.from(v, 'base64');
+    if (b.lset(p, cname(name), bytes, bytes.length, 0) !== 0) throw errnoError(b, `lsetxattr ${name}`);
+  }
+}
+
+/**
+ * The kept attributes of the directory NAME beneath dirFd ('.': dirFd's own) as its baseline
+ * entry's field: `{ xattrs }`, `{}` among them when it has none (recorded: none approved);
+ * no field when they could not be read (not recorded: nothing is claimed about them).
+ */
+export function approvedDirXattrsAt(dirFd: number, name: string): { xattrs?: XattrSet } {
+  const x = readXattrsAt(at(dirFd, name), { dir: true });
+  if (!x) return {};
+  delete x[TOO_MUCH];
+  return { xattrs: x };
+}
+
+/**
+ * The kept attributes of the directory NAME beneath dirFd ('.': dirFd itself) when its
+ * entry records some (`approved` not undefined), else undefined: an entry recorded before
+ * directories' attributes were is not read at all.
+ */
+export function dirXattrsIfRecorded(approved: XattrSet | undefined, dirFd: number, name: string): XattrSet | null | undefined {
+  return approved === undefined ? undefined : readXattrsAt(at(dirFd, name), { dir: true });
 }
 
 /** The kept attributes of NAME beneath dirFd, as a baseline entry's field: `{ xattrs }` when it has any, else `{}` (none, or not readable). */

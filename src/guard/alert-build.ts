@@ -32,12 +32,14 @@ export interface WriterSource {
 const NOT_AN_OPEN: Partial<Record<AlertReason, string>> = {
   deleted: 'a deletion', symlink: 'a symlink put in its place', 'not-regular': 'a non-file put in its place', mode: 'a chmod', owner: 'a chown',
   acl: 'a change of its ACL', xattr: 'a change of its extended attributes',
-  'dir-replaced': 'another directory put in its place',
+  'dir-replaced': 'another directory put in its place', 'root-replaced': 'another directory (or a link, a file, nothing) put at the root path',
 };
 
 /**
  * Which name events explain a reason (joined by the path's name): a mode, owner, ACL or
- * extended attribute change by an attribute change only; a missing file by a delete or a rename away; anything else
+ * extended attribute change by an attribute change only; a missing file by a delete or a rename away; another
+ * directory at a protected directory's path or the root's by whoever renamed it in, made it,
+ * or (nothing put there) renamed or removed what was there; anything else
  * (new content on a new inode, a symlink or non-file in its place, a new file) by a rename
  * over it or a create, new content on the same inode with no open seen by a truncate by
  * name (modify). A mode change is never explained by an earlier open, nor an open by
@@ -45,6 +47,8 @@ const NOT_AN_OPEN: Partial<Record<AlertReason, string>> = {
  */
 const NAME_OPS: Partial<Record<AlertReason, readonly NameOp[]>> = {
   mode: ['attrib'], owner: ['attrib'], acl: ['attrib'], xattr: ['attrib'], deleted: ['delete', 'rename-away'],
+  // A directory's path made to name another: whoever put it there (renamed in, exchanged, made) or, with nothing put, renamed or removed what was there.
+  'dir-replaced': ['rename-in', 'create', 'rename-away', 'delete'], 'root-replaced': ['rename-in', 'create', 'rename-away', 'delete'],
 };
 const REPLACED_OPS: readonly NameOp[] = ['rename-in', 'create', 'modify'];
 
@@ -107,7 +111,8 @@ export function writerOf(src: WriterSource | null, path: string, reason: AlertRe
   if (what) {
     const blind = src.namesUnavailable ? src.namesUnavailable() : 'it does not watch names';
     if (blind) return { unknown: `the witness sees opens for writing, and ${what} is not one (${blind})` };
-    return { unknown: `the witness saw no ${byName ? 'attribute change, delete or rename' : 'rename or create'} of this name by another process` };
+    const ops = !byName ? 'rename or create' : byName.includes('rename-in') ? 'rename, create or removal' : 'attribute change, delete or rename';
+    return { unknown: `the witness saw no ${ops} of this name by another process` };
   }
   return { unknown: src.namesUnavailable && !src.namesUnavailable()
     ? 'the witness saw no open for writing of this file, and no truncate, rename or create of it (a write through a shared mapping mapped earlier is none of these)'

@@ -104,7 +104,7 @@ function plainAdvice(path: string, reason: AlertReason, alertId: string, kind: s
   if (reason === 'baseline-tampered') return `warden's store was edited outside warden and was put back; check who wrote to snapshots/. See 'warden why ${path}'.`;
   if (kind === 'directory') {
     const where = path === '' || path === '.' ? 'The root directory' : `${path} is a directory that holds approved files (or leads to them); it`;
-    return `${where} is part of the approved state (where it is, its mode and its owner): warden puts it back. No warden command changes a directory: to stop protecting what is in it, change the [[protect]] entries with 'warden edit config/warden.toml'. What was found in its place is kept: 'warden why ${path === '' ? '.' : path}'.`;
+    return `${where} is part of the approved state (where it is, its mode, its owner and, once recorded, its ACLs): warden puts it back. No warden command changes a directory: to stop protecting what is in it, change the [[protect]] entries with 'warden edit config/warden.toml'. What was found in its place is kept: 'warden why ${path === '' ? '.' : path}'.`;
   }
   if (reason === 'refused') return `warden's witness refused a direct write (enforce = true): the file is unchanged. Change it with 'warden edit ${path}' (or 'warden apply ${path} --from FILE').`;
   if (reason === 'acl' || reason === 'xattr') return `A file's ACL and extended attributes are part of its approved state (as recorded when it was approved): warden put back the approved ones. To give another user access, change the file's owner or mode with 'warden apply ${path} --mode MODE', never an ACL.`;

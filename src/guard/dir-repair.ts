@@ -2,7 +2,7 @@
  * The I/O of putting a protected directory's path right without acting on what is not
  * warden's (docs/ARCHITECTURE.md, invariant 19); the decisions are root-path.ts's.
  *
- * - `lookDirs`: every approved directory, judged (type, mode, owner, and whether the
+ * - `lookDirs`: every approved directory, judged (type, mode, owner, ACLs, and whether the
  *   directory at the path is the one warden made or verified: device and inode).
  * - `moveAsideWhole`: a foreign object is renamed, whole, into quarantine, or (the store on
  *   another file system) beside the root in the root's parent. Nothing else is done to it.
@@ -16,6 +16,8 @@ import { errnoCode } from '../common/errors.js';
 import { baseOf, dirOf } from '../common/rel-path.js';
 import { O_PATH, at, lstatAt, moveAt, safeClose, typeOf, withDir, type WriteOptions } from '../fsx/beneath.js';
 import type { AlertReason } from '../store/alert-types.js';
+import { dirXattrsIfRecorded, setDirXattrsAt, type XattrSet } from '../fsx/xattrs.js';
+import { dirAttrReasons } from './attrs.js';
 import type { BaselineState } from '../store/baseline-state.js';
 import type { Quarantine } from './quarantine.js';
 import { besideName, judgeDir, type Ident, type Standing } from './root-path.js';
@@ -52,7 +54,8 @@ export function lookDirs(rootFd: number, state: BaselineState, ids: Map<string, 
     if (broken.some((b) => b === '' ? false : d.startsWith(b + '/'))) continue;
     const want = approved[d];
     if (!want) continue;
-    const st = d === '' ? fstatSync(rootFd) : withDir(rootFd, dirOf(d), (fd) => ({ at: lstatAt(fd, baseOf(d)) }), () => null)?.at;
+    const looked = d === '' ? { at: fstatSync(rootFd), x: dirXattrsIfRecorded(want.xattrs, rootFd, '.') } : withDir(rootFd, dirOf(d), (fd) => ({ at: lstatAt(fd, baseOf(d)), x: dirXattrsIfRecorded(want.xattrs, fd, baseOf(d)) }), () => null);
+    const st = looked?.at;
     if (st === undefined) continue; // the parent cannot be walked: its own finding covers it
     const seen = standingOf(st);
     const j = d === '' ? { kind: 'ours' as const, first: false } : judgeDir(seen, ids.get(d), want.uid);
@@ -65,7 +68,8 @@ export function lookDirs(rootFd: number, state: BaselineState, ids: Map<string, 
     }
     if (!seen) continue;
     if (j.first) ids.set(d, { dev: seen.dev, ino: seen.ino });
-    const reasons: AlertReason[] = [];
+    // An ACL first: setting one moves the mode's group bits (its mask) too.
+    const reasons: AlertReason[] = seen.type === 'dir' ? dirAttrReasons(want.xattrs, looked?.x) : [];
     if (seen.mode !== want.mode) reasons.push('mode');
     if (seen.uid !== want.uid || seen.gid !== want.gid) reasons.push('owner');
     const [reason, ...also] = reasons;
@@ -145,7 +149,7 @@ export function openParentNoFollow(path: string): number {
  * born since the mkdir began: bornSince): a directory swapped in between the mkdir and the
  * open is never chowned. Returns its identity.
  */
-export function makeOwnDirAt(dirFd: number, name: string, opts: WriteOptions): Ident {
+export function makeOwnDirAt(dirFd: number, name: string, opts: WriteOptions, xattrs?: XattrSet): Ident {
   const startedMs = Date.now();
   mkdirSync(at(dirFd, name), 0o700);
   const fd = openSync(at(dirFd, name), constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
@@ -155,9 +159,11 @@ export function makeOwnDirAt(dirFd: number, name: string, opts: WriteOptions): I
     if (st.uid !== uid || (st.mode & 0o7777) !== 0o700 || !bornSince(st, startedMs) || readdirSync(`/proc/self/fd/${fd}`).length !== 0) {
       throw Object.assign(new Error(`${name} was swapped for another directory while it was made`), { code: 'ESWAPPED' });
     }
+    // Its approved ACLs exactly (an inherited default ACL of the parent goes), then owner and mode (which sets the ACL mask).
+    if (xattrs) setDirXattrsAt(at(fd, '.'), xattrs);
     const wantUid = opts.uid ?? uid, wantGid = opts.gid ?? process.getegid?.() ?? st.gid;
     if (st.uid !== wantUid || st.gid !== wantGid) fchownSync(fd, wantUid, wantGid);
-    if ((opts.mode & 0o7777) !== 0o700) fchmodSync(fd, opts.mode & 0o7777);
+    if ((opts.mode & 0o7777) !== 0o700 || xattrs) fchmodSync(fd, opts.mode & 0o7777);
     if (opts.durable ?? true) { try { fsyncSync(dirFd); } catch { /* O_PATH or odd file system */ } }
     return { dev: st.dev, ino: st.ino };
   } finally { closeSync(fd); }
@@ -186,7 +192,7 @@ export function bornSince(st: { birthtimeMs: number }, sinceMs: number): boolean
  * A directory made unreadable (chmod 0100) is opened O_PATH and changed through its /proc
  * magic link, which names the very inode opened.
  */
-export function fixOwnDirAt(dirFd: number, name: string, id: Ident, opts: WriteOptions): void {
+export function fixOwnDirAt(dirFd: number, name: string, id: Ident, opts: WriteOptions, xattrs?: XattrSet): void {
   let fd: number;
   try {
     fd = openSync(at(dirFd, name), constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
@@ -195,8 +201,11 @@ export function fixOwnDirAt(dirFd: number, name: string, id: Ident, opts: WriteO
     fd = openSync(at(dirFd, name), O_PATH | constants.O_DIRECTORY | constants.O_NOFOLLOW);
   }
   try {
-    const st = fstatSync(fd);
-    if (st.dev !== id.dev || st.ino !== id.ino) throw Object.assign(new Error(`${name} was swapped for another directory`), { code: 'ESWAPPED' });
+    const was = fstatSync(fd);
+    if (was.dev !== id.dev || was.ino !== id.ino) throw Object.assign(new Error(`${name} was swapped for another directory`), { code: 'ESWAPPED' });
+    // The approved ACLs first: removing one the agent set leaves its mask in the mode's group bits.
+    if (xattrs) setDirXattrsAt(at(fd, '.'), xattrs);
+    const st = xattrs ? fstatSync(fd) : was;
     const self = `/proc/self/fd/${fd}`;
     const uid = opts.uid ?? process.geteuid?.() ?? st.uid, gid = opts.gid ?? process.getegid?.() ?? st.gid;
     if (st.uid !== uid || st.gid !== gid) chownSync(self, uid, gid);

@@ -3,12 +3,13 @@
  * directories (config/, orgs/, a glob's base); below a `**` glob's base an approved file
  * can sit deeper (deep/a/b/one.txt), and a reader reaches it through deep/a and deep/a/b.
  * docs/CONTRACT.md §Detection, "the promise is about paths": those directories are approved too (recorded in
- * the baseline with their mode and owner, put back when moved, swapped or chmodded), or
+ * the baseline with their mode, owner and ACLs, put back when moved, swapped or chmodded), or
  * moving deep/a away would take the approved file with it and nothing would put it back.
  */
 import { dict } from '../common/dict.js';
 import { baseOf, dirOf } from '../common/rel-path.js';
 import { lstatAt, withDir } from '../fsx/beneath.js';
+import { approvedDirXattrsAt } from '../fsx/xattrs.js';
 import type { ProtectedSet } from '../config/protected-set.js';
 import type { BaselineIndex } from '../store/baseline.js';
 import type { BaselineState } from '../store/baseline-state.js';
@@ -43,12 +44,16 @@ export function withDirsOnTheWay(rootFd: number, paths: Iterable<string>, dirs: 
   for (const d of [...need].sort((a, b) => a.split('/').length - b.split('/').length)) {
     if (Object.hasOwn(out, d)) continue;
     changed = true;
-    const st = withDir(rootFd, dirOf(d), (fd) => lstatAt(fd, baseOf(d)), () => null);
-    if (st?.isDirectory()) { out[d] = { mode: st.mode & 0o7777, uid: st.uid, gid: st.gid }; continue; }
+    const found = withDir(rootFd, dirOf(d), (fd) => {
+      const st = lstatAt(fd, baseOf(d));
+      return st?.isDirectory() ? { mode: st.mode & 0o7777, uid: st.uid, gid: st.gid, ...approvedDirXattrsAt(fd, baseOf(d)) } : null;
+    }, () => null);
+    if (found) { out[d] = found; continue; }
     let up = dirOf(d);
     while (up !== '' && !Object.hasOwn(out, up)) up = dirOf(up);
     const e = out[up];
-    if (e) out[d] = { ...e };
+    // The parent's mode and owner; its attributes are its own (a directory made anew gets none recorded).
+    if (e) out[d] = { mode: e.mode, uid: e.uid, gid: e.gid };
   }
   return changed ? out : dirs;
 }

@@ -7,6 +7,8 @@ import { fstatSync, opendirSync, type Dir, type Dirent } from 'node:fs';
 import { at, lstatAt, tryOpenDir, safeClose, typeOf, withDir } from '../fsx/beneath.js';
 import { classify, type Observation, type Verdict } from './classify.js';
 import { observe } from './observe.js';
+import { dirAttrReasons } from './attrs.js';
+import { dirXattrsIfRecorded } from '../fsx/xattrs.js';
 import type { ProtectedSet, FileKind } from '../config/protected-set.js';
 import type { BaselineState } from '../store/baseline-state.js';
 import type { AlertReason } from '../store/alert-types.js';
@@ -23,7 +25,10 @@ import { baseOf, dirOf } from '../common/rel-path.js';
 /** Re-exported for the callers that import them from here. */
 export { baseOf, dirOf };
 
-/** Check each baseline directory (parents first): present, a real directory, same mode and owner. */
+/** What is put right on the directory in place (not a broken path: what is below it is looked at too). */
+const IN_PLACE: ReadonlySet<AlertReason> = new Set(['mode', 'owner', 'acl', 'xattr']);
+
+/** Check each baseline directory (parents first): present, a real directory, same mode, owner and ACLs (when recorded). */
 export function inspectDirs(rootFd: number, state: BaselineState): Finding[] {
   const out: Finding[] = [];
   const dirs = Object.keys(state.index.dirs).sort((a, b) => a.split('/').length - b.split('/').length);
@@ -33,7 +38,8 @@ export function inspectDirs(rootFd: number, state: BaselineState): Finding[] {
     const want = state.index.dirs[d];
     if (!want) continue;
     // The root itself: look through the descriptor we hold (its path may be unreadable now).
-    const st = d === '' ? fstatSync(rootFd) : withDir(rootFd, dirOf(d), (fd) => ({ at: lstatAt(fd, baseOf(d)) }), () => null)?.at;
+    const looked = d === '' ? { at: fstatSync(rootFd), x: dirXattrsIfRecorded(want.xattrs, rootFd, '.') } : withDir(rootFd, dirOf(d), (fd) => ({ at: lstatAt(fd, baseOf(d)), x: dirXattrsIfRecorded(want.xattrs, fd, baseOf(d)) }), () => null);
+    const st = looked?.at;
     if (st === undefined) continue; // the parent cannot be walked: its own finding covers it
     const reasons: AlertReason[] = [];
     const type = st ? typeOf(st) : 'absent';
@@ -41,12 +47,14 @@ export function inspectDirs(rootFd: number, state: BaselineState): Finding[] {
     else if (type === 'symlink') reasons.push('symlink');
     else if (type !== 'dir') reasons.push('not-regular');
     else {
+      // As lookDirs (dir-repair.ts): an ACL first, which moves the mode's group bits too.
+      reasons.push(...dirAttrReasons(want.xattrs, looked?.x));
       if ((st.mode & 0o7777) !== want.mode) reasons.push('mode');
       if (st.uid !== want.uid || st.gid !== want.gid) reasons.push('owner');
     }
     const [reason, ...also] = reasons;
     if (reason) {
-      if (reason !== 'mode' && reason !== 'owner') broken.push(d);
+      if (!IN_PLACE.has(reason)) broken.push(d);
       out.push({
         path: d, isDir: true, kind: null, verdict: { reason, also, action: 'reverted' },
         obs: { type, size: st?.size ?? 0, mode: st ? st.mode & 0o7777 : 0, uid: st?.uid ?? -1, gid: st?.gid ?? -1, ino: st?.ino ?? 0, sha256: null, bytes: null },

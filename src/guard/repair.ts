@@ -6,7 +6,8 @@
  */
 import { basename } from 'node:path';
 import { baseOf, dirOf } from '../common/rel-path.js';
-import { fixRoot, lstatAt, safeClose, withDir } from '../fsx/beneath.js';
+import { at, fixRoot, lstatAt, safeClose, withDir } from '../fsx/beneath.js';
+import { setDirXattrsAt } from '../fsx/xattrs.js';
 import type { DirEntry } from '../store/baseline.js';
 import { fixOwnDirAt, makeOwnDirAt, moveAsideWhole, openOwnDirAt, openParentNoFollow, standingOf, type DirFinding, type Kept } from './dir-repair.js';
 import type { Quarantine } from './quarantine.js';
@@ -28,15 +29,19 @@ export function repairDir(rootFd: number, root: string, q: Quarantine, dirIds: M
   const opts = { mode: want.mode, uid: want.uid, gid: want.gid };
   if (f.path === '') {
     // The root's own mode/owner (chmod 0300 ROOT would blind every walk): put back through our descriptor.
-    try { fixRoot(rootFd, opts); return { ok: true, quarantine: null }; } catch (err) { return { ok: false, err }; }
+    try {
+      if (want.xattrs) setDirXattrsAt(at(rootFd, '.'), want.xattrs);
+      fixRoot(rootFd, opts);
+      return { ok: true, quarantine: null };
+    } catch (err) { return { ok: false, err }; }
   }
   return withDir(rootFd, dirOf(f.path), (parent): Repaired => {
     try {
       const name = baseOf(f.path);
-      if (!f.foreign && f.seen) { fixOwnDirAt(parent, name, f.seen, opts); return { ok: true, quarantine: null }; }
+      if (!f.foreign && f.seen) { fixOwnDirAt(parent, name, f.seen, opts, want.xattrs); return { ok: true, quarantine: null }; }
       let kept: Kept | null = null;
       if (f.seen) kept = aside(f.seen, () => moveAsideWhole(q, id, parent, name, root, f.path));
-      dirIds.set(f.path, makeOwnDirAt(parent, name, opts));
+      dirIds.set(f.path, makeOwnDirAt(parent, name, opts, want.xattrs));
       const detail = kept?.seen ? foreignDetail(f.path, kept.seen, kept.label, 'the approved directory was made anew by warden') : undefined;
       return { ok: true, quarantine: kept?.label ?? null, detail };
     } catch (err) {
@@ -73,7 +78,7 @@ export function remakeRoot(q: Quarantine, root: string, held: Ident, want: DirEn
     const judged = judgeRoot(seen, held);
     if (judged === 'holds') return null;
     const kept = judged === 'foreign' && seen ? aside(seen, () => moveAsideWhole(q, id, parentFd, name, root, '')) : null;
-    const made = makeOwnDirAt(parentFd, name, want ? { mode: want.mode, uid: want.uid, gid: want.gid } : { mode: 0o755 });
+    const made = makeOwnDirAt(parentFd, name, want ? { mode: want.mode, uid: want.uid, gid: want.gid } : { mode: 0o755 }, want?.xattrs);
     const fd = openOwnDirAt(parentFd, name, made);
     const after = 'the approved tree was put back at the path in a directory warden made (the directory warden guarded was renamed away; it is not followed)';
     const detail = kept?.seen ? foreignDetail(root, kept.seen, kept.label, after)

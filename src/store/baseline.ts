@@ -31,7 +31,17 @@ export interface FileEntry {
   xattrs?: XattrSet;
 }
 
-export interface DirEntry { mode: number; uid: number; gid: number }
+export interface DirEntry {
+  mode: number;
+  uid: number;
+  gid: number;
+  /**
+   * Its approved ACLs (access and default) and `user.*` attributes (fsx/xattrs.ts `kept`),
+   * `{}` when it has none. Absent: none recorded (an index written before directories'
+   * were, or where they could not be read): nothing is claimed about them.
+   */
+  xattrs?: XattrSet;
+}
 
 export interface BaselineIndex {
   version: 1;
@@ -68,7 +78,9 @@ export const sha256Hex: (b: Uint8Array) => string = oneShot
  * (a path never holds one) in the stated encoding. Little-endian throughout. The few files
  * with approved extended attributes have them in the small JSON part (`xattrs`: path → name
  * → base64), absent when none has any: a body without the key reads as before, and a reader
- * of before the key ignores it (the HMAC covers it either way).
+ * of before the key ignores it (the HMAC covers it either way). A directory's entry in `dirs`
+ * carries its attributes (`xattrs`, `{}` for none) once they were recorded; an entry without
+ * the key (written before) records none, and a reader of before ignores it.
  *
  * ~70 bytes a file instead of ~150 of JSON, and no 1.4 MB string to decode and parse at
  * 10,000 files. The paths are Latin-1 when every code unit of every path is below 0x100
@@ -160,6 +172,9 @@ export function parseBody(body: Buffer): BaselineIndex {
       if (e === undefined || !isXattrSet(set)) throw new Error('extended attributes of a path that is not an entry, or not name → base64');
       e.xattrs = set;
     }
+  }
+  for (const e of Object.values(meta.dirs as Record<string, unknown>)) {
+    if (isObject(e) && e.xattrs !== undefined && !isXattrSet(e.xattrs)) throw new Error('extended attributes of a directory that are not name → base64');
   }
   const profile = meta.profile === undefined ? undefined : parseProfileRootRecord(meta.profile);
   if (profile === null) throw new Error('a profile root record that is not one');

@@ -35,6 +35,12 @@ export const FAN_DELETE = 0x200;
  * of content that needs no open: truncate(2) by path.
  */
 export const NAME_EVENTS = FAN_MODIFY | FAN_ATTRIB | FAN_MOVED_FROM | FAN_MOVED_TO | FAN_CREATE | FAN_DELETE;
+/**
+ * What the directory holding a protected directory (or the root) is marked for, with
+ * FAN_ONDIR: a directory renamed, exchanged, made, removed or its attributes changed there.
+ * No FAN_MODIFY: writes to the other files beside it are not the witness's business.
+ */
+export const DIR_EVENTS = FAN_ATTRIB | FAN_MOVED_FROM | FAN_MOVED_TO | FAN_CREATE | FAN_DELETE;
 export const FAN_Q_OVERFLOW = 0x4000;
 export const FAN_EVENT_ON_CHILD = 0x08000000;
 export const FAN_ONDIR = 0x40000000;

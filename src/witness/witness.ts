@@ -10,17 +10,18 @@
  * witness reports why it is not running, and everything else works as before.
  */
 import { Worker, MessageChannel } from 'node:worker_threads';
-import { closeSync, fstatSync, realpathSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, realpathSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { lstatAt, withDir } from '../fsx/beneath.js';
 import { baseOf, dirOf } from '../common/rel-path.js';
 import {
-  FAN_CLASS_CONTENT, FAN_CLASS_NOTIF, FAN_CLOEXEC, FAN_EVENT_ON_CHILD, FAN_MARK_ADD, FAN_NONBLOCK, FAN_OPEN_PERM, FAN_REPORT_DFID_NAME,
+  DIR_EVENTS, FAN_CLASS_CONTENT, FAN_CLASS_NOTIF, FAN_CLOEXEC, FAN_EVENT_ON_CHILD, FAN_ONDIR, FAN_MARK_ADD, FAN_NONBLOCK, FAN_OPEN_PERM, FAN_REPORT_DFID_NAME,
   FAN_REPORT_FID, FAN_REPORT_PIDFD, FAN_REPORT_TID, FAN_MODIFY, FAN_ATTRIB, FAN_UNLIMITED_MARKS, FAN_UNLIMITED_QUEUE, NAME_EVENTS, O_LARGEFILE, O_RDONLY, loadError, loadFanotify,
   type Fanotify,
 } from './fanotify.js';
 import { BEAT_MS, beatLine, openRecordForAppend } from './record.js';
 import { writeSync } from 'node:fs';
-import type { WitnessTargets, WorkerInit } from './types.js';
+import { ROOT_PARENT, type WitnessTargets, type WorkerInit } from './types.js';
 
 const FAN_MARK_DONT_FOLLOW = 0x4;
 const FAN_MARK_ONLYDIR = 0x8;
@@ -255,16 +256,24 @@ export class Witness {
     const dirs = new Set(t.dirs.filter((d) => d !== ''));
     if (this.nameFd >= 0) {
       // By name: each protected directory and each directory holding a protected file (the
-      // root's own top level too); the answering thread keeps only protected names.
+      // root's own top level too); the answering thread keeps only protected names. The
+      // directory holding each protected directory (the root for config/, orgs/…) with
+      // FAN_ONDIR as well: a protected directory renamed, exchanged, made or removed there
+      // (docs/ARCHITECTURE.md, "Who wrote (`by`)").
       const keys: Record<string, string> = {};
       const nameDirs = new Set([...dirs, ...t.files.map((f) => dirOf(f))]);
-      for (const d of nameDirs) {
+      const dirParents = new Set([...dirs].map((d) => dirOf(d)));
+      for (const d of new Set([...nameDirs, ...dirParents])) {
+        const mask = (nameDirs.has(d) ? NAME_EVENTS : 0) | (dirParents.has(d) ? DIR_EVENTS | FAN_ONDIR : 0) | FAN_EVENT_ON_CHILD;
         withDir(this.rootFd, d, (fd) => {
-          if (fan.mark(this.nameFd, FAN_MARK_ADD | FAN_MARK_ONLYDIR, BigInt(NAME_EVENTS | FAN_EVENT_ON_CHILD), fd, null) !== 0) return;
+          if (fan.mark(this.nameFd, FAN_MARK_ADD | FAN_MARK_ONLYDIR, BigInt(mask), fd, null) !== 0) return;
           const k = fan.dirKey(fd);
           if (k !== null) keys[k] = d;
         }, () => undefined);
       }
+      // The directory holding the root: the root's own name renamed, exchanged, made or removed there.
+      const k = this.markRootParent(fan);
+      if (k !== null) keys[k] = ROOT_PARENT;
       this.dirKeys = keys;
     }
     // Sent when they changed (or to a new answering thread): a thousand names a second cost more than the marks.
@@ -324,6 +333,22 @@ export class Witness {
     if (sentIno !== this.sentInodes || this.port !== this.sentTo) { this.port?.port1.postMessage({ inodes, fileKeys }); this.sentInodes = sentIno; }
     this.sentTo = this.port;
     this.marked = { dirs: nd, files: nf };
+  }
+
+  /**
+   * Mark the directory that holds the root (its path now, as the guard's watch of it does)
+   * for its entries' renames, creations, removals and attribute changes; its handle key, or
+   * null when it cannot be opened or marked (the root is `/`, no permission).
+   */
+  private markRootParent(fan: Fanotify): string | null {
+    const parent = dirname(this.rootReal);
+    if (parent === this.rootReal) return null;
+    let fd = -1;
+    try {
+      fd = openSync(parent, constants.O_RDONLY | constants.O_DIRECTORY);
+      if (fan.mark(this.nameFd, FAN_MARK_ADD | FAN_MARK_ONLYDIR, BigInt(DIR_EVENTS | FAN_ONDIR | FAN_EVENT_ON_CHILD), fd, null) !== 0) return null;
+      return fan.dirKey(fd);
+    } catch { return null; } finally { if (fd >= 0) closeSync(fd); }
   }
 
   /** A heartbeat line in the record: a reader in another process knows the witness is alive. */

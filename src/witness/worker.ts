@@ -19,7 +19,8 @@ import {
 } from './fanotify.js';
 import { Users, readCgroup, readIntent, readLiveWriter, readWriter, refuses } from './proc.js';
 import type { NameOp } from './record.js';
-import type { WitnessTargets, WorkerInit } from './types.js';
+import { ROOT_PARENT, type WitnessTargets, type WorkerInit } from './types.js';
+import { basename } from 'node:path';
 
 const init = workerData as WorkerInit;
 const fan = loadFanotify();
@@ -33,6 +34,8 @@ let enforce = init.enforce;
 let dirKeys = new Map(Object.entries(init.dirKeys));
 let inodes = new Map(Object.entries(init.inodes));
 let fileKeys = new Map(Object.entries(init.fileKeys));
+/** The root's own name in the directory holding it (marked for it: witness.ts markRootParent). */
+const rootBase = basename(init.rootReal);
 const ALLOW = response(0, FAN_ALLOW);
 const DENY = response(0, FAN_DENY);
 
@@ -109,9 +112,24 @@ const NAME_OPS: [number, NameOp][] = [
 ];
 
 /**
+ * The path (relative to the root) an event of the notification group names: '' for the root
+ * itself (its own name in the directory holding it, or '.' in the root), a directory itself
+ * for '.' (an event on the marked directory), else the entry in its directory; null when
+ * the directory is not one marked, or the entry beside the root is not the root.
+ */
+function nameOf(ev: NameEvent): string | null {
+  const dirRel = ev.dir === null ? undefined : dirKeys.get(ev.dir);
+  if (dirRel === undefined || ev.name === null) return null;
+  if (dirRel === ROOT_PARENT) return ev.name === rootBase ? '' : null;
+  if (ev.name === '.') return dirRel;
+  return dirRel === '' ? ev.name : `${dirRel}/${ev.name}`;
+}
+
+/**
  * One event of the notification group: a protected name's mode or owner changed, its content
  * changed (a write, or a truncate(2) by path, which needs no open), or it was deleted,
- * renamed away, renamed over, or made. The actor is not held (there is no
+ * renamed away, renamed over, or made; a protected directory or the root renamed away,
+ * exchanged (away and in at once), put there or removed. The actor is not held (there is no
  * permission event for these), so who it was is read at once, through the pidfd the
  * kernel handed over: the reads count only if the pidfd still names a live (or not yet
  * reaped) process afterwards. An actor already gone is recorded as gone, by pid: the alert
@@ -119,11 +137,10 @@ const NAME_OPS: [number, NameOp][] = [
  */
 function handleName(ev: NameEvent): void {
   try {
-    // By the name used, when that is a protected name; else by the object (an inode mark:
+    // By the name used, when that is a protected name (a file, a protected directory, the root); else by the object (an inode mark:
     // the same file reached through a hard link outside the protected directories).
-    const dirRel = ev.dir === null ? undefined : dirKeys.get(ev.dir);
-    const byName = dirRel === undefined || ev.name === null ? null : dirRel === '' ? ev.name : `${dirRel}/${ev.name}`;
-    const rel = byName !== null && isProtected(byName) ? byName : (ev.fid ? fileKeys.get(ev.fid) ?? null : null);
+    const byName = nameOf(ev);
+    const rel = byName !== null && (byName === '' || dirs.has(byName) || isProtected(byName)) ? byName : (ev.fid ? fileKeys.get(ev.fid) ?? null : null);
     if (rel === null) return;
     if (ev.pid === process.pid) return; // this process: the guard's own writes in `warden run`
     const w = ev.pidfd >= 0 ? readLiveWriter(ev.pid, ev.pidfd, users) : null;

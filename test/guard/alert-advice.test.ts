@@ -26,7 +26,7 @@ describe('advice: how to make the change properly', () => {
   });
   it('a directory: no file command offered for it', () => {
     assert.equal(adviceFor('deep/a', 'deleted', 'A4', 'directory'),
-      "deep/a is a directory that holds approved files (or leads to them); it is part of the approved state (where it is, its mode and its owner): warden puts it back. No warden command changes a directory: to stop protecting what is in it, change the [[protect]] entries with 'warden edit config/warden.toml'. What was found in its place is kept: 'warden why deep/a'.");
+      "deep/a is a directory that holds approved files (or leads to them); it is part of the approved state (where it is, its mode, its owner and, once recorded, its ACLs): warden puts it back. No warden command changes a directory: to stop protecting what is in it, change the [[protect]] entries with 'warden edit config/warden.toml'. What was found in its place is kept: 'warden why deep/a'.");
     assert.match(adviceFor('', 'mode', 'A5', 'directory'), /^The root directory is part of the approved state .* 'warden why \.'\.$/);
     assert.doesNotMatch(adviceFor('orgs', 'symlink', 'A6', 'directory'), /warden edit orgs|warden apply/);
   });
