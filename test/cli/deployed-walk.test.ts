@@ -95,3 +95,16 @@ describe('a credentials file readable by others, on a root held by a deployed gu
     }
   });
 });
+
+describe('init on a root held by a deployed guard', { skip }, () => {
+  it('root and the agent are pointed at the baseline that is there, not at an init that refuses', () => {
+    assert.equal(deployed().code, 0);
+    for (const [who, args, cwd] of [[null, ['init', '--root', root], base], [AGENT_UID, ['init'], root]] as const) {
+      const r = warden([...args], who, cwd);
+      assert.equal(r.code, 2, r.out);
+      assert.match(r.out, /already guarded by the deployed warden guard/, r.out);
+      assert.match(r.out, new RegExp(`sudo -u '#${WARDEN_UID}' warden status --root ${root.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`), r.out);
+      assert.doesNotMatch(r.out, /warden init --root/, `advised to run an init that refuses: ${r.out}`);
+    }
+  });
+});
