@@ -11,7 +11,7 @@
 import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FIXTURE, TEST_WARDEN_TOML, CLI } from '../helpers/root.js';
@@ -106,5 +106,26 @@ describe('init on a root held by a deployed guard', { skip }, () => {
       assert.match(r.out, new RegExp(`sudo -u '#${WARDEN_UID}' warden status --root ${root.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`), r.out);
       assert.doesNotMatch(r.out, /warden init --root/, `advised to run an init that refuses: ${r.out}`);
     }
+  });
+});
+
+describe('the one-time code\'s message from a deployed guard', { skip }, () => {
+  it('names the deny that works there: as the guard\'s account, with the root', () => {
+    assert.equal(deployed().code, 0);
+    const r2 = join(base, 'root-2');
+    mkdirSync(r2);
+    for (const d of ['config', 'orgs', 'blocks']) cpSync(join(FIXTURE, d), join(r2, d), { recursive: true });
+    writeFileSync(join(r2, 'config', 'warden.toml'), `${TEST_WARDEN_TOML.replace('approval = "none"', 'approval = "owner-code"')}\n[notify.discord]\ntoken_file = "/nonexistent/discord-token"\n`);
+    chownR(r2, WARDEN_UID);
+    assert.equal(warden(['init', '--root', r2], WARDEN_UID).code, 0);
+    const next = join(base, 'next-2.toml');
+    writeFileSync(next, readFileSync(join(r2, 'orgs/bookclub.toml'), 'utf8').replace(/hourly_cap = \d+/, 'hourly_cap = 21'));
+    chmodSync(next, 0o644);
+    const ap = warden(['apply', 'orgs/bookclub.toml', '--from', next, '--root', r2, '--json'], WARDEN_UID);
+    assert.equal(ap.code, 0, ap.out);
+    const id = (JSON.parse(ap.out.slice(ap.out.indexOf('{'))) as { pending: { id: string } }).pending.id;
+    const store = join(state, 'stores', readdirSync(join(state, 'stores')).find((d) => existsSync(join(state, 'stores', d, 'outbox', 'messages.jsonl')))!);
+    const text = readFileSync(join(store, 'outbox', 'messages.jsonl'), 'utf8');
+    assert.ok(text.includes(`'sudo -u \\"#${WARDEN_UID}\\" warden deny ${id} --root ${r2}'`), text);
   });
 });
