@@ -15,6 +15,8 @@ import { applyChanges, checkChanges, currentBase, modeOf, StaleError, type Apply
 import { describeChanges } from './diff.js';
 import { changeGrants, grantBlock, grantMessageLines, grantRecords } from './grants.js';
 import { appendOutboxMessage, redactOutboxMessage } from '../store/outbox-messages.js';
+// The deny command in the owner's message is the one that works where it comes from (docs/DEPLOY.md §2.6).
+import { adviceCommandStyle, deployedAdvice } from '../guard/classify.js';
 import { ownerCodeRefusalAt } from './owner-code.js';
 import type { Alert, AlertReason } from '../store/alert-types.js';
 import { newAlertId } from '../store/alerts.js';
@@ -135,7 +137,7 @@ function createPending(env: ChangeEnv, changes: ChangeRequest[], command: string
       appendOutboxMessage(env.ctx.store.fd, {
         id: messageId(id), time: rec.created, kind: 'owner-code',
         text: [
-          `warden: one-time code ${code} approves request ${id}: 'warden ${command}' by ${user} (${paths}). It expires ${new Date(rec.expires_at).toISOString()}. If you did not ask for this, do nothing: 'warden deny ${id}'.`,
+          `warden: one-time code ${code} approves request ${id}: 'warden ${command}' by ${user} (${paths}). It expires ${new Date(rec.expires_at).toISOString()}. If you did not ask for this, do nothing: ${deployedAdvice(`'warden deny ${id}'`, adviceCommandStyle())}.`,
           ...grantMessageLines(changeGrants(env.ctx, changes)).map((l, i) => (i === 0 ? `What it grants or takes away:\n${l}` : l)),
         ].join('\n'),
       });

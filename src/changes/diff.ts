@@ -79,8 +79,13 @@ export function lineDiff(a: string, b: string): string {
 }
 
 function plainLineDiff(a: string, b: string): string {
-  const x = a.split('\n');
-  const y = b.split('\n');
+  // The newline that ends both texts is no line of its own, and an empty text has no lines
+  // (diff(1) and git show none); when only one text ends with it, the extra empty line says so.
+  const ends = (s: string): boolean => s === '' || s.endsWith('\n');
+  const both = ends(a) && ends(b);
+  const lines = (s: string): string[] => (s === '' ? [] : (both ? s.slice(0, -1) : s).split('\n'));
+  const x = lines(a);
+  const y = lines(b);
   // The lines both ends share are context as they stand: only the middle needs the LCS
   // (the seed's 468-rule conditions.toml is ~2,400 lines, and the full table made
   // every apply of it cost ~100 ms, or said "too large to diff" past 4 million cells).

@@ -29,12 +29,16 @@ const GLOBAL_OPTIONS = {
 
 /** Commands whose first positional is a PATH in the root (relative to the cwd, or absolute inside the root). */
 const PATH_FIRST = new Set(['why', 'history', 'edit', 'apply', 'rm']);
-/** Commands that read files only and need no baseline. */
 /** Commands that work on a root a deployed guard holds, whoever runs them (they need no store). */
 const ANY_CALLER = new Set(['check', 'explain', 'install-units', 'completion', 'desktop', 'profiles']);
 /** Commands whose --profile means a profile's files, not a root to select (they read files only). */
 const OWN_PROFILE_OPTION = new Set(['check', 'profiles']);
-const NO_BASELINE = new Set(['init', 'check', 'explain', 'install-units', 'rehome', 'completion', 'desktop', 'profiles']);
+/**
+ * Commands that read files only and need no baseline. Every ANY_CALLER command is one: run
+ * by another account on a root a deployed guard holds, there is no store of the caller's
+ * (docs/DEPLOY.md, "Who runs which command"); `notify test` then reads warden.toml from disk.
+ */
+const NO_BASELINE = new Set(['init', 'check', 'explain', 'install-units', 'rehome', 'completion', 'desktop', 'profiles', 'notify test']);
 export { version };
 
 function topHelp(): string {

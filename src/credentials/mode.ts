@@ -8,9 +8,13 @@ export interface ModeFinding { path: string; mode: string; message: string; fix:
 
 const oct = (m: number): string => (m & 0o7777).toString(8).padStart(4, '0');
 
-export function credentialModeFindings(files: readonly { path: string; mode: number | null }[], baselined: boolean): ModeFinding[] {
+/**
+ * `sanctioned`: the sanctioned change's command for a path where a plain `warden apply` is not
+ * the one that works (a root a deployed guard holds: as the guard's account, with --root).
+ */
+export function credentialModeFindings(files: readonly { path: string; mode: number | null }[], baselined: boolean, sanctioned?: (path: string) => string): ModeFinding[] {
   return files.filter((f) => f.mode !== null && (f.mode & 0o077) !== 0).map((f) => {
-    const fix = baselined ? `warden apply ${f.path} --mode 0600` : `chmod 600 ${f.path}`;
+    const fix = baselined ? (sanctioned?.(f.path) ?? `warden apply ${f.path} --mode 0600`) : `chmod 600 ${f.path}`;
     return { path: f.path, mode: oct(f.mode as number), fix, message: `${f.path} holds credentials and is readable by others (mode ${oct(f.mode as number)}); fix: ${fix}` };
   });
 }

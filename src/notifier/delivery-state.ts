@@ -9,7 +9,7 @@ import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { errnoCode } from '../common/errors.js';
 import { appendFileAt, at as atPath, atText, ensureDirBeneath, lstatAt, openRoot, readSmallAt, replaceFileAt, safeClose, unlinkAt, withDir } from '../fsx/beneath.js';
 import { NotInitialised, Store } from '../store/store.js';
-import { stateBase } from '../store/location.js';
+import { NOTIFY_STATE_NAME, stateBase } from '../store/location.js';
 import { JsonlTail } from './jsonl.js';
 import { ALERTS_REL, DELIVERED_LOG, MESSAGES_REL, STATE_FILE, STATE_LOG, defaultNotifierStateDir, systemNotifierStateDir } from './paths.js';
 
@@ -285,14 +285,17 @@ export function loadDelivered(stateDir: string, root?: string): Map<string, Part
 }
 
 /**
- * Where a CLI command (no $STATE_DIRECTORY of the notifier's unit) finds the state: the
- * embedded directory if `warden run` wrote one, else the standalone default.
+ * Where a CLI command or the guard (anything but the notifier's own unit) finds the state:
+ * the embedded directory if `warden run` wrote one, else the standalone default.
  */
 export function findNotifierStateDir(root: string, env: NodeJS.ProcessEnv = process.env): string {
   const embedded = defaultNotifierStateDir(root, true, env);
   if (existsSync(join(embedded, STATE_FILE))) return embedded;
-  // The deployment's notifier unit keeps its state in its own StateDirectory=.
-  if (!env.STATE_DIRECTORY && stateBase(env).deployment) return systemNotifierStateDir(env);
+  // The deployment's notifier unit keeps its state in its own StateDirectory=; the guard
+  // unit's $STATE_DIRECTORY is the guard's, where no delivery is ever recorded
+  // (docs/DEPLOY.md §2.6.1: the guard blanks a delivered one-time code).
+  const notifierUnit = (env.STATE_DIRECTORY ?? '').split(':').some((d) => d.endsWith(`/${NOTIFY_STATE_NAME}`));
+  if (!notifierUnit && stateBase(env).deployment) return systemNotifierStateDir(env);
   return defaultNotifierStateDir(root, false, env);
 }
 

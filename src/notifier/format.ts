@@ -165,10 +165,13 @@ function singleAlert(a: Alert, limit: number, t: Text, style: CommandStyle | nul
   const lines = [
     `Why: ${reasonText(a, t)}`,
     ...grantsText(a, t),
-    ...(who ? [`Who: ${t.lit(who, 400)}`] : []),
+    // describeBy says "who: not known (why)" on its own; the line already says "Who:".
+    ...(who ? [`Who: ${t.lit(who.replace(/^who: /, ''), 400)}`] : []),
     `When: ${t.lit(a.time, 40)}`,
     `Alert id: ${t.lit(a.id, 80)}`,
-    `Do it properly: ${t.lit(a.advice, 400) || t.lit(howTo(style), 400)}`,
+    // The deployment's advice names four commands with the account and the root (~500
+    // characters): each must arrive whole to be pasted; clipLines bounds the message.
+    `Do it properly: ${t.lit(a.advice, 800) || t.lit(howTo(style), 400)}`,
   ];
   if (Array.isArray(a.credential_changes) && a.credential_changes.length) {
     lines.push(`Credential keys changed: ${a.credential_changes.map((c) => credLine(c, t)).join('; ')}`);

@@ -104,5 +104,9 @@ export function heldRootMessage(g: DeployedGuard, args: readonly string[], calle
   const what = command === 'init'
     ? `${g.root} is already guarded by the deployed warden guard, which keeps its store in ${g.stateDir} (account ${g.account}); 'warden init' here would make a second store that nothing guards, so it makes none.`
     : `${g.root} is guarded by the deployed warden guard (account ${g.account}); its store is ${g.storeDir}, which ${caller}: this command would only find, or make, an empty store of its own.`;
-  return `${what} Run it as the guard's account: ${asGuardAccount(g, args)} (docs/DEPLOY.md, "Making changes the right way"). The approved state the runtime may read is in ${join(g.runtimeDir, 'manifest.json')}.`;
+  // init as the guard's account would only say that the baseline exists: show it instead.
+  const next = command === 'init'
+    ? `Its baseline is there: ${asGuardAccount(g, ['status'])} shows it`
+    : `Run it as the guard's account: ${asGuardAccount(g, args)}`;
+  return `${what} ${next} (docs/DEPLOY.md, "Making changes the right way"). The approved state the runtime may read is in ${join(g.runtimeDir, 'manifest.json')}.`;
 }

@@ -14,11 +14,13 @@ const DISCORD = wardenConfigSchema.parse({ credentials: { files: ['config/creden
 describe('the diff shown for approval', () => {
   it('a line diff with one line of context, removals before additions', () => {
     assert.equal(lineDiff('a\nb\nc\nd\ne\n', 'a\nb\nC\nd\ne\n'), '  @@ line 2\n    b\n  - c\n  + C\n    d');
-    assert.equal(lineDiff('1\n2\n3\n4\n5\n6\n7\n', '1\nX\n3\n4\n5\n6\nY\n'), '  @@ line 1\n    1\n  - 2\n  + X\n    3\n  @@ line 6\n    6\n  - 7\n  + Y\n    ');
-    assert.equal(lineDiff('a\n', 'a\nb\n'), '  @@ line 1\n    a\n  + b\n    ');
+    assert.equal(lineDiff('1\n2\n3\n4\n5\n6\n7\n', '1\nX\n3\n4\n5\n6\nY\n'), '  @@ line 1\n    1\n  - 2\n  + X\n    3\n  @@ line 6\n    6\n  - 7\n  + Y');
+    assert.equal(lineDiff('a\n', 'a\nb\n'), '  @@ line 1\n    a\n  + b');
     assert.equal(lineDiff('a\nb\n', 'b\n'), '  @@ line 1\n  - a\n    b');
     assert.equal(lineDiff('same', 'same'), '  (no changes)');
-    assert.equal(lineDiff('', 'x'), '  @@ line 1\n  - \n  + x');
+    assert.equal(lineDiff('', 'x'), '  @@ line 1\n  + x');
+    // The newline that ends both texts is no line; when only one has it, the empty line says so.
+    assert.equal(lineDiff('a\n', 'a'), '  @@ line 1\n    a\n  - ');
   });
   it('line endings: said as such, not every line rewritten', () => {
     assert.equal(lineDiff('a\nb\n', 'a\r\nb\r\n'), '  line endings only: LF → CRLF, 2 line(s); the text is the same');
@@ -26,11 +28,11 @@ describe('the diff shown for approval', () => {
     assert.equal(lineDiff('a\r\nb\n', 'a\nb\n'), '  line endings only: mixed → LF, 2 line(s); the text is the same');
     assert.equal(lineDiff('a\nb\nc\n', 'a\r\nB\r\nc\r\n'), '  (line endings LF → CRLF)\n  @@ line 1\n    a\n  - b\n  + B\n    c');
     assert.equal(lineDiff('a', 'b\r\n'), '  (line endings none → CRLF)\n  @@ line 1\n  - a\n  + b\n  + ');
-    assert.equal(lineDiff('a\r\nb\r\n', 'a\r\nc\r\n'), '  @@ line 1\n    a\r\n  - b\r\n  + c\r\n    ', 'the same endings on both sides: a plain diff');
+    assert.equal(lineDiff('a\r\nb\r\n', 'a\r\nc\r\n'), '  @@ line 1\n    a\r\n  - b\r\n  + c\r', 'the same endings on both sides: a plain diff');
   });
   it('too large to diff line by line: only when the lines that differ (between the shared head and tail) exceed the table', () => {
     // Every line differs: the whole file is the middle.
-    assert.equal(lineDiff('x\n'.repeat(2001), 'y\n'.repeat(2001)), '  (2002 → 2002 lines; too large to diff line by line)');
+    assert.equal(lineDiff('x\n'.repeat(2001), 'y\n'.repeat(2001)), '  (2001 → 2001 lines; too large to diff line by line)');
     assert.notEqual(lineDiff('x\n'.repeat(1999), 'y\n'.repeat(1999)), '  (2000 → 2000 lines; too large to diff line by line)');
     // One line changed at the end of a large file: the shared head is context, the change is shown.
     const big = 'x\n'.repeat(2001);
@@ -38,7 +40,7 @@ describe('the diff shown for approval', () => {
   });
   it('headers: new, removed, edited, mode only, mode with content', () => {
     const B = (s: string) => Buffer.from(s);
-    assert.equal(describeChanges([{ path: 'n.md', kind: 'text', before: null, after: B('hi\n'), afterMode: 0o600 }], DISCORD), '+++ new file n.md (3 bytes, mode 0600)\n  @@ line 1\n  + hi\n    ');
+    assert.equal(describeChanges([{ path: 'n.md', kind: 'text', before: null, after: B('hi\n'), afterMode: 0o600 }], DISCORD), '+++ new file n.md (3 bytes, mode 0600)\n  @@ line 1\n  + hi');
     assert.equal(describeChanges([{ path: 'n.md', kind: 'text', before: null, after: B('hi') }], DISCORD).split('\n')[0], '+++ new file n.md (2 bytes)');
     assert.equal(describeChanges([{ path: 'o.toml', kind: 'org', before: B('a'), after: null }], DISCORD), '--- remove o.toml');
     assert.equal(describeChanges([{ path: 'o.md', kind: 'text', before: B('a'), after: B('a'), beforeMode: 0o644, afterMode: 0o600 }], DISCORD), '--- o.md (approved)\n+++ o.md (proposed)\n  mode 0644 → 0600 (content unchanged)');

@@ -93,7 +93,12 @@ export const alertsCommand: CommandSpec = {
     const alerts = all.filter(keep);
     const report = deliveryReport(ctx.root);
     const pruned = prunedOf(ctx.root);
-    const withDelivery = alerts.map((a) => ({ ...a, delivery: report?.alerts[a.id] ?? {}, ...(pruned.has(a.id) ? { pruned: pruned.get(a.id) } : {}) }));
+    const off = channelsOff(report);
+    // A channel that is off here (README, "Notifications") owes nothing: "off" and why, in
+    // --json as in the text, never "pending" for ever.
+    const deliveryOf = (id: string): Record<string, unknown> => Object.fromEntries(Object.entries(report?.alerts[id] ?? {})
+      .map(([ch, s]) => [ch, off.has(ch) && s?.state !== 'delivered' ? { state: 'off', reason: off.get(ch) } : s]));
+    const withDelivery = alerts.map((a) => ({ ...a, delivery: deliveryOf(a.id), ...(pruned.has(a.id) ? { pruned: pruned.get(a.id) } : {}) }));
     if (ctx.values.follow) {
       // One JSON object per line while following: an array never ends.
       for (const a of withDelivery) {
@@ -104,10 +109,9 @@ export const alertsCommand: CommandSpec = {
     if (ctx.json) { ctx.out.json(withDelivery); return EXIT.ok; }
     if (alerts.length === 0) ctx.out.line(all.length ? `no alerts match (${all.length} in all)` : 'no alerts');
     const written = writtenAfterEmptied(ctx.root, alerts);
-    const off = channelsOff(report);
     for (const [ch, why] of off) ctx.out.err(`note: ${ch} notifications are off: ${why} (see the README, "Notifications")`);
     for (const a of withDelivery) {
-      const d = Object.entries(a.delivery).map(([ch, s]) => `${ch}: ${off.has(ch) && s?.state !== 'delivered' ? 'off' : s?.state}`).join(', ');
+      const d = Object.entries(a.delivery).map(([ch, s]) => `${ch}: ${(s as { state?: unknown } | undefined)?.state}`).join(', ');
       ctx.out.line(`${describe(a, written.get(a.id), pruned)}${d ? `  [${escapeText(d)}]` : ''}${grantsBlock(a, 5, '    ')}${foldedLines(a, pruned)}`);
     }
     if (skipped) ctx.out.err(`warning: ${skipped} line(s) of snapshots/alerts.jsonl are not alerts and were skipped`);
