@@ -15,6 +15,7 @@
  * in place of a string, or any change in a file with no rule.
  */
 import { parseAs, type Format } from '../formats/index.js';
+import { positionAt } from '../formats/position.js';
 import { keyWords, type KeyPath } from '../profiles/keys.js';
 import { isObject, sameValue } from './canonical.js';
 import { writeModeAt, type WriteFacts } from './runtime-writes.js';
@@ -26,8 +27,12 @@ export type WriteJudgement =
   /** `keys`: the keys that changed, in the owner's words (raw: escape before printing); empty for a rewrite with the same meaning. */
   | { kind: 'own'; keys: string[] }
   | { kind: 'on-behalf'; keys: string[] }
-  /** `why`: one line, naming keys only, never values. Raw: escape before printing. */
-  | { kind: 'foreign'; why: string };
+  /**
+   * `why`: one line, naming keys only, never values. Raw: escape before printing.
+   * `unfinished`: the new version is empty, or stops short (its parse fails at its very end):
+   * a write under way (truncate, then write) in a file the runtime rewrites by itself.
+   */
+  | { kind: 'foreign'; why: string; unfinished?: true };
 
 /** One key whose value differs; `inBoth`: the object holding it was there on both sides. */
 interface Leaf { path: KeyPath; a: unknown; b: unknown; inBoth: boolean }
@@ -66,13 +71,15 @@ function leaves(a: unknown, b: unknown, path: KeyPath, inBoth: boolean, out: Lea
   out.push({ path, a, b, inBoth });
 }
 
-function parse(format: Format, bytes: Buffer, side: string): { ok: true; value: unknown } | { ok: false; why: string } {
+function parse(format: Format, bytes: Buffer, side: string): { ok: true; value: unknown } | { ok: false; why: string; atEnd?: boolean } {
   let text: string;
   try { text = utf8.decode(bytes); } catch { return { ok: false, why: `the ${side} version is not UTF-8 text` }; }
   if (text.startsWith('\uFEFF')) return { ok: false, why: `the ${side} version starts with a byte-order mark` };
   const r = parseAs(format, text, side);
+  if (r.ok) return r;
+  const end = positionAt(text, text.length);
   // Where only: a parser's message may quote the text, and the text may be a secret.
-  return r.ok ? r : { ok: false, why: `the ${side} version does not parse (line ${r.error.line ?? '?'}, column ${r.error.column ?? '?'})` };
+  return { ok: false, why: `the ${side} version does not parse (line ${r.error.line ?? '?'}, column ${r.error.column ?? '?'})`, atEnd: text.trim() === '' || (r.error.line === end.line && r.error.column === end.column) };
 }
 
 export function judgeWrite(format: Format, facts: WriteFacts, approved: Buffer, candidate: Buffer): WriteJudgement {
@@ -81,7 +88,7 @@ export function judgeWrite(format: Format, facts: WriteFacts, approved: Buffer, 
   const a = parse(format, approved, 'approved');
   if (!a.ok) return { kind: 'foreign', why: a.why };
   const b = parse(format, candidate, 'new');
-  if (!b.ok) return { kind: 'foreign', why: b.why };
+  if (!b.ok) return b.atEnd && facts.runtimeWrites.some((w) => w.write.mode === 'own') ? { kind: 'foreign', why: b.why, unfinished: true } : { kind: 'foreign', why: b.why };
   const found: Leaf[] = [];
   try { leaves(a.value, b.value, [], true, found); } catch (err) {
     if (err instanceof TooDeep || err instanceof RangeError) return { kind: 'foreign', why: `a value is nested deeper than ${JUDGE_MAX_DEPTH} levels` };
@@ -93,9 +100,9 @@ export function judgeWrite(format: Format, facts: WriteFacts, approved: Buffer, 
   let onBehalf = false;
   for (const l of found) {
     const key = keyWords(l.path) || '(the whole file)';
-    if (l.a !== undefined && l.b !== undefined && typeClass(l.a) !== typeClass(l.b)) return { kind: 'foreign', why: `${key}: its type changed (${typeClass(l.a)} → ${typeClass(l.b)})` };
     const mode = writeModeAt(facts, l.path);
     if (mode === null) return { kind: 'foreign', why: `${key} is not a key the runtime may write` };
+    if (l.a !== undefined && l.b !== undefined && typeClass(l.a) !== typeClass(l.b)) return { kind: 'foreign', why: `${key}: its type changed (${typeClass(l.a)} → ${typeClass(l.b)})` };
     if (mode === 'on-behalf') { onBehalf = true; continue; }
     if ((l.a !== undefined && !plain(l.a)) || (l.b !== undefined && !plain(l.b))) return { kind: 'foreign', why: `${key}: the runtime changes plain values by itself, not a list or a table` };
     if (!l.inBoth) return { kind: 'foreign', why: `${key}: added or removed with the table holding it` };

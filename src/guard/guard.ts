@@ -112,7 +112,7 @@ export class Guard<D extends Detectors = Detectors> {
       root: this.root, quarantine: this.quarantine, get quota() { return quota(); }, late: this.late, maxBytes: () => this.maxBytes,
       approvedOwner: (p) => this.state.entry(p)?.uid ?? dirs()[dirOf(p)]?.uid ?? dirs()['']?.uid,
       runtimeWrites: new RuntimeWrites({ root: this.root, state: this.state, store: opts.store, config: () => this.config, report: () => this.report,
-        markClean: (rel) => this.markClean(rel), onBehalf: opts.onBehalf, log: this.log }),
+        markClean: (rel) => this.markClean(rel), later: (rel, ms) => { setTimeout(() => this.hints.hint(rel, false), ms).unref(); }, onBehalf: opts.onBehalf, log: this.log }),
     };
     this.store = new StoreCheck(opts.store, opts.state, (detail, path) => this.raiseTamper(detail, path), this.log, opts.rootFd, opts.blobStamps ?? null);
     this.report = new Report({
@@ -407,7 +407,7 @@ export class Guard<D extends Detectors = Detectors> {
       this.report.failed(f.path, id, f.verdict, out.err, whileStopped, out.quarantine);
       return true;
     }
-    if (out.accepted) return true; // the runtime's own write (runtime-writes.ts): approved and alerted already
+    if (out.leftAlone) return true; // the runtime's own write, approved and alerted already, or one under way (runtime-writes.ts)
     if (approved) this.tally.reverts++;
     if (out.owe) this.owed.push(id, baseOf(f.path), out.owe);
     try {

@@ -46,8 +46,8 @@ export type Outcome =
     fullNote?: string | undefined;
     /** Rejected bytes the full disk kept out of quarantine: the guard writes them when there is room. */
     owe?: Buffer | undefined;
-    /** The runtime's own write, accepted as approved (runtime-writes.ts): nothing was restored, and it is alerted already. */
-    accepted?: true;
+    /** Left as it is (runtime-writes.ts): the runtime's own write, approved and alerted already, or one under way, looked at again shortly. */
+    leftAlone?: true;
     /** What the alert adds about whose write it was (runtime-writes.ts). */
     note?: string | undefined;
   }
@@ -86,13 +86,13 @@ export function restoreFinding(d: RevertDeps, id: string, fd: number, f: Finding
   let restored = false;
   // The runtime's own write is accepted, not fought; one on the user's behalf is reverted and filed as a request.
   const judged = d.runtimeWrites?.judge(id, f, approved);
-  if (judged?.accepted) return { ok: true, quarantine: null, keep, linked: false, accepted: true };
+  if (judged?.leave) return { ok: true, quarantine: null, keep, linked: false, leftAlone: true };
   try {
     setAside(d, id, fd, name, f, keep, aside);
     const fullDisk = writeApproved(d, id, fd, name, f, approved, aside, stillHere);
     restored = true;
     const owe = settle(d, id, name, f, keep, aside, fullDisk);
-    return { ok: true, quarantine: aside.quarantine, keep, linked: aside.linked, fullNote: fullDisk ? fullDiskNote(fullDisk, owe !== undefined) : undefined, owe, note: judged?.note };
+    return { ok: true, quarantine: aside.quarantine, keep, linked: aside.linked, fullNote: fullDisk ? fullDiskNote(fullDisk, owe !== undefined) : undefined, owe, note: judged && !judged.leave ? judged.note : undefined };
   } catch (err) {
     if (aside.heldFd !== null) safeClose(aside.heldFd);
     if (aside.linked && !aside.quarantine) d.quarantine.discard(id, name);

@@ -39,18 +39,34 @@ export interface RuntimeWriteDeps {
   report(): Report;
   /** `rel` verified clean (its stat stamp recorded). */
   markClean(rel: string): void;
+  /** Look at `rel` again in `ms` (a hint through the door): a write under way, waited for. */
+  later(rel: string, ms: number): void;
   /** File the rejected bytes of an on-behalf write as a pending request; absent (no change service): the write is only reverted. */
   onBehalf?: ((path: string, bytes: Buffer) => void) | undefined;
   log(line: string): void;
 }
 
-/** What the revert does with the finding: accepted (nothing restored, already alerted), or restore with a note for its alert. */
-export type RuntimeWriteAct = { accepted: true } | { accepted: false; note?: string };
+/**
+ * What the revert does with the finding: leave it (accepted as approved and alerted, or a
+ * write under way, looked at again shortly), or restore it with a note for its alert.
+ */
+export type RuntimeWriteAct = { leave: 'accepted' | 'unfinished' } | { leave?: undefined; note?: string };
 
-const FOREIGN: RuntimeWriteAct = { accepted: false };
+const FOREIGN: RuntimeWriteAct = {};
+
+/**
+ * How long a write under way (the file empty, or stopping short) in a file the runtime
+ * rewrites by itself is waited for before it is reverted: Codex truncates, then writes a
+ * few hundred bytes in one call. Such content parses as nothing, so it grants nothing meanwhile.
+ */
+export const UNFINISHED_MS = 300;
+const LOOK_AGAIN_MS = 25;
 
 export class RuntimeWrites {
-  constructor(private readonly d: RuntimeWriteDeps) {}
+  /** Paths whose write is waited for, and since when (ms). */
+  private readonly waiting = new Map<string, number>();
+
+  constructor(private readonly d: RuntimeWriteDeps, private readonly now = Date.now) {}
 
   private profile(): RootProfile | null {
     const rec = (this.d.config() as RootSettings).profileRoot;
@@ -66,18 +82,27 @@ export class RuntimeWrites {
       const facts = rp ? rulesAt(rp, f.path) : undefined;
       if (!rp || !facts || facts.runtimeWrites.length === 0) return FOREIGN;
       const j = judgeWrite(facts.entry.format, facts, approved.bytes, obs.bytes);
+      if (j.kind === 'foreign' && j.unfinished && verdict.also.length === 0) {
+        const since = this.waiting.get(f.path) ?? this.now();
+        if (this.now() - since < UNFINISHED_MS) {
+          this.waiting.set(f.path, since);
+          this.d.later(f.path, LOOK_AGAIN_MS);
+          return { leave: 'unfinished' };
+        }
+      }
+      this.waiting.delete(f.path);
       if (j.kind === 'own' && verdict.also.length === 0) {
         const { entry } = approved;
         // The commit point: a failure here leaves the approved version as it was, and the file is reverted.
         this.d.state.commit(this.d.store.fd, [{ path: f.path, kind: entry.kind, bytes: obs.bytes, mode: entry.mode, uid: entry.uid, gid: entry.gid, ...(entry.xattrs ? { xattrs: entry.xattrs } : {}) }]);
         this.accepted(id, f, approved, obs.bytes, j, rp);
-        return { accepted: true };
+        return { leave: 'accepted' };
       }
       if (j.kind === 'on-behalf' && this.d.onBehalf) {
         this.d.onBehalf(f.path, obs.bytes);
-        return { accepted: false, note: `${rp.profile.runtime} wrote this on the user's behalf (${keys(j)}): reverted, and filed as a pending request that 'warden approve' lists and 'warden approve ID' applies in one step` };
+        return { note: `${rp.profile.runtime} wrote this on the user's behalf (${keys(j)}): reverted, and filed as a pending request that 'warden approve' lists and 'warden approve ID' applies in one step` };
       }
-      return j.kind === 'foreign' ? { accepted: false, note: `not the runtime's own write: ${escapeText(j.why)}` } : FOREIGN;
+      return j.kind === 'foreign' ? { note: `not the runtime's own write: ${escapeText(j.why)}${j.unfinished ? ` (waited ${UNFINISHED_MS} ms for the write to finish)` : ''}` } : FOREIGN;
     } catch (err) {
       this.d.log(`<4>warden: judging ${escapeText(f.path)} as a runtime's write failed (${(err as Error)?.message ?? String(err)}); reverted`);
       return FOREIGN;
