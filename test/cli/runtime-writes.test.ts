@@ -145,6 +145,14 @@ describe("the runtime's own writes through the real CLI and daemon", () => {
     assert.ok(alerts.some((a) => /not the runtime's own write: base_url is not a key the runtime may write/.test(a.detail ?? '')), JSON.stringify(alerts.map((a) => a.detail)));
     assert.ok(alerts.some((a) => /OPENAI_API_KEY is not a key the runtime may write/.test(a.detail ?? '')), JSON.stringify(alerts.map((a) => a.detail)));
     assert.ok(!JSON.stringify(alerts).includes('sk-agent-key'), 'the API key only as a fingerprint');
+    // `warden diff` shows the rejected version as history keeps it: keys, credential values as fingerprints.
+    for (const a of alerts) {
+      const d = w(h, ['diff', ...sel, a.id]);
+      assert.equal(d.code, 0, d.stderr);
+      assert.ok(!/login-secret|refresh-[01]|sk-agent-key/.test(d.stdout), d.stdout);
+      assert.match(d.stdout, /fingerprint/);
+    }
+    assert.match(w(h, ['diff', ...sel, alerts.find((a) => /base_url/.test(a.detail ?? ''))!.id]).stdout, /base_url/);
     assert.ok(!alertsOf(h, sel).some((a) => a.action === 'noted'));
   });
 
