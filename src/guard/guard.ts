@@ -112,7 +112,7 @@ export class Guard<D extends Detectors = Detectors> {
       root: this.root, quarantine: this.quarantine, get quota() { return quota(); }, late: this.late, maxBytes: () => this.maxBytes,
       approvedOwner: (p) => this.state.entry(p)?.uid ?? dirs()[dirOf(p)]?.uid ?? dirs()['']?.uid,
       runtimeWrites: new RuntimeWrites({ root: this.root, state: this.state, store: opts.store, config: () => this.config, report: () => this.report,
-        markClean: (rel) => this.markClean(rel), later: (rel, ms) => { setTimeout(() => this.hints.hint(rel, false), ms).unref(); }, onBehalf: opts.onBehalf, log: this.log }),
+        markClean: (rel, stamp) => this.markClean(rel, undefined, stamp), later: (rel, ms) => { setTimeout(() => this.hints.hint(rel, false), ms).unref(); }, onBehalf: opts.onBehalf, log: this.log }),
     };
     this.store = new StoreCheck(opts.store, opts.state, (detail, path) => this.raiseTamper(detail, path), this.log, opts.rootFd, opts.blobStamps ?? null);
     this.report = new Report({

@@ -37,8 +37,8 @@ export interface RuntimeWriteDeps {
   store: Store;
   config(): WardenConfig;
   report(): Report;
-  /** `rel` verified clean (its stat stamp recorded). */
-  markClean(rel: string): void;
+  /** `rel` verified clean: `stamp`, the stat stamp of the bytes judged (never a later write's). */
+  markClean(rel: string, stamp: string | undefined): void;
   /** Look at `rel` again in `ms` (a hint through the door): a write under way, waited for. */
   later(rel: string, ms: number): void;
   /** File the rejected bytes of an on-behalf write as a pending request; absent (no change service): the write is only reverted. */
@@ -65,6 +65,8 @@ const LOOK_AGAIN_MS = 25;
 export class RuntimeWrites {
   /** Paths whose write is waited for, and since when (ms). */
   private readonly waiting = new Map<string, number>();
+  /** History commits, one after another (two refreshes in a row must not race for git's index lock). */
+  private history: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly d: RuntimeWriteDeps, private readonly now = Date.now) {}
 
@@ -98,6 +100,7 @@ export class RuntimeWrites {
         this.accepted(id, f, approved, obs.bytes, j, rp);
         return { leave: 'accepted' };
       }
+      if (j.kind === 'own') return { note: `the runtime's own keys changed (${keys(j)}), but so did its ${verdict.also.join(', ')}: not the runtime's own write` };
       if (j.kind === 'on-behalf' && this.d.onBehalf) {
         this.d.onBehalf(f.path, obs.bytes);
         return { note: `${rp.profile.runtime} wrote this on the user's behalf (${keys(j)}): reverted, and filed as a pending request that 'warden approve' lists and 'warden approve ID' applies in one step` };
@@ -114,11 +117,12 @@ export class RuntimeWrites {
     const { entry } = approved;
     const { store } = this.d;
     const failed = (what: string) => (err: unknown) => this.d.log(`<3>warden: ${escapeText(f.path)}: the runtime's own write is approved, but ${what} failed: ${String((err as Error)?.message ?? err).split('\n')[0]}`);
-    try { this.d.markClean(f.path); } catch { /* the next rescan hashes it again */ }
+    try { this.d.markClean(f.path, f.obs.stamp); } catch { /* the next rescan hashes it again */ }
     try { this.alert(id, f, approved, bytes, j, rp); } catch (err) { failed('its alert')(err); }
     try {
       const mirror = historyMirror(rp, f.path, bytes);
-      void import('../store/history.js')
+      this.history = this.history
+        .then(() => import('../store/history.js'))
         .then(({ commitHistory }) => commitHistory(store, [{ path: f.path, kind: entry.kind, bytes, ...(mirror ? { mirror } : {}) }], `runtime-write ${f.path}`, rp.profile.runtime))
         .catch(failed('recording it in history'));
     } catch (err) { failed('recording it in history')(err); }

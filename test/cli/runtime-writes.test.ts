@@ -105,8 +105,10 @@ describe("the runtime's own writes through the real CLI and daemon", () => {
     const { h, sel, auth, store } = codexHome();
     const g = await guard(h, sel);
     const refreshed = authJson('refreshed-secret-2');
+    const t0 = Date.now();
     writeAsShell(auth, refreshed);
     const note = await waitFor(() => alertsOf(h, sel).find((a) => a.path === 'auth.json'), 10_000, 'the note');
+    console.log(`# the token refresh noted (alerts --json shows it) ${Date.now() - t0} ms after the write`);
     assert.equal(note.action, 'noted');
     assert.equal(note.reason, 'runtime-write');
     assert.equal(note.quarantine, null);
@@ -138,6 +140,7 @@ describe("the runtime's own writes through the real CLI and daemon", () => {
       writeAsShell(auth, authJson(`refresh-${i}`, extra));
       await waitFor(() => readFileSync(auth, 'utf8') === authJson('login-secret'), 10_000, 'auth.json reverted', 5);
       const took = Date.now() - t0;
+      console.log(`# auth.json with ${Object.keys(extra).join(', ')} reverted ${took} ms after the write`);
       assert.ok(took <= DEADLINE_MS, `reverted in ${took} ms, over the deadline of ${DEADLINE_MS} ms`);
     }
     const alerts = await waitFor(() => { const a = alertsOf(h, sel).filter((x) => x.path === 'auth.json'); return a.length >= 2 ? a : undefined; }, 10_000, 'both alerts');

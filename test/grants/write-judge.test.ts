@@ -66,7 +66,7 @@ describe('Codex auth.json: the token fields are Codex\'s own, nothing else', () 
   it('foreign: a key given twice, a byte-order mark, a comment, text that is not UTF-8, nothing at all', () => {
     const ok = JSON.stringify(auth('two'));
     for (const bad of [
-      ok.replace('"last_refresh"', '"OPENAI_API_KEY": "sk-evil", "last_refresh"').replace('"OPENAI_API_KEY":null,', '"OPENAI_API_KEY":null,'),
+      ok.replace('"last_refresh"', '"OPENAI_API_KEY": "sk-evil", "last_refresh"'),
       `\uFEFF${ok}`,
       `// hi\n${ok}`,
       Buffer.concat([Buffer.from(ok.slice(0, -1)), Buffer.from([0xff]), Buffer.from('}')]),
