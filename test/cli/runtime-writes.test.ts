@@ -159,6 +159,22 @@ describe("the runtime's own writes through the real CLI and daemon", () => {
     assert.ok(!alertsOf(h, sel).some((a) => a.action === 'noted'));
   });
 
+  it('codex: written while no guard ran, a token refresh is kept and an API key reverted at the guard\'s start', async () => {
+    const { h, sel, auth } = codexHome();
+    const refreshed = authJson('while-stopped');
+    writeFileSync(auth, refreshed);
+    await guard(h, sel);
+    const note = await waitFor(() => alertsOf(h, sel).find((a) => a.path === 'auth.json'), 10_000, 'the note');
+    assert.deepEqual([note.action, note.reason], ['noted', 'runtime-write']);
+    assert.equal(readFileSync(auth, 'utf8'), refreshed);
+    await guards.splice(0)[0]!.stop();
+    writeFileSync(auth, authJson('while-stopped', { OPENAI_API_KEY: 'sk-agent-key' }));
+    await guard(h, sel);
+    await waitFor(() => readFileSync(auth, 'utf8') === refreshed, 10_000, 'auth.json reverted at start', 5);
+    const al = await waitFor(() => alertsOf(h, sel).find((a) => a.path === 'auth.json' && a.action === 'reverted'), 10_000, 'the alert');
+    assert.equal(al.reason, 'changed-while-stopped');
+  });
+
   it("claude-code: \"don't ask again\" adding to permissions.allow in settings.local.json is reverted, filed as a request, and 'warden approve ID' applies it", async () => {
     const h = makeHome();
     const claude = join(h.home, '.claude');
