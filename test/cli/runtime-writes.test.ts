@@ -18,6 +18,7 @@ import { CLI, treeSnapshot, waitFor } from '../helpers/root.js';
 import { killOwned, own } from '../helpers/children.js';
 import { ptyRun } from '../helpers/pty.js';
 import type { Alert } from '../../src/store/alert-types.js';
+import fc from 'fast-check';
 
 /** The revert deadline of these tests: the guard's own is milliseconds; a loaded two-core machine gets slack. */
 const DEADLINE_MS = 1000;
@@ -157,6 +158,32 @@ describe("the runtime's own writes through the real CLI and daemon", () => {
     }
     assert.match(w(h, ['diff', ...sel, alerts.find((a) => /base_url/.test(a.detail ?? ''))!.id]).stdout, /base_url/);
     assert.ok(!alertsOf(h, sel).some((a) => a.action === 'noted'));
+  });
+
+  it('property, through the daemon: a change touching a key outside the rule is reverted (with or without a token refresh beside it)', async () => {
+    const { h, sel, auth } = codexHome();
+    await guard(h, sel);
+    const approved = authJson('login-secret');
+    const plain = fc.oneof(fc.string({ maxLength: 12 }), fc.integer(), fc.boolean(), fc.constant(null));
+    const cases = fc.sample(fc.record({
+      where: fc.constantFrom('top', 'tokens'),
+      key: fc.string({ minLength: 1, maxLength: 10 }).filter((k) => !['tokens', 'last_refresh', 'id_token', 'access_token', 'refresh_token', '__proto__'].includes(k)),
+      value: fc.oneof(plain, fc.array(plain, { maxLength: 2 }), fc.dictionary(fc.string({ maxLength: 4 }), plain, { maxKeys: 2 })),
+      refresh: fc.boolean(),
+    }), { numRuns: 20, seed: 41 });
+    let n = 0;
+    for (const c of cases) {
+      const doc = JSON.parse(c.refresh ? authJson(`p${n}`) : approved) as Record<string, Record<string, unknown>>;
+      const into = c.where === 'top' ? doc as Record<string, unknown> : doc.tokens!;
+      if (JSON.stringify(into[c.key]) === JSON.stringify(c.value)) continue;
+      into[c.key] = c.value;
+      writeAtomically(auth, `${JSON.stringify(doc, null, 2)}\n`);
+      await waitFor(() => readFileSync(auth, 'utf8') === approved, 10_000, `reverted: ${JSON.stringify(c)}`, 5);
+      n++;
+    }
+    assert.ok(n >= 15, `${n} cases run`);
+    const mine = await waitFor(() => { const a = alertsOf(h, sel).filter((x) => x.path === 'auth.json' || x.count); return a.reduce((k, x) => k + (x.count ?? 1), 0) >= n ? a : undefined; }, 10_000, 'every alert');
+    assert.ok(mine.every((a) => a.action === 'reverted'), JSON.stringify(mine.map((a) => [a.action, a.detail])));
   });
 
   it('codex: written while no guard ran, a token refresh is kept and an API key reverted at the guard\'s start', async () => {
