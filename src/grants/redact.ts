@@ -11,10 +11,11 @@ import type { FileFacts } from '../profiles/paths.js';
 import { rulesAt, type RootProfile } from '../profiles/root-rules.js';
 import { isObject } from './canonical.js';
 import { fingerprintOf } from './compare.js';
+import { refreshesCredentials } from './runtime-writes.js';
 
-/** Does history keep this file fingerprinted? It holds credential keys, and the runtime writes some of its keys by itself. */
+/** Does history keep this file fingerprinted? The runtime rewrites credentials in it by itself (an `own` key at or below a credential key). */
 export function fingerprintedInHistory(facts: Pick<FileFacts, 'credentials' | 'runtimeWrites'>): boolean {
-  return facts.credentials.some((c) => c.keys.length > 0) && facts.runtimeWrites.some((w) => w.write.mode === 'own');
+  return refreshesCredentials(facts);
 }
 
 /** The file as history keeps it: credential values as `fingerprint:…`, the rest as it is; a text that does not parse, its sha256 only. */

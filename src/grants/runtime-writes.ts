@@ -29,6 +29,11 @@ export function writeModeAt(facts: WriteFacts, keyPath: KeyPath): 'own' | 'on-be
   return modes.includes('own') ? 'own' : modes.includes('on-behalf') ? 'on-behalf' : null;
 }
 
+/** Does the runtime rewrite credentials in this file by itself (Codex's tokens): an `own` key at or below a credential key? */
+export function refreshesCredentials(facts: WriteFacts & { credentials: readonly { keys: readonly KeyPattern[] }[] }): boolean {
+  return facts.runtimeWrites.some((w) => w.write.mode === 'own' && w.keys.some((k) => facts.credentials.some((c) => c.keys.some((ck) => atOrBelow(ck, k)))));
+}
+
 export function classifyWrite(changes: readonly GrantChange[], facts: WriteFacts): WriteVerdict {
   const outside: GrantChange[] = [];
   const onBehalf: GrantChange[] = [];

@@ -15,10 +15,9 @@
  * in place of a string, or any change in a file with no rule.
  */
 import { parseAs, type Format } from '../formats/index.js';
-import { positionAt } from '../formats/position.js';
-import { keyWords, type KeyPath } from '../profiles/keys.js';
+import { keyWords, type KeyPath, type KeyPattern } from '../profiles/keys.js';
 import { isObject, sameValue } from './canonical.js';
-import { writeModeAt, type WriteFacts } from './runtime-writes.js';
+import { refreshesCredentials, writeModeAt, type WriteFacts } from './runtime-writes.js';
 
 export const JUDGE_MAX_BYTES = 256 * 1024;
 export const JUDGE_MAX_DEPTH = 64;
@@ -29,8 +28,8 @@ export type WriteJudgement =
   | { kind: 'on-behalf'; keys: string[] }
   /**
    * `why`: one line, naming keys only, never values. Raw: escape before printing.
-   * `unfinished`: the new version is empty, or stops short (its parse fails at its very end):
-   * a write under way (truncate, then write) in a file the runtime rewrites by itself.
+   * `unfinished`: the new version is empty or does not parse, in a file whose credentials the
+   * runtime rewrites by itself: perhaps a write under way (truncate, then write), waited for.
    */
   | { kind: 'foreign'; why: string; unfinished?: true };
 
@@ -71,24 +70,24 @@ function leaves(a: unknown, b: unknown, path: KeyPath, inBoth: boolean, out: Lea
   out.push({ path, a, b, inBoth });
 }
 
-function parse(format: Format, bytes: Buffer, side: string): { ok: true; value: unknown } | { ok: false; why: string; atEnd?: boolean } {
+/** `partial`: what a write cut short leaves (a text that does not parse, or ends inside a character); a byte-order mark is never that. */
+function parse(format: Format, bytes: Buffer, side: string): { ok: true; value: unknown } | { ok: false; why: string; partial: boolean } {
   let text: string;
-  try { text = utf8.decode(bytes); } catch { return { ok: false, why: `the ${side} version is not UTF-8 text` }; }
-  if (text.startsWith('\uFEFF')) return { ok: false, why: `the ${side} version starts with a byte-order mark` };
+  try { text = utf8.decode(bytes); } catch { return { ok: false, why: `the ${side} version is not UTF-8 text`, partial: true }; }
+  if (text.startsWith('\uFEFF')) return { ok: false, why: `the ${side} version starts with a byte-order mark`, partial: false };
   const r = parseAs(format, text, side);
-  if (r.ok) return r;
-  const end = positionAt(text, text.length);
   // Where only: a parser's message may quote the text, and the text may be a secret.
-  return { ok: false, why: `the ${side} version does not parse (line ${r.error.line ?? '?'}, column ${r.error.column ?? '?'})`, atEnd: text.trim() === '' || (r.error.line === end.line && r.error.column === end.column) };
+  return r.ok ? r : { ok: false, why: `the ${side} version does not parse (line ${r.error.line ?? '?'}, column ${r.error.column ?? '?'})`, partial: true };
 }
 
-export function judgeWrite(format: Format, facts: WriteFacts, approved: Buffer, candidate: Buffer): WriteJudgement {
+export function judgeWrite(format: Format, facts: WriteFacts & { credentials: readonly { keys: readonly KeyPattern[] }[] }, approved: Buffer, candidate: Buffer): WriteJudgement {
   if (facts.runtimeWrites.length === 0) return { kind: 'foreign', why: 'the profile lets the runtime write no key of this file' };
   if (approved.length > JUDGE_MAX_BYTES || candidate.length > JUDGE_MAX_BYTES) return { kind: 'foreign', why: `over ${JUDGE_MAX_BYTES} bytes: not compared key by key` };
   const a = parse(format, approved, 'approved');
   if (!a.ok) return { kind: 'foreign', why: a.why };
   const b = parse(format, candidate, 'new');
-  if (!b.ok) return b.atEnd && facts.runtimeWrites.some((w) => w.write.mode === 'own') ? { kind: 'foreign', why: b.why, unfinished: true } : { kind: 'foreign', why: b.why };
+  // Waited for only where the runtime rewrites credentials by itself: elsewhere an empty file could drop a deny list meanwhile.
+  if (!b.ok) return b.partial && refreshesCredentials(facts) ? { kind: 'foreign', why: b.why, unfinished: true } : { kind: 'foreign', why: b.why };
   const found: Leaf[] = [];
   try { leaves(a.value, b.value, [], true, found); } catch (err) {
     if (err instanceof TooDeep || err instanceof RangeError) return { kind: 'foreign', why: `a value is nested deeper than ${JUDGE_MAX_DEPTH} levels` };

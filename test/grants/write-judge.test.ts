@@ -142,6 +142,25 @@ describe('property: a change that touches a key outside the rule is never the ru
   });
 });
 
+describe('a write under way is waited for only where the runtime rewrites credentials by itself', () => {
+  it('Codex auth.json: empty, or cut short anywhere, is unfinished; OpenCode\'s opencode.json ($schema its own) and settings.local.json are not', () => {
+    const ok = JSON.stringify(auth('two'), null, 2);
+    for (const cut of ['', ok.slice(0, 40), ok.slice(0, -2)]) {
+      const j = judgeWrite(AUTH.format, AUTH.facts, B(auth('one')), Buffer.from(cut));
+      assert.ok(j.kind === 'foreign' && j.unfinished, JSON.stringify(j));
+    }
+    const bom = judgeWrite(AUTH.format, AUTH.facts, B(auth('one')), Buffer.from(`\uFEFF${ok}`));
+    assert.ok(bom.kind === 'foreign' && !bom.unfinished, 'a byte-order mark is no write under way');
+    const oc = factsOf('opencode', '/home/u/.config/opencode/opencode.json');
+    for (const f of [oc, LOCAL]) {
+      const j = judgeWrite(f.format, f.facts, B({ permission: { bash: 'ask' } }), Buffer.from(''));
+      assert.ok(j.kind === 'foreign' && !j.unfinished, JSON.stringify(j));
+    }
+    assert.equal(judgeWrite(oc.format, oc.facts, B({ permission: { bash: 'ask' } }), B({ $schema: 'https://opencode.ai/config.json', permission: { bash: 'ask' } })).kind, 'own');
+    assert.ok(!fingerprintedInHistory(oc.facts), 'opencode.json stays in history as it is');
+  });
+});
+
 describe('history keeps auth.json with its credential values as fingerprints', () => {
   it('no token text, the other keys as they are', () => {
     assert.ok(fingerprintedInHistory(AUTH.facts));
