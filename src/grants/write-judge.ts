@@ -70,10 +70,14 @@ function leaves(a: unknown, b: unknown, path: KeyPath, inBoth: boolean, out: Lea
   out.push({ path, a, b, inBoth });
 }
 
-/** `partial`: what a write cut short leaves (a text that does not parse, or ends inside a character); a byte-order mark is never that. */
+/**
+ * `partial`: what a write cut short may leave (a UTF-8 text that does not parse). Never bytes
+ * that are not UTF-8, nor a byte-order mark: a reader that replaces bad bytes, or skips the
+ * mark, could read a whole document there (Codex's tokens are ASCII).
+ */
 function parse(format: Format, bytes: Buffer, side: string): { ok: true; value: unknown } | { ok: false; why: string; partial: boolean } {
   let text: string;
-  try { text = utf8.decode(bytes); } catch { return { ok: false, why: `the ${side} version is not UTF-8 text`, partial: true }; }
+  try { text = utf8.decode(bytes); } catch { return { ok: false, why: `the ${side} version is not UTF-8 text`, partial: false }; }
   if (text.startsWith('\uFEFF')) return { ok: false, why: `the ${side} version starts with a byte-order mark`, partial: false };
   const r = parseAs(format, text, side);
   // Where only: a parser's message may quote the text, and the text may be a secret.

@@ -151,6 +151,8 @@ describe('a write under way is waited for only where the runtime rewrites creden
     }
     const bom = judgeWrite(AUTH.format, AUTH.facts, B(auth('one')), Buffer.from(`\uFEFF${ok}`));
     assert.ok(bom.kind === 'foreign' && !bom.unfinished, 'a byte-order mark is no write under way');
+    const bad = judgeWrite(AUTH.format, AUTH.facts, B(auth('one')), Buffer.concat([Buffer.from('{"tokens": {"access_token": "'), Buffer.from([0xff]), Buffer.from('"}, "base_url": "x"}')]));
+    assert.ok(bad.kind === 'foreign' && !bad.unfinished, 'bytes that are not UTF-8 are no write under way (a lenient reader would read base_url)');
     const oc = factsOf('opencode', '/home/u/.config/opencode/opencode.json');
     for (const f of [oc, LOCAL]) {
       const j = judgeWrite(f.format, f.facts, B({ permission: { bash: 'ask' } }), Buffer.from(''));
