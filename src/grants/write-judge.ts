@@ -71,9 +71,10 @@ function leaves(a: unknown, b: unknown, path: KeyPath, inBoth: boolean, out: Lea
 }
 
 /**
- * `partial`: what a write cut short may leave (a UTF-8 text that does not parse). Never bytes
- * that are not UTF-8, nor a byte-order mark: a reader that replaces bad bytes, or skips the
- * mark, could read a whole document there (Codex's tokens are ASCII).
+ * `partial`: what a write cut short may leave: nothing, or (plain JSON) a text that JSON.parse
+ * finds ending too early. Never bytes that are not UTF-8, a byte-order mark, a key given
+ * twice, a comment or anything after the value: a reader that replaces bad bytes, skips the
+ * mark or lets the last key win could read a whole document there (Codex's tokens are ASCII).
  */
 function parse(format: Format, bytes: Buffer, side: string): { ok: true; value: unknown } | { ok: false; why: string; partial: boolean } {
   let text: string;
@@ -81,7 +82,16 @@ function parse(format: Format, bytes: Buffer, side: string): { ok: true; value: 
   if (text.startsWith('\uFEFF')) return { ok: false, why: `the ${side} version starts with a byte-order mark`, partial: false };
   const r = parseAs(format, text, side);
   // Where only: a parser's message may quote the text, and the text may be a secret.
-  return r.ok ? r : { ok: false, why: `the ${side} version does not parse (line ${r.error.line ?? '?'}, column ${r.error.column ?? '?'})`, partial: true };
+  return r.ok ? r : { ok: false, why: `the ${side} version does not parse (line ${r.error.line ?? '?'}, column ${r.error.column ?? '?'})`, partial: endsTooEarly(format, text) };
+}
+
+function endsTooEarly(format: Format, text: string): boolean {
+  if (text.trim() === '') return true;
+  if (format !== 'json') return false;
+  try { JSON.parse(text); return false; } catch (err) {
+    const m = /Unterminated string|Unexpected end of JSON input|at position (\d+)/.exec((err as Error).message);
+    return m !== null && (m[1] === undefined || Number(m[1]) === text.length);
+  }
 }
 
 export function judgeWrite(format: Format, facts: WriteFacts & { credentials: readonly { keys: readonly KeyPattern[] }[] }, approved: Buffer, candidate: Buffer): WriteJudgement {

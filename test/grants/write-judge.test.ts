@@ -149,6 +149,10 @@ describe('a write under way is waited for only where the runtime rewrites creden
       const j = judgeWrite(AUTH.format, AUTH.facts, B(auth('one')), Buffer.from(cut));
       assert.ok(j.kind === 'foreign' && j.unfinished, JSON.stringify(j));
     }
+    const dup = judgeWrite(AUTH.format, AUTH.facts, B(auth('one')), Buffer.from(ok.replace('"last_refresh"', '"OPENAI_API_KEY": "sk-evil", "last_refresh"')));
+    assert.ok(dup.kind === 'foreign' && !dup.unfinished, 'a key given twice is no write under way (JSON.parse lets the last one win)');
+    const after = judgeWrite(AUTH.format, AUTH.facts, B(auth('one')), Buffer.from(`${ok}{`));
+    assert.ok(after.kind === 'foreign' && !after.unfinished, 'something after the value is no write under way');
     const bom = judgeWrite(AUTH.format, AUTH.facts, B(auth('one')), Buffer.from(`\uFEFF${ok}`));
     assert.ok(bom.kind === 'foreign' && !bom.unfinished, 'a byte-order mark is no write under way');
     const bad = judgeWrite(AUTH.format, AUTH.facts, B(auth('one')), Buffer.concat([Buffer.from('{"tokens": {"access_token": "'), Buffer.from([0xff]), Buffer.from('"}, "base_url": "x"}')]));
