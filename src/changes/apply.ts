@@ -26,7 +26,9 @@ import { parseWardenConfig, type WardenConfig } from '../config/warden-config.js
 import { nameProblem, ensureDirBeneath, replaceFileAt, safeClose, unlinkAt, withDir, lstatAt, readRegularAt } from '../fsx/beneath.js';
 import type { BaselineChange, BaselineState } from '../store/baseline-state.js';
 import { baseOf, dirOf } from '../guard/inspect.js';
-import { protectedSet, type FileKind, type ProtectedSet } from '../config/protected-set.js';
+import { protectedSet, type FileKind, type ProtectedSet, type RootSettings } from '../config/protected-set.js';
+import { historyMirror } from '../grants/redact.js';
+import { rootProfileFor } from '../profiles/root-profile.js';
 import { commitHistory, osUser, type HistoryChange } from '../store/history.js';
 import { removable, tomlSyntax } from './validate.js';
 import { profileFormatErrors } from './profile-format.js';
@@ -221,9 +223,11 @@ export function applyChanges(ctx: ApplyContext, reqs: ChangeRequest[], command: 
   }
   const all = [...changes, ...extra];
   // History records modes in the commit message (git itself keeps only 644/755).
+  const rp = (ctx.config as RootSettings).profileRoot ? rootProfileFor(ctx.root, (ctx.config as RootSettings).profileRoot) : null;
   const hist: HistoryChange[] = all.map((c) => {
     const was = oldModes.get(c.path);
-    return { path: c.path, kind: c.kind, bytes: c.bytes, ...(c.bytes && was != null && was !== c.mode ? { mode: c.mode, beforeMode: was } : {}) };
+    const mirror = historyMirror(rp, c.path, c.bytes);
+    return { path: c.path, kind: c.kind, bytes: c.bytes, ...(c.bytes && was != null && was !== c.mode ? { mode: c.mode, beforeMode: was } : {}), ...(mirror ? { mirror } : {}) };
   });
   // History is a record, not the commit point: a failed git commit must not undo an applied
   // change, but it must not pass silently either.

@@ -28,6 +28,9 @@ import { diskDifferences } from './rebaseline.js';
 import { osUser } from '../store/history.js';
 import { escapeText } from '../common/escape.js';
 import { runtimeChecks, type RuntimeCheck, type RuntimeCheckOptions } from './runtime-check.js';
+import type { RootSettings } from '../config/protected-set.js';
+import { historyMirror } from '../grants/redact.js';
+import { rootProfileFor } from '../profiles/root-profile.js';
 
 export const MAX_CODE_ATTEMPTS = 3;
 
@@ -77,6 +80,8 @@ function fail(err: unknown): Reply {
 }
 
 function summaryOf(env: ChangeEnv, changes: ChangeRequest[], grants = changeGrants(env.ctx, changes)): string {
+  const record = (env.ctx.config as RootSettings).profileRoot;
+  const rp = record ? rootProfileFor(env.ctx.root, record) : null;
   const items = changes.map((c) => {
     const e = env.ctx.state.entry(c.path);
     const kind = e?.kind ?? env.ctx.pset.kindOf(c.path) ?? 'text' as const;
@@ -86,6 +91,7 @@ function summaryOf(env: ChangeEnv, changes: ChangeRequest[], grants = changeGran
     return {
       path: c.path, kind, before, after, beforeMode: e?.mode ?? null, afterMode: after === null ? null : modeOf(env.ctx, { path: c.path, kind, ...(c.mode !== undefined ? { mode: c.mode } : {}) }),
       ...(g ? { grants: grantBlock(g, '  ') } : {}),
+      ...(rp ? { redact: (b: Buffer) => historyMirror(rp, c.path, b)?.toString('utf8') } : {}),
     };
   });
   return describeChanges(items, env.ctx.config);

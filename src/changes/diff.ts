@@ -12,6 +12,8 @@ export interface DiffInput {
   path: string; kind: FileKind; before: Buffer | null; after: Buffer | null; beforeMode?: number | null; afterMode?: number | null;
   /** What the change grants or takes away, as lines (changes/grants.ts grantBlock): shown under the file's head. */
   grants?: readonly string[];
+  /** A file whose credentials the runtime rewrites (grants/redact.ts): each side as shown, credential values as fingerprints. */
+  redact?: (b: Buffer) => string | undefined;
 }
 
 const oct = (m: number): string => m.toString(8).padStart(4, '0');
@@ -37,6 +39,10 @@ function describeOne(i: DiffInput, config: WardenConfig): string {
     });
     if (!lines.length) lines.push('  (no value changes; comments or layout only)');
     return `${head}${grants}\n  credential values are shown as fingerprints (first 12 hex digits of sha256)\n${lines.join('\n')}`;
+  }
+  const shownAfter = i.redact?.(i.after);
+  if (i.redact && shownAfter !== undefined) {
+    return `${head}${grants}\n  credential values are shown as fingerprints (first 12 hex digits of sha256)\n${lineDiff(i.before ? i.redact(i.before) ?? '' : '', shownAfter)}`;
   }
   return `${head}${grants}\n${binaryDiff(i.before, i.after, 'approved', 'proposed') ?? lineDiff(i.before?.toString('utf8') ?? '', i.after.toString('utf8'))}`;
 }

@@ -13,6 +13,8 @@ import { blobStampsPath, readBlobStamps, storeIdentity, writeBlobStamps } from '
 import { protectedSet, type ProtectedSet } from '../config/protected-set.js';
 import { readIndex, sha256Hex, writeBlobsInTurns, writeIndex, type BaselineIndex, type BlobWrite } from '../store/baseline.js';
 import { commitHistory, initHistory } from '../store/history.js';
+import { historyMirror } from '../grants/redact.js';
+import { rootProfileFor } from '../profiles/root-profile.js';
 import { readSeal, sealPath } from '../store/keys.js';
 import { publishManifest } from '../store/manifest.js';
 import { loadKeyOrExplainMove, recordKeyOwner } from '../store/rehome.js';
@@ -113,7 +115,9 @@ export async function writeBaseline(root: string, rootFd: number, store: Store, 
     blobs.set(sha, f.bytes);
     index.files[f.path] = { kind, sha256: sha, size: f.bytes.length, mode: f.mode, uid: f.uid, gid: f.gid, ...(f.xattrs && Object.keys(f.xattrs).length ? { xattrs: f.xattrs } : {}) };
   }
-  const hist = scan.files.map((f) => ({ path: f.path, kind: pset.kindOf(f.path) ?? 'text' as const, bytes: f.bytes }));
+  // A file whose credentials the runtime rewrites is kept in history with their values as fingerprints (grants/redact.ts).
+  const rp = profile ? rootProfileFor(root, profile) : null;
+  const hist = scan.files.map((f) => { const mirror = historyMirror(rp, f.path, f.bytes); return { path: f.path, kind: pset.kindOf(f.path) ?? 'text' as const, bytes: f.bytes, ...(mirror ? { mirror } : {}) }; });
   // History (git, a child process) runs while the blobs are written: two cores, not one.
   const recorded = history.kind === 'init' ? initHistory(store, hist) : commitHistory(store, hist, history.command, history.user, true).then(() => undefined, (err: unknown) => {
     process.stderr.write(`<3>warden: the new baseline is written, but recording it in snapshots/history failed: ${String((err as Error)?.message ?? err).split('\n')[0]}\n`);

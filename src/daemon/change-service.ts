@@ -7,6 +7,7 @@ import { readdirSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { runtimesCache } from '../validators/installed.js';
 import { EXIT } from '../common/errors.js';
+import { escapeText } from '../common/escape.js';
 import type { Guard } from '../guard/guard.js';
 import type { WardenConfig } from '../config/warden-config.js';
 import type { ApplyContext } from '../changes/apply.js';
@@ -81,6 +82,23 @@ export async function attachChangeService(g: Guard, log: (l: string) => void): P
   timer = setTimeout(() => void tick(), Math.min(60_000, Math.max(1000, g.config.approval_ttl_seconds * 250)));
   timer.unref?.();
   return { stop() { stopped = true; if (timer) clearTimeout(timer); } };
+}
+
+/**
+ * A write a profile's runtime made on the user's behalf, reverted by the guard (docs/PROFILES.md,
+ * "The runtime's own writes"): its bytes filed as a pending request, validated and bound to
+ * the approved version as any proposal is, so `warden approve ID` applies it in one step. Off
+ * the revert path (the change modules load lazily); never applied here, whatever `approval` says.
+ */
+export function fileOnBehalf(g: Guard, path: string, bytes: Buffer, log: (l: string) => void): void {
+  const ctx = ctxOf(g);
+  const base = { [path]: g.state.entry(path)?.sha256 ?? null };
+  void approvals().then(async (a) => {
+    if (ctx.config.approval === 'none') { log(`<4>warden: ${escapeText(path)}: a write the runtime made on the user's behalf was reverted; approval = "none" applies nothing it was not asked to, so no request was filed`); return; }
+    const r = await a.proposeChanges(envOf(g, ctx), [{ path, content: bytes }], `apply ${path}`, 'the runtime, on the user\'s behalf', base);
+    const id = (r as { pending?: { id?: string } }).pending?.id;
+    log(r.ok && id ? `<5>warden: ${escapeText(path)}: the runtime's write on the user's behalf is pending request ${id}: 'warden approve ${id}'` : `<4>warden: ${escapeText(path)}: the runtime's write on the user's behalf could not be filed as a request: ${escapeText(String(r.error ?? 'refused'))}`);
+  }).catch((err: unknown) => log(`<3>warden: ${escapeText(path)}: filing the runtime's write on the user's behalf failed: ${(err as Error)?.message ?? String(err)}`));
 }
 
 export async function handleChangeRequest(req: ChangeCommand, g: Guard, ctx: ApplyContext, reload: (c: WardenConfig) => Promise<void>): Promise<Reply> {

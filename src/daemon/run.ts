@@ -26,7 +26,7 @@ import { lstatSync, readFileSync } from 'node:fs';
 import { blobStampsPath } from '../store/blob-stamps.js';
 import { loadKeyOrExplainMove, recordKeyOwner } from '../store/rehome.js';
 import type { ApplyContext } from '../changes/apply.js';
-import { attachChangeService, handleChangeRequest } from './change-service.js';
+import { attachChangeService, fileOnBehalf, handleChangeRequest } from './change-service.js';
 import { listenControl } from './control.js';
 import type { AnyReply, ControlRequest } from './protocol.js';
 import { acquireLock, type Lock } from '../store/lock.js';
@@ -236,9 +236,9 @@ export async function runDaemon(opts: RunOptions): Promise<Daemon> {
         budgetRun?.kick();
       };
       // Every detector feeds the guard's one door, the hint queue (guard/door.ts, guard/detectors.ts).
-      const g = new Guard({
+      const g: Guard<DaemonDetectors> = new Guard({
         root: opts.root, rootFd, store, config, state, log, journal, writers, onAlert, blobStamps: { path: blobStampsPath(opts.root), key },
-        detectors: (door) => new DaemonDetectors(door, log, opts.root), deferNewFiles: true, onRootReplaced: (fd) => {
+        detectors: (door) => new DaemonDetectors(door, log, opts.root), deferNewFiles: true, onBehalf: (path, bytes) => fileOnBehalf(g, path, bytes, log), onRootReplaced: (fd) => {
         // docs/CONTRACT.md §Detection: the guard now holds the directory at the root path; what it publishes and
         // records names that one (the runtime's view fails closed until this manifest lands).
         rootFd = fd;

@@ -8,7 +8,8 @@ import { compareValues, type CompareFacts } from './compare.js';
 import type { Comparison } from './types.js';
 
 export { compareValues, fingerprintOf, NO_FACTS, type CompareFacts } from './compare.js';
-export { classifyWrite, type WriteFacts, type WriteVerdict } from './runtime-writes.js';
+export { classifyWrite, writeModeAt, type WriteFacts, type WriteVerdict } from './runtime-writes.js';
+export { judgeWrite, JUDGE_MAX_BYTES, JUDGE_MAX_DEPTH, type WriteJudgement } from './write-judge.js';
 export { CHANGE_KINDS, type ChangeKind, type Comparison, type GrantChange } from './types.js';
 
 export type TextComparison = { ok: true; comparison: Comparison } | { ok: false; side: 'approved' | 'candidate'; error: Located };

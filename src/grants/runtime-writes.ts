@@ -4,7 +4,7 @@
  * profile names for it, never one of their exceptions; a change it writes on the user's
  * behalf (Claude Code's "don't ask again") becomes a request the owner approves. Pure.
  */
-import { atOrBelow, type KeyPattern } from '../profiles/keys.js';
+import { atOrBelow, type KeyPath, type KeyPattern } from '../profiles/keys.js';
 import type { RuntimeWrite } from '../profiles/schema.js';
 import type { GrantChange } from './types.js';
 
@@ -21,15 +21,26 @@ export interface WriteFacts {
  */
 export type WriteVerdict = { kind: 'own' } | { kind: 'on-behalf'; changes: GrantChange[] } | { kind: 'foreign'; outside: GrantChange[] };
 
+/** The strongest write a rule grants the runtime at `keyPath`: own beats on-behalf; none outside every rule (or inside an exception). */
+export function writeModeAt(facts: WriteFacts, keyPath: KeyPath): 'own' | 'on-behalf' | null {
+  const modes = facts.runtimeWrites
+    .filter((w) => w.keys.some((k) => atOrBelow(k, keyPath)) && !w.except.some((k) => atOrBelow(k, keyPath)))
+    .map((w) => w.write.mode);
+  return modes.includes('own') ? 'own' : modes.includes('on-behalf') ? 'on-behalf' : null;
+}
+
+/** Does the runtime rewrite credentials in this file by itself (Codex's tokens): an `own` key at or below a credential key? */
+export function refreshesCredentials(facts: WriteFacts & { credentials: readonly { keys: readonly KeyPattern[] }[] }): boolean {
+  return facts.runtimeWrites.some((w) => w.write.mode === 'own' && w.keys.some((k) => facts.credentials.some((c) => c.keys.some((ck) => atOrBelow(ck, k)))));
+}
+
 export function classifyWrite(changes: readonly GrantChange[], facts: WriteFacts): WriteVerdict {
   const outside: GrantChange[] = [];
   const onBehalf: GrantChange[] = [];
   for (const c of changes) {
-    const modes = facts.runtimeWrites
-      .filter((w) => w.keys.some((k) => atOrBelow(k, c.keyPath)) && !w.except.some((k) => atOrBelow(k, c.keyPath)))
-      .map((w) => w.write.mode);
-    if (modes.includes('own')) continue;
-    if (modes.includes('on-behalf')) onBehalf.push(c);
+    const mode = writeModeAt(facts, c.keyPath);
+    if (mode === 'own') continue;
+    if (mode === 'on-behalf') onBehalf.push(c);
     else outside.push(c);
   }
   if (outside.length) return { kind: 'foreign', outside };

@@ -39,4 +39,9 @@ export interface GuardOptions<D extends Detectors = Detectors> {
   writers?: WriterSource;
   /** Where the store's blob stamps are kept across restarts, and the key that authenticates them (store/blob-stamps.ts). */
   blobStamps?: BlobStampsFile;
+  /**
+   * A write a profile's runtime made on the user's behalf (docs/PROFILES.md, "The runtime's own
+   * writes"), reverted: file `bytes` as a pending request for `path`. Absent: only reverted.
+   */
+  onBehalf?: (path: string, bytes: Buffer) => void;
 }

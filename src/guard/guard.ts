@@ -41,6 +41,7 @@ import { Report } from './report.js';
 import { PathRepairs } from './path-repairs.js';
 import { approvedFor } from './approved.js';
 import { BlockedPaths } from './blocked.js';
+import { RuntimeWrites } from './runtime-writes.js';
 import { fstatSync } from 'node:fs';
 
 export type { GuardOptions } from './guard-options.js';
@@ -111,6 +112,8 @@ export class Guard<D extends Detectors = Detectors> {
     this.revertDeps = {
       root: this.root, quarantine: this.quarantine, get quota() { return quota(); }, late: this.late, maxBytes: () => this.maxBytes,
       approvedOwner: (p) => this.state.entry(p)?.uid ?? dirs()[dirOf(p)]?.uid ?? dirs()['']?.uid,
+      runtimeWrites: new RuntimeWrites({ root: this.root, state: this.state, store: opts.store, config: () => this.config, report: () => this.report,
+        markClean: (rel, stamp) => this.markClean(rel, undefined, stamp), later: (rel, ms) => { setTimeout(() => this.hints.hint(rel, false), ms).unref(); }, onBehalf: opts.onBehalf, log: this.log }),
     };
     this.store = new StoreCheck(opts.store, opts.state, (detail, path) => this.raiseTamper(detail, path), this.log, opts.rootFd, opts.blobStamps ?? null);
     this.report = new Report({
@@ -410,6 +413,7 @@ export class Guard<D extends Detectors = Detectors> {
       this.report.failed(f.path, id, f.verdict, out.err, whileStopped, out.quarantine);
       return true;
     }
+    if (out.leftAlone) return true; // the runtime's own write, approved and alerted already, or one under way (runtime-writes.ts)
     if (approved) this.tally.reverts++;
     if (out.owe) this.owed.push(id, baseOf(f.path), out.owe);
     try {
@@ -436,14 +440,10 @@ export class Guard<D extends Detectors = Detectors> {
   }
 
   /** Durable first (docs/CONTRACT.md §Alerts), then the journal line and the callback. */
-  record(alert: Alert): void {
-    this.alerts.record(alert);
-  }
+  record(alert: Alert): void { this.alerts.record(alert); }
 
   /** Alerts that could not be appended yet; retried before every new alert and on each rescan. */
-  pendingAlerts(): number {
-    return this.alerts.pending();
-  }
+  pendingAlerts(): number { return this.alerts.pending(); }
 
   raiseTamper(detail: string, path = this.store.indexLabel): void {
     this.alerts.flag('baseline-tampered', path, detail);
@@ -477,7 +477,5 @@ export class Guard<D extends Detectors = Detectors> {
     this.store.close();
   }
 
-  failingPaths(): string[] {
-    return this.retries.paths();
-  }
+  failingPaths(): string[] { return this.retries.paths(); }
 }

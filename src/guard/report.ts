@@ -76,7 +76,7 @@ export class Report {
       id, path: f.path, whileStopped, verdict: v, action: 'reverted', quarantine: out.quarantine,
       before: { sha256: entry.sha256, size: entry.size, mode: entry.mode }, after: facts(obs), credentialChanges: changes,
       grants: rejectedGrants(d.root, f.path, f.kind, approved.bytes, rejected, this.profile()),
-      detail: [out.fullNote, notKept ? d.quota().note : held].filter(Boolean).join('; ') || undefined, seen: obs, notKept,
+      detail: [out.note, out.fullNote, notKept ? d.quota().note : held].filter(Boolean).join('; ') || undefined, seen: obs, notKept,
     });
     d.markClean(f.path);
   }

@@ -15,6 +15,7 @@ import { moveAsideWhole } from './dir-repair.js';
 import type { Finding } from './inspect.js';
 import type { LateWrites } from './late-writes.js';
 import type { Quarantine, QuarantineQuota } from './quarantine.js';
+import type { RuntimeWrites } from './runtime-writes.js';
 
 /** What a revert works with (the guard's, by reference). */
 export interface RevertDeps {
@@ -25,6 +26,8 @@ export interface RevertDeps {
   maxBytes: () => number;
   /** The approved owner of a path (its entry's, else its directory's, else the root's): quarantine secures only what that user owns. */
   approvedOwner?: (path: string) => number | undefined;
+  /** A profile's runtime writing a file itself (runtime-writes.ts): judged before anything is restored. */
+  runtimeWrites?: RuntimeWrites;
 }
 
 /** The approved entry of a path and its approved bytes (read from the store, authenticated). */
@@ -43,6 +46,10 @@ export type Outcome =
     fullNote?: string | undefined;
     /** Rejected bytes the full disk kept out of quarantine: the guard writes them when there is room. */
     owe?: Buffer | undefined;
+    /** Left as it is (runtime-writes.ts): the runtime's own write, approved and alerted already, or one under way, looked at again shortly. */
+    leftAlone?: true;
+    /** What the alert adds about whose write it was (runtime-writes.ts). */
+    note?: string | undefined;
   }
   | { ok: false; err: unknown; quarantine: string | null; restored: boolean };
 
@@ -77,12 +84,15 @@ export function restoreFinding(d: RevertDeps, id: string, fd: number, f: Finding
   const name = baseOf(f.path);
   const aside: Aside = { quarantine: null, linked: false, heldFd: null, movedAside: false };
   let restored = false;
+  // The runtime's own write is accepted, not fought; one on the user's behalf is reverted and filed as a request.
+  const judged = d.runtimeWrites?.judge(id, f, approved);
+  if (judged?.leave) return { ok: true, quarantine: null, keep, linked: false, leftAlone: true };
   try {
     setAside(d, id, fd, name, f, keep, aside);
     const fullDisk = writeApproved(d, id, fd, name, f, approved, aside, stillHere);
     restored = true;
     const owe = settle(d, id, name, f, keep, aside, fullDisk);
-    return { ok: true, quarantine: aside.quarantine, keep, linked: aside.linked, fullNote: fullDisk ? fullDiskNote(fullDisk, owe !== undefined) : undefined, owe };
+    return { ok: true, quarantine: aside.quarantine, keep, linked: aside.linked, fullNote: fullDisk ? fullDiskNote(fullDisk, owe !== undefined) : undefined, owe, note: judged && !judged.leave ? judged.note : undefined };
   } catch (err) {
     if (aside.heldFd !== null) safeClose(aside.heldFd);
     if (aside.linked && !aside.quarantine) d.quarantine.discard(id, name);

@@ -41,7 +41,7 @@ export const DESKTOP_LIMIT = 700;
 const TITLE_OVERHEAD = 10;
 
 const ACTION: Record<string, string> = {
-  reverted: 'reverted', removed: 'removed', 'revert-failed': 'could NOT revert', flagged: 'flagged',
+  reverted: 'reverted', removed: 'removed', 'revert-failed': 'could NOT revert', flagged: 'flagged', noted: 'noted',
 };
 
 const REASON: Record<string, string> = {
@@ -67,6 +67,7 @@ const REASON: Record<string, string> = {
   acl: 'its access ACL was changed (another user or group given access)',
   xattr: 'its extended attributes were changed',
   'store-budget': "warden's store reached its size budget: the oldest quarantined content is pruned first",
+  'runtime-write': 'the runtime changed keys its profile lets it change by itself: accepted as approved',
 };
 
 const HOWTO = 'To change a protected file, use `warden edit <path>` (validated, approved, recorded); to keep a change that was reverted, `warden accept <alert id>`; details: `warden why <path>`.';

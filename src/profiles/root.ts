@@ -5,9 +5,10 @@
  * a project's directory), so that two runtimes of one user are two roots, and warden approves
  * no directory above the runtime's own; each path is recorded relative to it. Left out, each
  * with its reason: a file that is a credential as a whole (its bytes would be kept as an
- * approved file's are), and one the runtime rewrites by itself (every key, or the
- * credentials in it): its own writes are not yet told apart from a direct edit, so guarding
- * it would fight the runtime. Pure.
+ * approved file's are), and one the runtime rewrites by itself in every key (its own writes
+ * would leave nothing to guard). A file whose named keys the runtime rewrites (Codex's
+ * tokens in `auth.json`) is guarded: those writes are told apart key by key
+ * (docs/PROFILES.md, "The runtime's own writes"). Pure.
  */
 import picomatch from 'picomatch';
 import { relativePattern, type ProfileRootRecord } from '../config/profile-root.js';
@@ -28,16 +29,24 @@ const PREFIX: Record<RootLevel, string> = { user: '~/', project: '<project>/' };
 export function profileRootPlan(profile: ProfileData, level: RootLevel): ProfileRootPlan {
   const files: ProfileRootRecord['files'] = [];
   const left: ProfileRootPlan['left'] = [];
+  /** Files whose credentials the runtime refreshes by itself: guarded only inside the directory the others make (never widening the root). */
+  const refreshed: { path: string; rel: string; format: string }[] = [];
   for (const f of profile.files) {
     if (f.level !== level) continue;
     const ownKeys = profile.runtime_writes.filter((w) => w.file === f.path && w.mode === 'own').flatMap((w) => w.keys);
     const credKeys = profile.credentials.filter((c) => c.file === f.path).flatMap((c) => c.keys);
     if (credKeys.some((k) => k === '**' || k === '')) { left.push({ path: f.path, why: 'a credential file as a whole: its bytes are not kept as an approved file\'s are' }); continue; }
-    if (ownKeys.includes('**')) { left.push({ path: f.path, why: 'the runtime rewrites it all the time by itself, and its own writes are not yet told apart from an edit' }); continue; }
-    if (ownKeys.some((o) => credKeys.some((c) => overlaps(o, c)))) { left.push({ path: f.path, why: 'the runtime refreshes the credentials in it by itself, and its own writes are not yet told apart from an edit' }); continue; }
+    if (ownKeys.includes('**')) { left.push({ path: f.path, why: 'the runtime rewrites it all the time by itself, in any key: there is nothing its own writes would leave to guard' }); continue; }
     const rel = f.path.startsWith(PREFIX[level]) ? f.path.slice(PREFIX[level].length) : '';
     if (!relativePattern(rel)) { left.push({ path: f.path, why: 'not a path below the directory' }); continue; }
-    files.push({ path: rel, format: f.format });
+    if (ownKeys.some((o) => credKeys.some((c) => overlaps(o, c)))) refreshed.push({ path: f.path, rel, format: f.format });
+    else files.push({ path: rel, format: f.format });
+  }
+  const others = commonDir(files.map((f) => baseOf(f.path)));
+  const alone = files.length === 0;
+  for (const r of refreshed) {
+    if (alone || others === '' || baseOf(r.rel) === others || baseOf(r.rel).startsWith(`${others}/`)) files.push({ path: r.rel, format: r.format });
+    else left.push({ path: r.path, why: `outside the runtime's directory (${PREFIX[level]}${others}): guarding it would make the root a directory above the runtime's own` });
   }
   const dir = commonDir(files.map((f) => baseOf(f.path)));
   const under = (p: string) => (dir === '' ? p : p.slice(dir.length + 1));

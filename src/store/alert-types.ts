@@ -1,7 +1,8 @@
 import type { CredentialKeyChange } from '../credentials/types.js';
 export type { CredentialKeyChange };
 /** The alert record of docs/CONTRACT.md §Alerts, one JSON object per line of snapshots/alerts.jsonl. */
-export type AlertAction = 'reverted' | 'removed' | 'revert-failed' | 'flagged';
+/** noted: nothing was reverted, by rule (a runtime's own write, accepted as approved: docs/PROFILES.md, "The runtime's own writes"). */
+export type AlertAction = 'reverted' | 'removed' | 'revert-failed' | 'flagged' | 'noted';
 
 export type AlertReason =
   | 'content' | 'emptied' | 'deleted' | 'mode' | 'owner' | 'symlink' | 'not-regular'
@@ -21,7 +22,9 @@ export type AlertReason =
   // Not in the list of docs/CONTRACT.md §Alerts: a protected file's access ACL, or another extended attribute its owner can set, changed (docs/ARCHITECTURE.md).
   | 'acl' | 'xattr'
   // Not in the list of docs/CONTRACT.md §Alerts: the store reached its size budget and the oldest quarantined content is pruned (told once).
-  | 'store-budget';
+  | 'store-budget'
+  // Not in the list of docs/CONTRACT.md §Alerts: the runtime changed keys its profile lets it change by itself; accepted as approved (docs/PROFILES.md, "The runtime's own writes").
+  | 'runtime-write';
 
 /** One change of an alert's `grants` (the shape of src/grants/for-root.ts GrantRecord: `key` raw, `words` escaped). */
 export interface AlertGrant {

@@ -41,8 +41,12 @@ function gitTimeoutMs(): number {
   return Number.isFinite(v) && v >= 100 ? v : 120_000;
 }
 
-/** `mode`/`beforeMode` are set when the approved mode changes: the commit message records it. */
-export interface HistoryChange { path: string; kind: FileKind; bytes: Buffer | null; mode?: number; beforeMode?: number }
+/**
+ * `mode`/`beforeMode` are set when the approved mode changes: the commit message records it.
+ * `mirror`: what the work tree keeps instead of `bytes` (a file whose credentials the runtime
+ * rewrites, with their values as fingerprints: grants/redact.ts).
+ */
+export interface HistoryChange { path: string; kind: FileKind; bytes: Buffer | null; mode?: number; beforeMode?: number; mirror?: Buffer }
 
 const oct = (m: number): string => m.toString(8).padStart(4, '0');
 
@@ -74,7 +78,7 @@ function writeMirror(storeFd: StoreFd, changes: HistoryChange[]): { touched: str
         removed.push(rel);
         continue;
       } else {
-        const content = c.kind === 'credentials' ? Buffer.from(credentialFingerprintText(c.bytes)) : c.bytes;
+        const content = c.mirror ?? (c.kind === 'credentials' ? Buffer.from(credentialFingerprintText(c.bytes)) : c.bytes);
         // A new mirror file is created in place; an existing one is replaced.
         try { createFileAt(fd, name, content, 0o600, false); } catch (err) {
           if (errnoCode(err) !== 'EEXIST') throw err;
@@ -136,7 +140,7 @@ export async function initHistory(store: Store, changes: HistoryChange[], user =
   parts.push(Buffer.from('deleteall\n'));
   for (const c of changes) {
     if (c.bytes === null) continue;
-    const content = c.kind === 'credentials' ? Buffer.from(credentialFingerprintText(c.bytes)) : c.bytes;
+    const content = c.mirror ?? (c.kind === 'credentials' ? Buffer.from(credentialFingerprintText(c.bytes)) : c.bytes);
     parts.push(Buffer.from(`M 100644 inline ${quotePath(mirrorName(c.path, c.kind))}\ndata ${content.length}\n`), content, Buffer.from('\n'));
   }
   parts.push(Buffer.from('\ndone\n'));

@@ -33,10 +33,11 @@ export const MESSAGE_IDS: Readonly<Record<AlertReason, string>> = {
   acl: 'a42f614cd63c4c7d83195e9a2dec39a0',
   xattr: 'c1a01b2437f94e1ba39726195b340daf',
   'store-budget': '407c968f69974a3282a7d8f7c41a0bfa',
+  'runtime-write': 'ca22d1ae74e04354a35f31ab18de4fb5',
 };
 
-/** syslog priority of an alert: a revert is a warning, a failed one an error, a tamper critical. */
-export const ALERT_PRIORITY: Readonly<Record<Alert['action'], number>> = { reverted: 4, removed: 4, 'revert-failed': 3, flagged: 2 };
+/** syslog priority of an alert: a revert is a warning, a failed one an error, a tamper critical, a runtime's own write accepted info. */
+export const ALERT_PRIORITY: Readonly<Record<Alert['action'], number>> = { reverted: 4, removed: 4, 'revert-failed': 3, flagged: 2, noted: 6 };
 
 /** SYSLOG_IDENTIFIER of every alert entry. */
 export const JOURNAL_IDENTIFIER = 'warden';

@@ -195,7 +195,7 @@ describe('a profile\'s root: warden init/run --profile NAME --home DIR', () => {
     assert.equal(by?.uid, a.uid, `who did it: the agent's user (${JSON.stringify(by)})`);
   });
 
-  it('codex: sandbox_mode = "danger-full-access" written into ~/.codex/config.toml is reverted and alerted; auth.json and sessions stay the runtime\'s', async () => {
+  it('codex: sandbox_mode = "danger-full-access" written into ~/.codex/config.toml is reverted and alerted; a token refresh in auth.json and sessions stay the runtime\'s', async () => {
     const h = makeHome();
     const codex = join(h.home, '.codex');
     mkdirSync(join(codex, 'rules'), { recursive: true });
@@ -208,7 +208,7 @@ describe('a profile\'s root: warden init/run --profile NAME --home DIR', () => {
     assert.equal(init.code, 0, init.stderr);
     const doc = JSON.parse(init.stdout) as { root: string; files: string[] };
     assert.equal(doc.root, codex);
-    assert.deepEqual(doc.files, ['config.toml', 'rules/default.rules']);
+    assert.deepEqual(doc.files, ['auth.json', 'config.toml', 'rules/default.rules']);
     await guard(h, sel);
     const cfg = join(codex, 'config.toml');
     const t0 = Date.now();

@@ -63,7 +63,7 @@ describe('the shipped profiles', () => {
     const own = codex.runtime_writes.find((w) => w.file === '~/.codex/auth.json')!;
     assert.equal(own.mode, 'own');
     assert.ok(own.keys.includes('tokens.access_token'));
-    assert.ok(!own.keys.some((k) => k.includes('OPENAI_API_KEY') || k.includes('base_url')));
+    assert.ok(!own.keys.some((k) => k.includes('OPENAI_API_KEY') || k.includes('base_url') || k.includes('account_id') || k.includes('auth_mode')));
     const names = codex.validator.map((v) => v.name);
     assert.deepEqual(names, ['features list', 'execpolicy check']);
     const fl = codex.validator[0]!;

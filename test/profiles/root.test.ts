@@ -19,7 +19,7 @@ const data = (name: string) => profiles.find((p) => p.data.name === name)!.data;
 const KEY = Buffer.alloc(32, 9);
 
 describe('a profile\'s root', () => {
-  it('is the runtime\'s own directory, with each guarded path relative to it; files the runtime rewrites itself, and credential files, are left out with a reason', () => {
+  it('is the runtime\'s own directory, with each guarded path relative to it; files the runtime rewrites itself in every key, and credential files, are left out with a reason', () => {
     const cc = profileRootPlan(data('claude-code'), 'user');
     assert.equal(cc.dir, '.claude');
     assert.deepEqual(cc.record?.files.map((f) => f.path), ['settings.json', 'settings.local.json', '{agents,commands,skills}/**/*.md']);
@@ -29,8 +29,13 @@ describe('a profile\'s root', () => {
     assert.deepEqual(ccp.record?.files.map((f) => f.path), ['.claude/settings.json', '.claude/settings.local.json', '.mcp.json', '.claude/{agents,commands,skills}/**/*.md']);
     const cx = profileRootPlan(data('codex'), 'user');
     assert.equal(cx.dir, '.codex');
-    assert.deepEqual(cx.record?.files.map((f) => [f.path, f.format]), [['config.toml', 'toml'], ['hooks.json', 'json'], ['rules/*.rules', 'starlark-rules']]);
-    assert.deepEqual(cx.left.map((l) => l.path), ['~/.codex/auth.json']);
+    // auth.json is guarded: Codex's token refreshes are told apart key by key (docs/PROFILES.md, "The runtime's own writes").
+    assert.deepEqual(cx.record?.files.map((f) => [f.path, f.format]), [['config.toml', 'toml'], ['hooks.json', 'json'], ['rules/*.rules', 'starlark-rules'], ['auth.json', 'json']]);
+    assert.deepEqual(cx.left.map((l) => l.path), []);
+    // …but never at the cost of a root above the runtime's own directory: OpenCode's lies elsewhere.
+    const oc = profileRootPlan(data('opencode'), 'user');
+    assert.equal(oc.dir, '.config/opencode');
+    assert.deepEqual(oc.left.map((l) => l.path), ['~/.local/share/opencode/auth.json']);
     for (const name of ['claude-code', 'codex', 'gemini-cli', 'opencode', 'openclaw']) assert.ok(profileRootPlan(data(name), 'user').record, `${name} has a user-level root`);
   });
 

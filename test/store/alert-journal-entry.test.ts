@@ -25,7 +25,7 @@ describe('an alert as a journal entry', () => {
     ]);
     assert.equal(ROOT_ID_FIELD, 'WARDEN_ROOT_ID');
     assert.equal(ALERT_FIELD, 'WARDEN_ALERT');
-    assert.deepEqual({ ...ALERT_PRIORITY }, { reverted: 4, removed: 4, 'revert-failed': 3, flagged: 2 });
+    assert.deepEqual({ ...ALERT_PRIORITY }, { reverted: 4, removed: 4, 'revert-failed': 3, flagged: 2, noted: 6 });
     assert.equal(f(alert({ action: 'revert-failed', reason: 'revert-failed' })).PRIORITY, '3');
     assert.equal(f(alert({ action: 'removed', reason: 'unexpected-file' })).PRIORITY, '4');
     assert.equal(f(alert({ action: 'flagged', reason: 'baseline-tampered' })).PRIORITY, '2');

@@ -19,6 +19,7 @@ import { colorDiff, printable } from '../output.js';
 import { clean } from '../../notifier/format.js';
 import { grantLines, grantsAt, type RootGrants } from '../../grants/index.js';
 import { rootProfileFor } from '../../profiles/root-profile.js';
+import { historyMirror } from '../../grants/redact.js';
 import { readPruned } from '../../store/prune.js';
 import { keptAt } from '../../store/kept.js';
 import { prunedNote } from '../../store/budget.js';
@@ -87,8 +88,11 @@ export const diffCommand: CommandSpec = {
       const pr = rejected.kind === 'none' && a.quarantine ? readPruned(l.store.fd).get(a.id) : undefined;
       if (pr) rejected = { kind: 'none', why: prunedNote(pr) };
     } finally { l.close(); }
-    const secret = kind === 'credentials';
-    const asText = (b: Buffer | null): string => (b === null ? '' : secret ? credentialFingerprintText(b) : b.toString('utf8'));
+    // A file whose credentials the runtime rewrites (Codex's auth.json): shown as history keeps it, values as fingerprints (grants/redact.ts).
+    const rp = l.state.index.profile ? rootProfileFor(ctx.root, l.state.index.profile) : null;
+    const redacted = (b: Buffer): string | undefined => historyMirror(rp, a.path, b)?.toString('utf8');
+    const secret = kind === 'credentials' || (rejected.kind === 'file' && redacted(rejected.bytes) !== undefined);
+    const asText = (b: Buffer | null): string => (b === null ? '' : kind === 'credentials' ? credentialFingerprintText(b) : secret ? redacted(b) ?? '' : b.toString('utf8'));
     const rejectedBytes = rejected.kind === 'file' ? rejected.bytes : null;
     if (a.before && a.after && a.before.mode !== a.after.mode) notes.push(`mode ${octal(a.before.mode)} → ${octal(a.after.mode)}`);
     if (rejected.kind === 'other') notes.push(`the rejected entry is ${rejected.what}`);
@@ -102,7 +106,7 @@ export const diffCommand: CommandSpec = {
     else if (binary) body = binary;
     else if (oldText === '' || newText === '') body = wholeFile(oldText === '' ? '+' : '-', oldText || newText);
     else body = lineDiff(oldText, newText);
-    const keyChanges = secret && rejectedBytes ? diffCredentials(approved?.toString('utf8') ?? null, rejectedBytes.toString('utf8'), l.config, a.path) : null;
+    const keyChanges = kind === 'credentials' && rejectedBytes ? diffCredentials(approved?.toString('utf8') ?? null, rejectedBytes.toString('utf8'), l.config, a.path) : null;
     if (keyChanges?.parseErrors.length) notes.push(`the rejected file does not parse (${keyChanges.parseErrors.map((e) => `line ${e.line ?? '?'}, column ${e.column ?? '?'}`).join('; ')})`);
     // What the rejected version granted or took away, key by key (docs/PROFILES.md, "Grants in alerts, diffs and prompts").
     let grants: RootGrants | undefined;
