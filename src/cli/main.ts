@@ -5,7 +5,7 @@ import { EXIT, WardenError, formatLocated } from '../common/errors.js';
 import { makeOutput } from './output.js';
 import { commands } from './commands/index.js';
 import { chooseRoot, hasWardenToml, rootRelative, WARDEN_TOML_REL } from './root.js';
-import { runRootSets } from './run-roots.js';
+import { oneRootOnly, runRootSets } from './run-roots.js';
 import { GLOBAL_HELP, GROUPS, HELP } from './help.js';
 import { isInitialised } from '../store/initialised.js';
 import { deployedGuardFor, heldRootMessage } from '../store/deployed.js';
@@ -234,6 +234,7 @@ export async function main(rawArgv: string[]): Promise<number> {
     const sub = GROUPS[spec.name] ? parsed.positionals[0] : undefined;
     if (allValues.help) { process.stdout.write(commandHelp(spec, sub) + '\n'); return EXIT.ok; }
     // `warden run` may hold several roots (cli/run-roots.ts): each is chosen and checked as a root alone is.
+    if (spec.name !== 'run') oneRootOnly(spec.name, parsed.tokens ?? []);
     const sets = spec.name === 'run' ? runRootSets(allValues, parsed.tokens ?? []) : [allValues];
     const roots: string[] = [];
     for (const values of sets) {

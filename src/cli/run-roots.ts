@@ -6,6 +6,7 @@
  * and checked exactly as a single root is (cli/main.ts, cli/profile-root.ts). Pure.
  */
 import { EXIT, WardenError } from '../common/errors.js';
+import { escapeText } from '../common/escape.js';
 import type { OptionValues } from './types.js';
 
 /** One option as the argument parser saw it, in order. */
@@ -44,4 +45,18 @@ export function runRootSets(values: OptionValues, tokens: readonly OptionToken[]
     }
   }
   return sets.map((p) => single(values, p));
+}
+
+/**
+ * Any other command works on one root: a root-selecting option given twice with two values
+ * is refused, never settled silently by the last one (the argument parser keeps the last).
+ */
+export function oneRootOnly(command: string, tokens: readonly OptionToken[]): void {
+  const seen = new Map<string, string>();
+  for (const t of tokens) {
+    if (t.kind !== 'option' || t.value === undefined || !t.name || !(SELECT as readonly string[]).includes(t.name)) continue;
+    const before = seen.get(t.name);
+    if (before !== undefined && before !== t.value) throw new WardenError(`--${t.name} is given twice (${escapeText(before)}, ${escapeText(t.value)}): 'warden ${command}' works on one root; only 'warden run' takes several`, EXIT.usage);
+    seen.set(t.name, t.value);
+  }
 }
