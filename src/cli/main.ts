@@ -32,7 +32,7 @@ const PATH_FIRST = new Set(['why', 'history', 'edit', 'apply', 'rm']);
 /** Commands that work on a root a deployed guard holds, whoever runs them (they need no store). */
 const ANY_CALLER = new Set(['check', 'explain', 'install-units', 'completion', 'desktop', 'notify test', 'profiles']);
 /** Commands whose --profile means a profile's files, not a root to select (they read files only). */
-const OWN_PROFILE_OPTION = new Set(['check', 'profiles']);
+const OWN_PROFILE_OPTION = new Set(['check', 'profiles', 'install-units']);
 const NO_BASELINE = new Set(['init', 'check', 'explain', 'install-units', 'rehome', 'completion', 'desktop', 'profiles']);
 export { version };
 
