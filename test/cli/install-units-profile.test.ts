@@ -225,3 +225,25 @@ test('install-units --profile: systemd-analyze verify is clean, and the guard\'s
     }
   } finally { rmSync(f.dir, { recursive: true, force: true }); }
 });
+
+// Found under the real systemd: a profile's root has no config/warden.toml, and a command run
+// by another account stopped at "not a warden root" before it was told who holds the root.
+test('a profile\'s root held by a deployed guard: another account is told who holds it and the command that works', {
+  skip: process.getuid?.() === 0 ? false : 'needs root (the state directory must belong to another uid)',
+}, async () => {
+  const f = fixture();
+  try {
+    const { rootId } = await import('../../src/store/location.js');
+    const root = join(f.home, '.claude');
+    const state = join(f.dir, 'var-lib-warden-guard');
+    const WARDEN_UID = 900 + (process.pid % 90);
+    mkdirSync(join(state, 'stores', rootId(root)), { recursive: true, mode: 0o700 });
+    for (const d of [state, join(state, 'stores'), join(state, 'stores', rootId(root))]) chownSync(d, WARDEN_UID, WARDEN_UID);
+    const env = { WARDEN_GUARD_STATE_DIR: state, WARDEN_GUARD_RUNTIME_DIR: join(f.dir, 'run-warden-guard'), HOME: f.dir, XDG_STATE_HOME: join(f.dir, 'own-state') };
+    const r = warden(['status', '--root', root], { env });
+    assert.equal(r.code, 2, r.stderr);
+    assert.doesNotMatch(r.stderr, /not a warden root/);
+    assert.match(r.stderr, new RegExp(`${root} is guarded by the deployed warden guard \\(account #${WARDEN_UID}\\)`));
+    assert.match(r.stderr, new RegExp(`sudo -u '#${WARDEN_UID}' warden status --root ${root}`));
+  } finally { rmSync(f.dir, { recursive: true, force: true }); }
+});
