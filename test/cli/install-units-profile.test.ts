@@ -86,7 +86,7 @@ for (const [profile, dirName] of [['claude-code', '.claude'], ['codex', '.codex'
       assert.match(init, /systemd-run --wait --pipe --collect -p User=warden -p StateDirectory=warden-guard -p StateDirectoryMode=0700 -p UMask=0077 -p AmbientCapabilities="CAP_CHOWN CAP_FOWNER CAP_DAC_OVERRIDE"/);
       assert.ok(init.includes(`warden init --if-needed --profile ${profile} --home ${f.home} --settings -`), init);
       assert.ok(deployment.commands.includes('systemctl daemon-reload && systemctl enable --now warden-guard.service warden-notify.service'));
-      assert.ok(deployment.owner_commands.every((c) => c.startsWith('sudo -u warden warden ') && c.includes(`--root ${root}`)), deployment.owner_commands.join('\n'));
+      assert.ok(deployment.owner_commands.every((c) => /^sudo (-u warden|systemd-run .* -p User=warden .*) warden /.test(c) && c.includes(`--root ${root}`)), deployment.owner_commands.join('\n'));
     } finally { rmSync(f.dir, { recursive: true, force: true }); }
   });
 }

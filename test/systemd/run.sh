@@ -575,10 +575,11 @@ deployment_profile() {
   check "warden-guard active (running) for $P_ROOT, as warden" wait_for 30 running warden-guard
   check "warden-notify active (running)" wait_for 30 running warden-notify
   check "the store is warden's, 0700, outside the home; approval = owner-code recorded" sh -c "
-    [ \"\$($H/in stat -c '%U %a' $P_STORE)\" = 'warden 700' ] && $H/in sudo -u warden warden status --json --root $P_ROOT | tr -d ' \n' | grep -qF '\"approval\":\"owner-code\"'"
+    [ \"\$($H/in stat -c '%U %a' $P_STORE)\" = 'warden 700' ] && $H/in systemd-run --wait --pipe --collect --quiet -p User=warden -p AmbientCapabilities=CAP_DAC_READ_SEARCH warden status --json --root $P_ROOT | tr -d ' \n' | grep -qF '\"approval\":\"owner-code\"'"
   local s0 gpid; s0=$(p_sha); gpid=$(prop warden-guard MainPID)
   as_owner "echo '{\"permissions\":{\"allow\":[\"Read\",\"Bash(curl:*)\"]}}' > $P_ROOT/settings.json" >>"$LOG" 2>&1
   check "the owner's user adds permissions.allow \"Bash(curl:*)\" with echo >: reverted" wait_for 10 sh -c "[ \"\$($H/in sha256sum $P_ROOT/settings.json | cut -d' ' -f1)\" = $s0 ]"
+  wait_for 10 cin grep -qF '"path":"settings.json"' $P_STORE/alerts.jsonl; cin tail -n 2 $P_STORE/alerts.jsonl >>"$LOG" 2>&1
   check "…alerted with the grant named" wait_for 10 sh -c "$H/in grep -F '\"path\":\"settings.json\"' $P_STORE/alerts.jsonl | grep -qF 'permissions.allow + \\\"Bash(curl:*)\\\"'"
   check "…and the alert reached the owner's Discord (the stand-in)" wait_for 20 sh -c "$H/in journalctl -u fake-discord --no-pager -o cat | grep -q 'settings.json'"
   check "systemctl stop warden-guard as $SAME_USER is refused" sh -c "! $H/in sudo -u $SAME_USER systemctl stop warden-guard"
