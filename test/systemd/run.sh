@@ -579,8 +579,14 @@ deployment_profile() {
   local s0 gpid; s0=$(p_sha); gpid=$(prop warden-guard MainPID)
   as_owner "echo '{\"permissions\":{\"allow\":[\"Read\",\"Bash(curl:*)\"]}}' > $P_ROOT/settings.json" >>"$LOG" 2>&1
   check "the owner's user adds permissions.allow \"Bash(curl:*)\" with echo >: reverted" wait_for 10 sh -c "[ \"\$($H/in sha256sum $P_ROOT/settings.json | cut -d' ' -f1)\" = $s0 ]"
-  wait_for 10 cin grep -qF '"path":"settings.json"' $P_STORE/alerts.jsonl; cin tail -n 2 $P_STORE/alerts.jsonl >>"$LOG" 2>&1
+  check "…alerted (settings.json reverted)" wait_for 10 sh -c "$H/in grep -F '\"path\":\"settings.json\"' $P_STORE/alerts.jsonl | grep -qF '\"action\":\"reverted\"'"
+  cin tail -n 1 $P_STORE/alerts.jsonl >>"$LOG" 2>&1
+  # echo > truncates first: the guard may revert the emptied file before the bytes arrive (the
+  # alert then says emptied). A whole new version written beside it and renamed over it:
+  as_owner "printf '%s' '{\"permissions\":{\"allow\":[\"Read\",\"Bash(curl:*)\"]}}' > $P_ROOT/new.json && mv $P_ROOT/new.json $P_ROOT/settings.json" >>"$LOG" 2>&1
+  check "the owner's user renames a version with permissions.allow \"Bash(curl:*)\" over it: reverted" wait_for 10 sh -c "[ \"\$($H/in sha256sum $P_ROOT/settings.json | cut -d' ' -f1)\" = $s0 ]"
   check "…alerted with the grant named" wait_for 10 sh -c "$H/in grep -F '\"path\":\"settings.json\"' $P_STORE/alerts.jsonl | grep -qF 'permissions.allow + \\\"Bash(curl:*)\\\"'"
+  cin tail -n 1 $P_STORE/alerts.jsonl >>"$LOG" 2>&1
   check "…and the alert reached the owner's Discord (the stand-in)" wait_for 20 sh -c "$H/in journalctl -u fake-discord --no-pager -o cat | grep -q 'settings.json'"
   check "systemctl stop warden-guard as $SAME_USER is refused" sh -c "! $H/in sudo -u $SAME_USER systemctl stop warden-guard"
   check "kill of the guard as $SAME_USER is refused" sh -c "! $H/in sudo -u $SAME_USER kill $gpid"
