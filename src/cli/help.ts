@@ -43,6 +43,7 @@ export const HELP: Record<string, HelpText> = {
       ['--force', 'replace an existing baseline (a sanctioned change: shows what differs and asks approval)'],
       ['-v, --list', 'list every file recorded (by default a root of more than 50 files gets a count per directory)'],
       ['--if-needed', 'do nothing (exit 0) when the root already has a baseline: for scripts run more than once'],
+      ['--settings FILE|-', 'with --profile: warden\'s own settings for the root (a warden.toml without protect and [credentials]: approval, owner, notify…), recorded with it'],
     ],
     examples: ['warden init                    # in a directory holding config/warden.toml', 'warden init --root /home/agent/agent-root', 'warden init --profile claude-code   # ~/.claude: settings.json, agents, commands, skills', 'warden init --profile codex --project ~/src/app'],
     notes: ['Refuses a directory without config/warden.toml (that file is warden\'s settings and names what to protect), unless --profile names the runtime: then the profile says what to protect, and warden keeps that record in its store (docs/PROFILES.md, "A profile\'s root").', 'On a terminal it shows its progress on stderr (reading N of M files, writing, recording the history).'],
@@ -198,7 +199,9 @@ export const HELP: Record<string, HelpText> = {
   },
   'install-units': {
     options: [
-      ['--user NAME', 'the account the units run as (default warden)'],
+      ['--user NAME', 'the account the units run as (default warden); with --profile: the account the agent (and you) run as, whose home holds the runtime\'s files'],
+      ['--account NAME', 'with --profile: the account the units run as (default warden; a system account, never --user)'],
+      ['--discord-id ID', 'with --profile: your Discord user id, where each change\'s one-time code goes (approval = "owner-code")'],
       ['--group NAME', 'its group (default: the user name)'],
       ['--capabilities LIST|none', 'capabilities the guard keeps (default CAP_CHOWN,CAP_FOWNER,CAP_DAC_OVERRIDE)'],
       ['--agent-group NAME', 'with --capabilities none: the group the guard joins (SupplementaryGroups=) so restored files keep it (default: the root directory\'s group)'],
@@ -211,7 +214,8 @@ export const HELP: Record<string, HelpText> = {
       ['--write', 'write the units instead of printing them'],
       ['--force', 'with --write: replace units that differ'],
     ],
-    examples: ['warden install-units --root /home/agent/agent-root', 'sudo warden install-units --root /home/agent/agent-root --write'],
+    examples: ['warden install-units --root /home/agent/agent-root', 'sudo warden install-units --root /home/agent/agent-root --write', 'sudo warden install-units --profile claude-code --user alice --discord-id 123456789012345678 --write   # an agent that runs as alice'],
+    notes: ['With --profile NAME --user USER: the units for the profile\'s root in USER\'s home (--home DIR to say another), run as warden\'s own account, with approval = "owner-code"; it prints what protects what and the exact commands (docs/DEPLOY.md, "An agent that runs as you").'],
   },
   desktop: {
     options: [

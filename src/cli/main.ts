@@ -32,7 +32,7 @@ const PATH_FIRST = new Set(['why', 'history', 'edit', 'apply', 'rm']);
 /** Commands that work on a root a deployed guard holds, whoever runs them (they need no store). */
 const ANY_CALLER = new Set(['check', 'explain', 'install-units', 'completion', 'desktop', 'profiles']);
 /** Commands whose --profile means a profile's files, not a root to select (they read files only). */
-const OWN_PROFILE_OPTION = new Set(['check', 'profiles']);
+const OWN_PROFILE_OPTION = new Set(['check', 'profiles', 'install-units']);
 /**
  * Commands that read files only and need no baseline. Every ANY_CALLER command is one: run
  * by another account on a root a deployed guard holds, there is no store of the caller's
@@ -242,6 +242,14 @@ export async function main(rawArgv: string[]): Promise<number> {
       const byProfile = typeof values.profile === 'string' && !OWN_PROFILE_OPTION.has(spec.name);
       if (!byProfile && !OWN_PROFILE_OPTION.has(spec.name) && (values.home !== undefined || values.project !== undefined)) throw new WardenError('--home and --project go with --profile NAME', EXIT.usage);
       const { root } = byProfile ? await profileRootOf(spec.name, values) : chooseRoot(values.root as string | undefined, process.env, process.cwd(), rootOptional);
+      // A root a deployed guard holds, asked by another account: say so and what works,
+      // never "not initialised" (and never a second store): docs/DEPLOY.md, "Who runs which command".
+      // The witness runs as root beside the guard and keeps no store of its own here. Asked
+      // before anything else of the root: a profile's root has no warden.toml to be known by.
+      if (!ANY_CALLER.has(spec.name) && !(spec.name === 'run' && values.witness)) {
+        const held = deployedGuardFor(root);
+        if (held) throw new WardenError(heldRootMessage(held, withoutRoot(rawArgv), callerName(), spec.name), EXIT.usage);
+      }
       // A profile's root holds no config/warden.toml: named by --root, it is known by its store (docs/PROFILES.md, "A profile's root").
       const profileRoot = byProfile || (!rootOptional && spec.name !== 'init' && !hasWardenToml(root) && await isProfileRoot(root));
       // The guard and `rehome --here` also start on an initialised root path that names another
@@ -251,13 +259,6 @@ export async function main(rawArgv: string[]): Promise<number> {
         throw new WardenError(spec.name === 'init'
           ? `nothing to protect in ${root}: it has no ${WARDEN_TOML_REL} (warden's settings, which also name what to protect). Create one (the example root's config/warden.toml is a start), then run 'warden init' again.`
           : `${root} is not a warden root: it has no ${WARDEN_TOML_REL}`);
-      }
-      // A root a deployed guard holds, asked by another account: say so and what works,
-      // never "not initialised" (and never a second store): docs/DEPLOY.md, "Who runs which command".
-      // The witness runs as root beside the guard and keeps no store of its own here.
-      if (!ANY_CALLER.has(spec.name) && !(spec.name === 'run' && values.witness)) {
-        const held = deployedGuardFor(root);
-        if (held) throw new WardenError(heldRootMessage(held, withoutRoot(rawArgv), callerName(), spec.name), EXIT.usage);
       }
       // Run as the deployed guard's account: the commands its messages advise are the ones
       // that work here, `sudo -u warden warden … --root ROOT` (docs/DEPLOY.md §2.6).

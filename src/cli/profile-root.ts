@@ -8,6 +8,7 @@ import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { EXIT, WardenError } from '../common/errors.js';
 import { escapeText } from '../common/escape.js';
+import { didYouMean } from '../common/suggest.js';
 import { loadProfiles, userProfilesDir } from '../profiles/index.js';
 import { profileRootPlan, type ProfileRootPlan } from '../profiles/root.js';
 import type { ProfileRootRecord } from '../config/profile-root.js';
@@ -32,7 +33,7 @@ export function chooseProfileRoot(values: OptionValues, env: NodeJS.ProcessEnv, 
   const p = profiles.find((x) => x.data.name === name);
   if (!p) {
     const known = profiles.map((x) => x.data.name).join(', ');
-    throw new WardenError(`no profile named ${JSON.stringify(name)} (known: ${known}; 'warden profiles' lists them)`, EXIT.usage, errors);
+    throw new WardenError(`no profile named ${JSON.stringify(name)}${didYouMean(name, profiles.map((x) => x.data.name))} (known: ${known}; 'warden profiles' lists them)`, EXIT.usage, errors);
   }
   const level = project !== undefined ? 'project' : 'user';
   const plan = profileRootPlan(p.data, level);

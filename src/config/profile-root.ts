@@ -6,6 +6,8 @@
  * profile's name, the level, and each file's path relative to the root with its format.
  * Pure.
  */
+import { quickConfig } from './quick-config.js';
+import type { WardenConfig } from './warden-config.js';
 
 export interface ProfileRootFile {
   /** Relative to the root, a picomatch glob or a plain path; never absolute, never `..`. */
@@ -17,6 +19,24 @@ export interface ProfileRootRecord {
   profile: string;
   level: 'user' | 'project';
   files: ProfileRootFile[];
+  /**
+   * warden's own settings for this root (docs/PROFILES.md, "A profile's root"): what
+   * `init --settings` was given, as the warden.toml schema normalised it, without `protect`
+   * and `[credentials]` (the recorded files decide those). Absent: the built-in defaults.
+   */
+  settings?: ProfileRootSettings;
+}
+
+/** The settings a profile's root may record: warden.toml's keys but the protected set. */
+export type ProfileRootSettings = Omit<WardenConfig, 'protect' | 'credentials'>;
+
+/** The settings a record holds, as the guard reads them (quickConfig: no zod), or null when they are not plainly valid. */
+export function recordSettings(v: unknown): ProfileRootSettings | null {
+  if (!isObj(v) || Object.hasOwn(v, 'protect') || Object.hasOwn(v, 'credentials')) return null;
+  const c = quickConfig(v);
+  if (!c) return null;
+  const { protect: _p, credentials: _c, ...rest } = c;
+  return rest;
 }
 
 const NAME = /^[a-z0-9][a-z0-9-]{0,63}$/;
@@ -37,7 +57,9 @@ export function parseProfileRootRecord(v: unknown): ProfileRootRecord | null {
     if (!isObj(f) || !relativePattern(f.path) || typeof f.format !== 'string' || f.format.length > 64) return null;
     files.push({ path: f.path, format: f.format });
   }
-  return { profile: v.profile, level: v.level, files };
+  if (v.settings === undefined) return { profile: v.profile, level: v.level, files };
+  const settings = recordSettings(v.settings);
+  return settings ? { profile: v.profile, level: v.level, files, settings } : null;
 }
 
 /**

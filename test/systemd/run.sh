@@ -34,6 +34,9 @@ HIDDEN_FROM_NOTIFIER="$STORE/secrets $STORE/journal $STORE/quarantine $STORE/pen
 TOKEN_FILE=/etc/warden/discord-token
 DISCORD_PORT=8099
 OWNER=alice                              # docs/DEPLOY.md §2.8's desktop user (deployment A)
+SAME_USER=owner                          # docs/DEPLOY.md §10: the agent runs as this user (deployment P)
+P_ROOT=/home/$SAME_USER/.claude          # its Claude Code root (install-units --profile claude-code)
+P_STORE=$GUARD_STATE/stores/$(printf '%s' "$P_ROOT" | sha256sum | cut -c1-16)
 AGENT_HOME=$(dirname "$ROOT")            # the agent's home: the root's parent, the agent's own
 FULL_ROOT_MB=${FULL_ROOT_MB:-8}          # deployment A, row 3: the root's own tmpfs, filled by the agent
 # The owner's sanctioned commands, as docs/DEPLOY.md §2.6 says to run them: as the warden
@@ -143,7 +146,8 @@ teardown() {
     if id $OWNER >/dev/null 2>&1; then loginctl disable-linger $OWNER; systemctl stop user@\$(id -u $OWNER).service; userdel -r $OWNER 2>/dev/null; fi
     rm -f /etc/systemd/user/warden-desktop.service /usr/local/bin/notify-send /usr/local/bin/warden-test-mmap
     systemctl stop w21-mmap 2>/dev/null; systemctl reset-failed w21-mmap 2>/dev/null
-    rm -rf $ROOT.old $AGENT_HOME/evil /root/w21-rootcopy /usr/local/lib/w21-mmap.py; true" >>"$LOG" 2>&1
+    rm -rf $ROOT.old $AGENT_HOME/evil /root/w21-rootcopy /usr/local/lib/w21-mmap.py
+    if id $SAME_USER >/dev/null 2>&1; then userdel -r $SAME_USER 2>/dev/null; fi; true" >>"$LOG" 2>&1
 }
 run_block() { # DOC NAME: run the doc's marked block as root in the container; stdin = a bot token
   local b; b=$(doc_block "$1" "$2")
@@ -683,7 +687,64 @@ deployment() { # A | B
   info "deployment $DEP took $(( $(date +%s) - t_dep )) s"
 }
 
-for d in ${DEPLOYMENTS:-A B}; do deployment "$d"; done
+# ---- P: an agent that runs as its owner (docs/DEPLOY.md §10), Claude Code's files -------
+as_owner() { cin sudo -u $SAME_USER sh -c "cd && $1"; }
+p_sha() { cin sha256sum "$P_ROOT/settings.json" | cut -d' ' -f1; }
+deployment_profile() {
+  DEP=P
+  local t_dep; t_dep=$(date +%s)
+  teardown
+  cin sh -euc "
+    useradd --create-home --user-group --shell /bin/sh $SAME_USER
+    install -d -o $SAME_USER -g $SAME_USER -m 0700 $P_ROOT
+    install -d -m 0700 /etc/warden && printf 'fake-bot-token' > $TOKEN_FILE && chmod 0600 $TOKEN_FILE
+    systemctl reset-failed fake-discord 2>/dev/null || true
+    systemd-run --unit=fake-discord --quiet /usr/bin/python3 /root/fake-discord.py $DISCORD_PORT" >>"$LOG" 2>&1 || fail "owner and token set up"
+  printf '%s\n' '{"permissions":{"allow":["Read"]}}' | as_owner "cat > $P_ROOT/settings.json"
+  local out steps
+  out=$(cin warden install-units --profile claude-code --user $SAME_USER --discord-id 1 --write 2>&1); echo "install-units: $out" >>"$LOG"
+  check "install-units --profile claude-code --user $SAME_USER --write wrote both units" sh -c "printf '%s' \"\$1\" | grep -q 'warden-guard.service' && $H/in grep -qx 'User=warden' /etc/systemd/system/warden-guard.service" _ "$out"
+  # The printed commands as root, word for word, but the settings name the Discord stand-in's api.
+  steps=$(printf '%s\n' "$out" | awk '/^as root, once:/ {f=1; next} /^then as / {f=0} f' | sed -e 's/^  //' \
+    -e "s|'token_file = \"$TOKEN_FILE\"'|& 'api = \"http://127.0.0.1:$DISCORD_PORT/api\"'|")
+  printf '%s\n' "--- printed steps:" "$steps" >>"$LOG"
+  check "the printed commands ran as written (account, init as warden with --settings -, enable --now)" cin bash -euo pipefail -c "$steps"
+  check "warden-guard active (running) for $P_ROOT, as warden" wait_for 30 running warden-guard
+  check "warden-notify active (running)" wait_for 30 running warden-notify
+  check "the store is warden's, 0700, outside the home; approval = owner-code recorded" sh -c "
+    [ \"\$($H/in stat -c '%U %a' $P_STORE)\" = 'warden 700' ] && $H/in systemd-run --wait --pipe --collect --quiet -p User=warden -p AmbientCapabilities=CAP_DAC_READ_SEARCH warden status --json --root $P_ROOT | tr -d ' \n' | grep -qF '\"approval\":\"owner-code\"'"
+  local s0 gpid; s0=$(p_sha); gpid=$(prop warden-guard MainPID)
+  as_owner "echo '{\"permissions\":{\"allow\":[\"Read\",\"Bash(curl:*)\"]}}' > $P_ROOT/settings.json" >>"$LOG" 2>&1
+  check "the owner's user adds permissions.allow \"Bash(curl:*)\" with echo >: reverted" wait_for 10 sh -c "[ \"\$($H/in sha256sum $P_ROOT/settings.json | cut -d' ' -f1)\" = $s0 ]"
+  check "…alerted (settings.json reverted)" wait_for 10 sh -c "$H/in grep -F '\"path\":\"settings.json\"' $P_STORE/alerts.jsonl | grep -qF '\"action\":\"reverted\"'"
+  cin tail -n 1 $P_STORE/alerts.jsonl >>"$LOG" 2>&1
+  # echo > truncates first: the guard may revert the emptied file before the bytes arrive (the
+  # alert then says emptied). A whole new version written beside it and renamed over it:
+  as_owner "printf '%s' '{\"permissions\":{\"allow\":[\"Read\",\"Bash(curl:*)\"]}}' > $P_ROOT/new.json && mv $P_ROOT/new.json $P_ROOT/settings.json" >>"$LOG" 2>&1
+  check "the owner's user renames a version with permissions.allow \"Bash(curl:*)\" over it: reverted" wait_for 10 sh -c "[ \"\$($H/in sha256sum $P_ROOT/settings.json | cut -d' ' -f1)\" = $s0 ]"
+  check "…alerted with the grant named" wait_for 10 sh -c "$H/in grep -F '\"path\":\"settings.json\"' $P_STORE/alerts.jsonl | grep -qF 'permissions.allow + \\\"Bash(curl:*)\\\"'"
+  cin tail -n 1 $P_STORE/alerts.jsonl >>"$LOG" 2>&1
+  check "…and the alert reached the owner's Discord (the stand-in)" wait_for 20 sh -c "$H/in journalctl -u fake-discord --no-pager -o cat | grep -q 'settings.json'"
+  check "systemctl stop warden-guard as $SAME_USER is refused" sh -c "! $H/in sudo -u $SAME_USER systemctl stop warden-guard"
+  check "kill of the guard as $SAME_USER is refused" sh -c "! $H/in sudo -u $SAME_USER kill $gpid"
+  check "…the guard still runs, same pid" sh -c "sleep 1; [ \"\$($H/in systemctl show -p MainPID --value warden-guard)\" = $gpid ]"
+  check "$SAME_USER cannot read the store" sh -c "! $H/in sudo -u $SAME_USER ls $P_STORE"
+  check "warden status as $SAME_USER names the deployed guard and the command that works" sh -c "$H/in sudo -u $SAME_USER warden status --root $P_ROOT 2>&1 | grep -q 'guarded by the deployed warden guard (account warden).*sudo -u warden warden status'"
+  # A sanctioned change: its one-time code comes by DM, never to a file the owner's user can read.
+  local before_dm id code
+  before_dm=$(dm_count)
+  out=$(printf '%s\n' '{"permissions":{"allow":["Read","Bash(ls:*)"]}}' | cin sudo -u warden warden apply settings.json --from - --root $P_ROOT 2>&1); echo "apply: $out" >>"$LOG"
+  id=$(printf '%s' "$out" | grep -oE 'warden approve [A-Za-z0-9-]+' | head -1 | awk '{print $3}')
+  wait_for 20 sh -c "[ \$($H/in journalctl -u fake-discord --no-pager -o cat | grep -c 'REQ /api/v10/channels/1/messages') -gt $before_dm ]"
+  code=$(cin journalctl -u fake-discord --no-pager -o cat | grep -oE 'one-time code [0-9]+ approves request [A-Za-z0-9-]+' | grep -F "request $id" | tail -1 | awk '{print $3}')
+  check "a change by warden apply waits for a one-time code sent by DM (request $id)" sh -c "[ -n '$id' ] && [ -n '$code' ]"
+  check "…the code is in no file $SAME_USER can read" sh -c "! $H/in sudo -u $SAME_USER grep -rqs -- '$code' /home /tmp /var /run /etc"
+  check "…approve ID --code CODE applies it" sh -c "$H/in sudo -u warden warden approve $id --code $code --root $P_ROOT && sleep 1 && $H/in grep -q 'Bash(ls:\*)' $P_ROOT/settings.json"
+  check "no seccomp kill (SIGSYS) in either journal" sh -c "! $H/in journalctl --no-pager -o cat --since @$t_dep -u warden-guard -u warden-notify | grep -qE 'SIGSYS|status=31'"
+  info "deployment P took $(( $(date +%s) - t_dep )) s"
+}
+
+for d in ${DEPLOYMENTS:-A B P}; do if [ "$d" = P ]; then deployment_profile; else deployment "$d"; fi; done
 DEP=all
 [ "$FAIL" -gt 0 ] && { echo "--- last lines of $LOG:"; tail -40 "$LOG"; }
 echo "total $(( $(date +%s) - T0 )) s"

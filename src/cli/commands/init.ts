@@ -16,25 +16,33 @@ export const LIST_AT_MOST = 50;
 async function firstProfileInit(ctx: CommandContext): Promise<number> {
   const [{ chooseProfileRoot }, { initProfileRoot }] = await Promise.all([import('../profile-root.js'), import('../../changes/init.js')]);
   const choice = chooseProfileRoot(ctx.values, process.env, process.cwd());
+  // warden's own settings for this root, recorded with it (docs/PROFILES.md, "A profile's root").
+  if (typeof ctx.values.settings === 'string') {
+    const { readProfileSettings } = await import('../profile-settings.js');
+    choice.record = { ...choice.record, settings: readProfileSettings(ctx.values.settings) };
+  }
   const bar = ctx.json ? null : progressLine(process.stderr);
   let r;
   try { r = await initProfileRoot(ctx.root, choice.record, { ...(bar ? { progress: bar.update } : {}) }); } finally { bar?.done(); }
   const paths = r.state.paths();
   const left = choice.left;
   if (ctx.json) {
-    ctx.out.json({ root: ctx.root, profile: choice.record.profile, level: choice.record.level, protects: choice.record.files, left, files: paths, dirs: Object.keys(r.state.index.dirs), key: keyPath(ctx.root), store: r.storeDir });
+    ctx.out.json({ root: ctx.root, profile: choice.record.profile, level: choice.record.level, protects: choice.record.files, settings: choice.record.settings ?? null, left, files: paths, dirs: Object.keys(r.state.index.dirs), key: keyPath(ctx.root), store: r.storeDir });
     return 0;
   }
   ctx.out.line(`Baseline recorded for the ${choice.record.profile} profile's ${choice.record.level} files in ${escapeText(ctx.root)}: ${r.files} file(s), ${r.dirs} protected director${r.dirs === 1 ? 'y' : 'ies'}; store ${r.storeDir}`);
   for (const p of paths) ctx.out.line(`  ${escapeText(p)}`);
   ctx.out.line(`Guarded paths: ${choice.record.files.map((f) => escapeText(f.path)).join(', ')} (one that appears later is taken for an edit: 'warden apply' adds it)`);
   for (const l of left) ctx.out.line(`Not guarded: ${escapeText(l.path)} (${l.why})`);
+  const s = choice.record.settings;
+  if (s) ctx.out.line(`Settings recorded with it: approval = ${s.approval}${s.owner ? `, owner's Discord id ${s.owner.discord_id}` : ''}${s.notify.discord ? `, Discord token file ${escapeText(s.notify.discord.token_file)}` : ''} (fixed at init: docs/PROFILES.md, "A profile's root")`);
   ctx.out.line(`HMAC key: ${keyPath(ctx.root)} (keep it; it authenticates the baseline)`);
   ctx.out.line(`Guard it: warden run --profile ${choice.record.profile}${['home', 'project'].filter((k) => typeof ctx.values[k] === 'string').map((k) => ` --${k} ${escapeText(String(ctx.values[k]))}`).join('')}`);
   return 0;
 }
 
 async function firstInit(ctx: CommandContext, force: boolean): Promise<number> {
+  if (typeof ctx.values.settings === 'string' && typeof ctx.values.profile !== 'string') throw new WardenError('--settings goes with --profile NAME: a root with its own config/warden.toml keeps its settings there', 2);
   if (typeof ctx.values.profile === 'string') {
     if (force) throw new WardenError(`${ctx.root} has no baseline to replace: run 'warden init --profile ${ctx.values.profile}' without --force`);
     return firstProfileInit(ctx);
@@ -90,8 +98,8 @@ async function reinit(ctx: CommandContext): Promise<number> {
 export const initCommand: CommandSpec = {
   name: 'init',
   summary: 'Record the first baseline of every protected file; --force re-baselines through approval (and recovers a store that fails authentication).',
-  usage: 'init [--force | --if-needed] [--list] [--root DIR] [--json]\ninit --profile NAME [--home DIR] [--project DIR] [--force | --if-needed] [--json]',
-  options: { force: { type: 'boolean', default: false }, 'if-needed': { type: 'boolean', default: false }, list: { type: 'boolean', short: 'v', default: false } },
+  usage: 'init [--force | --if-needed] [--list] [--root DIR] [--json]\ninit --profile NAME [--home DIR] [--project DIR] [--settings FILE|-] [--force | --if-needed] [--json]',
+  options: { settings: { type: 'string' }, force: { type: 'boolean', default: false }, 'if-needed': { type: 'boolean', default: false }, list: { type: 'boolean', short: 'v', default: false } },
   async run(ctx) {
     if (ctx.values.force && ctx.values['if-needed']) throw new WardenError('--force and --if-needed exclude each other');
     if (ctx.values['if-needed'] && isInitialised(ctx.root)) {

@@ -16,6 +16,7 @@ import { EXIT, WardenError, errnoCode } from '../../common/errors.js';
 import { loadUnixDgram } from '../../daemon/sd-notify.js';
 import type { CommandSpec } from '../types.js';
 import { GUARD_STATE_NAME, STORES_DIR, rootId } from '../../store/location.js';
+import { isSystemUid, profileDeployment, profileSteps } from './install-units-profile.js';
 
 export const UNIT_NAMES = ['warden-guard.service', 'warden-notify.service'] as const;
 /** The user unit for the owner's desktop alerts (`--desktop-user`): systemd/user/, written to /etc/systemd/user/. */
@@ -305,11 +306,13 @@ function writeUnit(path: string, content: string): void {
 export const installUnitsCommand: CommandSpec = {
   name: 'install-units',
   summary: 'Print the hardened systemd units for this installation, or write them (--write).',
-  usage: 'install-units [--root DIR] [--user NAME] [--group NAME] [--capabilities LIST|none] [--agent-group NAME] [--discord-token FILE|none] [--desktop-user NAME] [--witness | --no-witness] [--prefix DIR] [--write [--force]]',
+  usage: 'install-units --profile NAME --user USER --discord-id ID [--home DIR] [--project DIR] [--account NAME] [--discord-token FILE] [--witness] [--prefix DIR] [--write [--force]]\ninstall-units [--root DIR] [--user NAME] [--group NAME] [--capabilities LIST|none] [--agent-group NAME] [--discord-token FILE|none] [--desktop-user NAME] [--witness | --no-witness] [--prefix DIR] [--write [--force]]',
   options: {
     witness: { type: 'boolean' },
     'no-witness': { type: 'boolean', default: false },
     user: { type: 'string' },
+    account: { type: 'string' },
+    'discord-id': { type: 'string' },
     'agent-group': { type: 'string' },
     'discord-token': { type: 'string' },
     'desktop-user': { type: 'string' },
@@ -322,13 +325,19 @@ export const installUnitsCommand: CommandSpec = {
   },
   rootOptional: true,
   async run(ctx) {
-    const user = (ctx.values.user as string | undefined) ?? 'warden';
-    const group = (ctx.values.group as string | undefined) ?? user;
     const pkg = packageDir();
     const native = loadUnixDgram() !== null;
     const caps = parseCaps(ctx.values.capabilities as string | undefined);
     const node = resolve((ctx.values.node as string | undefined) ?? process.execPath);
     const cli = join(pkg, 'dist', 'src', 'cli', 'main.js');
+    const prefix = resolve((ctx.values.prefix as string | undefined) ?? '/');
+    const warn = (m: string) => ctx.out.err(`warden install-units: ${m}`);
+    // --profile NAME --user USER: an agent that runs as its owner (docs/DEPLOY.md, "An agent that runs as you").
+    const profile = typeof ctx.values.profile === 'string' ? await profileDeployment(ctx.values, prefix, warn) : null;
+    if (!profile && ['account', 'discord-id', 'home', 'project'].some((k) => ctx.values[k] !== undefined)) throw new WardenError('--account, --discord-id, --home and --project go with --profile NAME --user USER', EXIT.usage);
+    const root = profile?.root ?? ctx.root;
+    const user = profile?.account ?? (ctx.values.user as string | undefined) ?? 'warden';
+    const group = (ctx.values.group as string | undefined) ?? user;
     const installing = Boolean(ctx.values.write) && ctx.values.prefix === undefined;
     // A node or CLI below /home, /root or /tmp is invisible inside the units' sandbox: the
     // unit would fail to start. Writing such units into the system is refused; printing
@@ -340,20 +349,23 @@ export const installUnitsCommand: CommandSpec = {
       if (installing) throw new WardenError(msg);
       ctx.out.err(`warden install-units: warning: ${msg}`);
     }
-    const groups = agentGroups(ctx.root, caps, group, ctx.values['agent-group'] as string | undefined);
-    const prefix = resolve((ctx.values.prefix as string | undefined) ?? '/');
-    const guardUid = uidOf(user);
-    const anchor = writableAnchor(ctx.root, guardUid);
+    const groups = agentGroups(root, caps, group, ctx.values['agent-group'] as string | undefined);
+    const guardUid = uidOf(user, join(prefix, 'etc', 'passwd')) ?? uidOf(user);
+    if (profile && guardUid !== null && !isSystemUid(guardUid)) {
+      warn(`warning: ${user} (uid ${guardUid}) is a login account: owner-code is refused where the store belongs to one (docs/CHANGES.md, "owner-code"); make warden's account with useradd --system`);
+    }
+    const anchor = writableAnchor(root, guardUid);
     if (anchor.renamable) {
       const who = anchor.renamable.by.replace(/^uid (\d+)$/, (w, n: string) => { const a = accountName(Number(n)); return a.startsWith('uid ') ? w : `${w} (${a})`; });
-      const what = anchor.renamable.entry === ctx.root ? 'the root' : `${anchor.renamable.entry} above the root`;
+      const what = anchor.renamable.entry === root ? 'the root' : `${anchor.renamable.entry} above the root`;
       ctx.out.err(anchor.tooHigh
         ? `warden install-units: warning: ${who} can rename ${what} in ${anchor.tooHigh}, which the guard's unit cannot bind (it would undo ProtectHome=/PrivateTmp=): the guard would not see that rename. Keep the root below a directory only root can write (docs/DEPLOY.md §3)`
         : `warden install-units: note: the guard's unit binds and may write ${anchor.dir}, not only the root: ${who} can rename ${what} in it, and the guard must see that and put the path right (docs/DEPLOY.md §3)`);
     }
-    const discordToken = discordTokenFile(ctx.root, ctx.values['discord-token'] as string | undefined, prefix, (m) => ctx.out.err(`warden install-units: ${m}`));
+    // A profile's root holds no warden.toml of its own: its token file is the one its settings name.
+    const discordToken = profile ? profile.tokenFile : discordTokenFile(root, ctx.values['discord-token'] as string | undefined, prefix, warn);
     const units = renderUnits({
-      root: ctx.root,
+      root,
       user,
       group,
       node,
@@ -363,16 +375,27 @@ export const installUnitsCommand: CommandSpec = {
       notifyAccess: native ? 'main' : 'all',
       groups,
       discordToken,
-      desktopUser: desktopUser(ctx.values['desktop-user'] as string | undefined, prefix, (m) => ctx.out.err(`warden install-units: ${m}`)),
+      desktopUser: desktopUser(ctx.values['desktop-user'] as string | undefined, prefix, warn),
       writable: anchor.dir,
-      witness: wantWitness(ctx.root, ctx.values.witness as boolean | undefined, Boolean(ctx.values['no-witness'])),
+      // A profile's root: only --witness says (what is in the root is the agent's to write).
+      witness: profile ? Boolean(ctx.values.witness) && !ctx.values['no-witness'] : wantWitness(root, ctx.values.witness as boolean | undefined, Boolean(ctx.values['no-witness'])),
     });
     if (!native) {
       ctx.out.err('warden install-units: the optional unix-dgram module is not installed, so sd_notify goes through systemd-notify and the units use NotifyAccess=all (slightly weaker; see docs/DEPLOY.md)');
     }
+    const witnessToo = units.some((u) => u.name === WITNESS_UNIT);
+    const enable = `systemctl daemon-reload && systemctl enable --now ${witnessToo ? 'warden-witness.service ' : ''}warden-guard.service warden-notify.service`;
+    const steps = profile ? profileSteps(profile, {
+      account: user, caps, enable, write: Boolean(ctx.values.write), rawArgs: process.argv.slice(2),
+      tokenExists: statCode(profile.tokenFile) === null, storeDir: `/var/lib/${GUARD_STATE_NAME}/${STORES_DIR}/${rootId(root)}`,
+    }) : null;
+    if (profile && statCode(profile.tokenFile) === 'ENOENT') warn(`the Discord token file ${profile.tokenFile} does not exist yet: create it (root-only, docs/DEPLOY.md §2.7) before starting warden-notify, or systemd refuses to start it (status 243/CREDENTIALS)`);
     if (!ctx.values.write) {
-      if (ctx.json) ctx.out.json({ units: units.map((u) => ({ name: u.name, path: null, written: false, content: u.content })) });
-      else units.forEach((u, i) => { if (i) ctx.out.line(); ctx.out.line(`# ---- ${u.name} ----`); ctx.out.line(u.content.trimEnd()); });
+      if (ctx.json) ctx.out.json({ units: units.map((u) => ({ name: u.name, path: null, written: false, content: u.content })), ...(steps ? { deployment: steps.json } : {}) });
+      else {
+        units.forEach((u, i) => { if (i) ctx.out.line(); ctx.out.line(`# ---- ${u.name} ----`); ctx.out.line(u.content.trimEnd()); });
+        if (steps) { ctx.out.line(); for (const l of steps.text) ctx.out.line(l); }
+      }
       return EXIT.ok;
     }
     const dirOf = (scope: 'system' | 'user') => join(prefix, 'etc', 'systemd', scope);
@@ -398,14 +421,16 @@ export const installUnitsCommand: CommandSpec = {
       writeUnit(p.path, p.content);
     }
     if (ctx.json) {
-      ctx.out.json({ units: plan.map((p) => ({ name: p.name, path: p.path, written: p.state !== 'unchanged', state: p.state, content: p.content })) });
+      ctx.out.json({ units: plan.map((p) => ({ name: p.name, path: p.path, written: p.state !== 'unchanged', state: p.state, content: p.content })), ...(steps ? { deployment: steps.json } : {}) });
     } else {
       for (const p of plan) ctx.out.line(`${p.state === 'unchanged' ? 'unchanged' : p.state === 'new' ? 'wrote    ' : 'replaced '} ${p.path}`);
       ctx.out.line();
-      ctx.out.line('next: record the first baseline as the guard will run (once; skip if this root is initialised), then start:');
-      ctx.out.line(`  ${initCommand(ctx.root, caps, user)}`);
-      const witnessToo = units.some((u) => u.name === WITNESS_UNIT);
-      ctx.out.line(`  systemctl daemon-reload && systemctl enable --now ${witnessToo ? 'warden-witness.service ' : ''}warden-guard.service warden-notify.service`);
+      if (steps) for (const l of steps.text) ctx.out.line(l);
+      else {
+        ctx.out.line('next: record the first baseline as the guard will run (once; skip if this root is initialised), then start:');
+        ctx.out.line(`  ${initCommand(ctx.root, caps, user)}`);
+        ctx.out.line(`  ${enable}`);
+      }
       const owner = units.find((u) => u.scope === 'user') ? (ctx.values['desktop-user'] as string) : null;
       if (owner) {
         ctx.out.line(`desktop alerts: in ${owner}'s session (docs/DEPLOY.md §2.8):`);
