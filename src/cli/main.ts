@@ -1,8 +1,11 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
 import { version } from './version.js';
-import { EXIT, WardenError, formatLocated } from '../common/errors.js';
+import { EXIT, WardenError, errnoCode, formatLocated } from '../common/errors.js';
+import { accessSync, constants as fsConstants } from 'node:fs';
 import { makeOutput } from './output.js';
+import { checkAllCommand } from './unreadable-here.js';
+import { escapeText } from '../common/escape.js';
 import { commands } from './commands/index.js';
 import { chooseRoot, hasWardenToml, rootRelative, WARDEN_TOML_REL } from './root.js';
 import { oneRootOnly, runRootSets } from './run-roots.js';
@@ -40,6 +43,20 @@ const OWN_PROFILE_OPTION = new Set(['check', 'profiles', 'install-units']);
  */
 const NO_BASELINE = new Set(['init', 'check', 'explain', 'install-units', 'rehome', 'completion', 'desktop', 'profiles', 'notify test']);
 export { version };
+
+/** Commands that read every protected file of the root themselves. */
+const READS_ROOT = new Set(['status', 'verify']);
+
+/** Throws when this account cannot list the root (docs/DEPLOY.md, "Who runs which command"). */
+function unreadableRoot(root: string, command: string): void {
+  try { accessSync(root, fsConstants.R_OK | fsConstants.X_OK); return; } catch (err) {
+    if (errnoCode(err) !== 'EACCES' && errnoCode(err) !== 'EPERM') return; // gone or else: the command says what it finds
+  }
+  const deployed = process.geteuid?.() !== 0 && stateBase().deployment;
+  // A profile's root is known by its store when named by --root: the command needs nothing else.
+  const how = deployed ? checkAllCommand({ account: accountOfSelf(), root }, [command], root) : null;
+  throw new WardenError(`${escapeText(root)} cannot be read by this account (uid ${process.geteuid?.() ?? '?'}): its files were not checked. ${how ? `The guard reads them with CAP_DAC_READ_SEARCH; so does: ${how}` : 'Run it as an account that may read the root (its owner, or root).'}`, EXIT.usage);
+}
 
 function topHelp(): string {
   const width = Math.max(...commands.map((c) => c.name.length));
@@ -268,6 +285,9 @@ export async function main(rawArgv: string[]): Promise<number> {
         const plainErr = out.err.bind(out);
         out.err = (text: string) => plainErr(deployedAdvice(text, style));
       }
+      // A root this account may not read (a profile's 0700 directory, read by the deployed guard's
+      // account without the guard's capability): said, with the command that reads it, not a crash.
+      if (READS_ROOT.has(spec.name) && isInitialised(root)) unreadableRoot(root, spec.name);
       // `run` says it itself: a guard exits 78 (the unit's RestartPreventExitStatus) rather than 2.
       const needsBaseline = !NO_BASELINE.has(spec.name) && spec.name !== 'run';
       if (needsBaseline && !isInitialised(root)) {
