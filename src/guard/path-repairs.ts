@@ -91,6 +91,7 @@ export class PathRepairs {
     h.blocked.clear('');
     h.held.adopt(r.fd, r.id);
     h.adopted(r.fd);
+    h.report.repaired('');
     h.log(`<5>warden: the root path ${h.root} names the recorded root directory again; guarding it`);
     h.safely('verifying the store', () => h.store.verify(false));
     h.sweepAll();
@@ -125,6 +126,7 @@ export class PathRepairs {
       if (!r) return;
       h.held.adopt(r.fd, r.made);
       h.adopted(r.fd);
+      h.report.repaired('');
       h.report.raise({ id, path: '', whileStopped, verdict, action: 'reverted', quarantine: r.quarantine, detail: r.detail });
       // verify and status compare the directory at the path with this record.
       h.safely('recording the root', () => h.storeHandle.recordRoot(r.fd));
@@ -169,6 +171,7 @@ export class PathRepairs {
     try {
       if (!r.ok) throw r.err;
       h.blocked.clear(f.path);
+      h.report.repaired(f.path);
       h.report.raise({ id, path: f.path, whileStopped, verdict, action: 'reverted', quarantine: r.quarantine, detail: r.detail });
     } catch (err) {
       if (err instanceof CannotMoveAside) this.blockedAt(f.path, id, err, whileStopped);

@@ -89,6 +89,15 @@ export class Report {
       () => this.d.again(path, verdict.reason));
   }
 
+  /**
+   * A directory (the root: '') warden put right itself: a failure it had is over, so no retry
+   * is left pending and status lists it no more, and its next failure is alerted again and
+   * retried from the first backoff step (retry.ts).
+   */
+  repaired(path: string): void {
+    this.d.retries.clear(path);
+  }
+
   /** One alert: its kind from the baseline (or the protected set), who did it, then durable (alert-sink.ts). */
   raise(r: Raise): Alert {
     const { state } = this.d;
