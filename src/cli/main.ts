@@ -2,7 +2,7 @@
 import { parseArgs } from 'node:util';
 import { version } from './version.js';
 import { EXIT, WardenError, errnoCode, formatLocated } from '../common/errors.js';
-import { accessSync, constants as fsConstants } from 'node:fs';
+import { accessSync, constants as fsConstants, statSync } from 'node:fs';
 import { makeOutput } from './output.js';
 import { checkAllCommand } from './unreadable-here.js';
 import { escapeText } from '../common/escape.js';
@@ -52,6 +52,8 @@ function unreadableRoot(root: string, command: string): void {
   try { accessSync(root, fsConstants.R_OK | fsConstants.X_OK); return; } catch (err) {
     if (errnoCode(err) !== 'EACCES' && errnoCode(err) !== 'EPERM') return; // gone or else: the command says what it finds
   }
+  // The root's owner who cannot read it: its mode was changed, a finding the command reports (DRIFT . mode).
+  try { if (statSync(root).uid === process.geteuid?.()) return; } catch { return; }
   const deployed = process.geteuid?.() !== 0 && stateBase().deployment;
   // A profile's root is known by its store when named by --root: the command needs nothing else.
   const how = deployed ? checkAllCommand({ account: accountOfSelf(), root }, [command], root) : null;
