@@ -89,7 +89,9 @@ const word = (s: string): string => (/^[A-Za-z0-9_./=:@%+,-]+$/.test(s) ? s : `"
 export function deployedAdvice(text: string, style: AdviceStyle | null): string {
   if (!style) return text;
   const who = style.account === null ? '' : `sudo -u ${word(style.account)} `;
-  return text.replace(/'warden ([^']*)'/g, (_m, args: string) => `'${who}warden ${args} --root ${word(style.root)}'`);
+  // sudo drops EDITOR: `edit` keeps the owner's editor (store/deployed.ts does the same).
+  const keep = (args: string) => (who && args.startsWith('edit ') ? `sudo -u ${word(style.account ?? '')} --preserve-env=EDITOR,VISUAL ` : who);
+  return text.replace(/'warden ([^']*)'/g, (_m, args: string) => `'${keep(args)}warden ${args} --root ${word(style.root)}'`);
 }
 
 /** How to make the change properly — every alert and message carries it (docs/CONTRACT.md §Alerts). `kind` 'directory': an approved directory. */

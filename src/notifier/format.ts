@@ -80,7 +80,8 @@ export function howTo(style: CommandStyle | null): string {
   if (!style) return HOWTO;
   const who = /^[A-Za-z0-9_.-]+$/.test(style.account) ? style.account : `'${style.account.replace(/'/g, `'\\''`)}'`;
   const root = shellWord(style.root);
-  const w = (args: string) => `\`sudo -u ${who} warden ${args} --root ${root}\``;
+  // sudo drops EDITOR: `edit` keeps the owner's editor (store/deployed.ts does the same).
+  const w = (args: string) => `\`sudo -u ${who}${args.startsWith('edit ') ? ' --preserve-env=EDITOR,VISUAL' : ''} warden ${args} --root ${root}\``;
   return `To change a protected file, use ${w('edit <path>')} (validated, approved, recorded); to keep a change that was reverted, ${w('accept <alert id>')}; details: ${w('why <path>')}.`;
 }
 

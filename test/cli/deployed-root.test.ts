@@ -94,7 +94,7 @@ describe('advice in alerts from a deployed guard', () => {
     const plain = "Change it with 'warden edit orgs/bookclub.toml' (or 'warden apply orgs/bookclub.toml --from FILE').";
     assert.equal(deployedAdvice(plain, null), plain);
     assert.equal(deployedAdvice(plain, { account: 'warden', root: '/home/agent/agent root' }),
-      "Change it with 'sudo -u warden warden edit orgs/bookclub.toml --root \"/home/agent/agent root\"' (or 'sudo -u warden warden apply orgs/bookclub.toml --from FILE --root \"/home/agent/agent root\"').");
+      "Change it with 'sudo -u warden --preserve-env=EDITOR,VISUAL warden edit orgs/bookclub.toml --root \"/home/agent/agent root\"' (or 'sudo -u warden warden apply orgs/bookclub.toml --from FILE --root \"/home/agent/agent root\"').");
   });
 });
 

@@ -13,7 +13,7 @@ const STYLE = { account: 'warden', root: '/home/owner/agent root' };
 
 it('a storm message in the deployment names the sudo -u command with --root, not a bare warden edit', () => {
   const m = formatAlerts([alert(), alert(), alert({ path: 'orgs/bookclub.toml' })], 2000, 'plain', STYLE);
-  assert.match(m.body, /`sudo -u warden warden edit <path> --root '\/home\/owner\/agent root'`/);
+  assert.match(m.body, /`sudo -u warden --preserve-env=EDITOR,VISUAL warden edit <path> --root '\/home\/owner\/agent root'`/);
   assert.match(m.body, /`sudo -u warden warden accept <alert id> --root '\/home\/owner\/agent root'`/);
   assert.doesNotMatch(m.body, /use `warden edit/);
 });
@@ -26,6 +26,6 @@ it('outside a deployment the advice stays the plain command', () => {
 
 it('an alert without advice of its own gets the how-to of its deployment', () => {
   const m = formatAlerts([alert({ advice: '' })], 2000, 'plain', STYLE);
-  assert.match(m.body, /Do it properly: To change a protected file, use `sudo -u warden warden edit <path> --root/);
-  assert.equal(howTo({ account: "we'ird", root: '/r' }).includes(`sudo -u 'we'\\''ird' warden edit <path> --root /r`), true, 'an odd account name is quoted for the shell');
+  assert.match(m.body, /Do it properly: To change a protected file, use `sudo -u warden --preserve-env=EDITOR,VISUAL warden edit <path> --root/);
+  assert.equal(howTo({ account: "we'ird", root: '/r' }).includes(`sudo -u 'we'\\''ird' --preserve-env=EDITOR,VISUAL warden edit <path> --root /r`), true, 'an odd account name is quoted for the shell');
 });
