@@ -27,7 +27,7 @@
  */
 import { hasRawBytes, nameFromBytes, nameToBytes } from '../common/names.js';
 import type { FSWatcher } from 'chokidar';
-import { lstatSync, opendirSync, watch as fsWatch, type Dir, type FSWatcher as NodeWatcher, type Stats } from 'node:fs';
+import { closeSync, constants as fsc, existsSync, fstatSync, lstatSync, openSync, opendirSync, watch as fsWatch, type Dir, type FSWatcher as NodeWatcher, type Stats } from 'node:fs';
 import { basename, dirname, join, relative, sep } from 'node:path';
 import { errnoCode } from '../common/errors.js';
 import type { ProtectedSet } from '../config/protected-set.js';
@@ -100,7 +100,48 @@ function takeFault(): { code: string; when: string } | null {
  */
 const blindDir = (): string | null => watchSeams.dirWatchBlind;
 
-interface DirWatch { id: string; watcher: NodeWatcher }
+/** `self`: the name the kernel gives the directory's own events (the last part of the path first watched for its inode). */
+interface DirWatch { id: string; watcher: NodeWatcher; self: string }
+
+const PROC_FD = existsSync('/proc/self/fd');
+
+/**
+ * A watch on the directory at `path` that is `id` (dirIdentity), or null when another object
+ * is there now. inotify follows a link at the path it is given, so a watch armed by path
+ * could land on whatever a link swapped in after the lstat names (a directory exchanged with
+ * a link, renameat2 RENAME_EXCHANGE, between the lstat and the watch): that directory's
+ * events would be read as this one's, and this one would go unwatched until the rescan.
+ * So the directory is opened without following a link, checked to be `id`, and watched
+ * through its descriptor (/proc/self/fd/N names the object opened, whatever the path names
+ * now). The kernel reports the directory's own events (moved, deleted) under the last part
+ * of the path first watched for its inode (libuv keeps one path per inode: `self` of the
+ * watch this one replaces on the same inode, else the descriptor's number): those are
+ * handed on as the directory's own (name null), and as a name too, in case a name in it
+ * is that one.
+ */
+function watchDirAt(path: Buffer, id: string, inherited: string | undefined, on: (type: string, name: string | null) => void): { watcher: NodeWatcher; self: string } | null {
+  if (!PROC_FD) {
+    const w = fsWatch(path, { persistent: false, encoding: 'buffer' }, (type, name) => on(type, name === null ? null : nameFromBytes(name)));
+    let st: Stats | undefined;
+    try { st = lstatSync(path, { throwIfNoEntry: false }); } catch { st = undefined; }
+    if (st?.isDirectory() && dirIdentity(st) === id) return { watcher: w, self: inherited ?? basename(path.toString()) };
+    w.close();
+    return null;
+  }
+  const fd = openSync(path, fsc.O_RDONLY | fsc.O_DIRECTORY | fsc.O_NOFOLLOW);
+  try {
+    if (dirIdentity(fstatSync(fd)) !== id) return null;
+    const self = inherited ?? String(fd);
+    const watcher = fsWatch(`/proc/self/fd/${fd}`, { persistent: false, encoding: 'buffer' }, (type, name) => {
+      const n = name === null ? null : nameFromBytes(name);
+      if (n === self) on(type, null);
+      on(type, n);
+    });
+    return { watcher, self };
+  } finally {
+    closeSync(fd);
+  }
+}
 
 async function startInotify(root: string, pset: ProtectedSet, events: WatchEvents): Promise<WatchHandle> {
   let alive = true;
@@ -183,7 +224,10 @@ async function startInotify(root: string, pset: ProtectedSet, events: WatchEvent
     try {
       if (fault?.when === 'early') throw Object.assign(new Error(`simulated ${fault.code}`), { code: fault.code });
       // Names are bytes (docs/CONTRACT.md §Detection): the event's name undecoded, carried losslessly (common/names.ts).
-      const watcher = fsWatch(abs(rel), { persistent: false, encoding: 'buffer' }, (type, name) => onDirEvent(rel, type, name === null ? null : nameFromBytes(name)));
+      const prev = dirWatches.get(rel);
+      const w = watchDirAt(abs(rel), id, prev?.id === id ? prev.self : undefined, (type, name) => onDirEvent(rel, type, name));
+      if (!w) return false; // replaced since it was looked at: the event that replaced it arms the one there now
+      const { watcher } = w;
       watcher.on('error', (err) => {
         if (dirWatches.get(rel)?.watcher === watcher) dirWatches.delete(rel);
         watcher.close();
@@ -192,7 +236,7 @@ async function startInotify(root: string, pset: ProtectedSet, events: WatchEvent
         else events.onEvent(rel, true);
       });
       dirWatches.get(rel)?.watcher.close();
-      dirWatches.set(rel, { id, watcher });
+      dirWatches.set(rel, { id, watcher, self: w.self });
       return true;
     } catch (err) {
       const code = errnoCode(err);

@@ -26,7 +26,7 @@ const NOT_READ = 'content not checked: this account may not read it; mode and ow
 const LIST_AT_MOST = 50;
 
 /** What approval = "tty" is worth where the agent runs as the owner's own user (docs/CHANGES.md, "tty"). */
-export const TTY_NOTE = 'approval = "tty": a y/N on a terminal. It stops scripts and piped input from approving, and an agent that cannot reach the guard (the deployment: another user); it does not stop a program running as you with its own pseudo-terminal (script -c "warden approve ID"). Where the agent runs as you, nothing in your session can keep it from approving (approval = "owner-code" is refused there: the agent could read the code on its way); run the guard and notifier under an account of their own and use approval = "owner-code" (docs/DEPLOY.md, "The agent runs as you").';
+export const TTY_NOTE = 'approval = "tty": a y/N on a terminal. It stops scripts and piped input that go through "warden approve", and an agent that cannot reach the guard (the deployment: another user); it does not stop a program running as you, which can send the guard its answer itself (the control socket is yours, and the guard takes the client\'s word that a terminal confirmed it) or give "warden approve ID" a pseudo-terminal of its own (script -c). Where the agent runs as you, nothing in your session can keep it from approving (approval = "owner-code" is refused there: the agent could read the code on its way); run the guard and notifier under an account of their own and use approval = "owner-code" (docs/DEPLOY.md, "The agent runs as you").';
 
 export const statusCommand: CommandSpec = {
   name: 'status',
