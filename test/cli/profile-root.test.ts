@@ -10,12 +10,12 @@
  */
 import { after, afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, lstatSync, mkdirSync, renameSync, symlinkSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, lstatSync, mkdirSync, renameSync, symlinkSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CLI, treeSnapshot, waitFor } from '../helpers/root.js';
-import { killOwned, own } from '../helpers/children.js';
+import { killOwned } from '../helpers/children.js';
+import { profileWorld, type ProfileHome } from '../helpers/profile-home.js';
 import { makeAgent, type Agent } from '../helpers/agent.js';
 import { ptyRun } from '../helpers/pty.js';
 import type { Alert } from '../../src/store/alert-types.js';
@@ -26,41 +26,12 @@ const CODEX = 'model = "gpt-5"\nsandbox_mode = "workspace-write"\napproval_polic
 /** The revert deadline of these tests: the guard's own is milliseconds; a loaded two-core machine gets slack. */
 const DEADLINE_MS = 1000;
 
-interface Home { top: string; home: string; env: NodeJS.ProcessEnv; stateDir: string }
-const homes: Home[] = [];
+type Home = ProfileHome;
+const world = profileWorld('profile-root');
 const agents: Agent[] = [];
-const guards: { stop(): Promise<void> }[] = [];
-
-function makeHome(): Home {
-  const top = realpathSync(mkdtempSync(join(tmpdir(), 'warden-profile-root-')));
-  const home = join(top, 'home');
-  mkdirSync(home, { recursive: true });
-  const env: NodeJS.ProcessEnv = { ...process.env, XDG_STATE_HOME: join(top, 'state'), WARDEN_GUARD_STATE_DIR: join(top, 'no-guard-state'), WARDEN_GUARD_RUNTIME_DIR: join(top, 'no-guard-run'), NO_COLOR: '1', HOME: home };
-  for (const k of ['STATE_DIRECTORY', 'NOTIFY_SOCKET', 'WATCHDOG_USEC', 'WARDEN_ROOT', 'XDG_CONFIG_HOME']) delete env[k];
-  const h = { top, home, env, stateDir: join(top, 'state', 'warden') };
-  homes.push(h);
-  return h;
-}
-
-function w(h: Home, args: string[], input = '') {
-  const r = spawnSync(process.execPath, [CLI, ...args], { env: h.env, cwd: '/', input, encoding: 'utf8', timeout: 60_000 });
-  return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
-}
-
-/** `warden run --guard --profile …`, resolved once it prints `ready`. */
-async function guard(h: Home, sel: string[], mode: string[] = ['--guard']): Promise<{ stop(): Promise<void>; err(): string }> {
-  const proc = own(spawn(process.execPath, [CLI, 'run', ...mode, ...sel], { env: h.env, cwd: '/', stdio: ['ignore', 'pipe', 'pipe'] }), `warden run --guard ${sel.join(' ')}`);
-  let out = '';
-  let err = '';
-  proc.stdout!.on('data', (d) => { out += String(d); });
-  proc.stderr!.on('data', (d) => { err += String(d); });
-  const exited = new Promise<void>((r) => proc.once('exit', () => r()));
-  await waitFor(() => out.includes('ready\n') || proc.exitCode !== null, 20_000, 'guard ready');
-  assert.ok(out.includes('ready\n'), `the guard did not start: ${err}`);
-  const g = { async stop() { if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGTERM'); await exited; }, err: () => err };
-  guards.push(g);
-  return g;
-}
+const makeHome = (): Home => world.home();
+const w = world.cli;
+const guard = world.guard;
 
 function alertsOf(h: Home, sel: string[]): Alert[] {
   const r = w(h, ['alerts', ...sel, '--json']);
@@ -83,12 +54,12 @@ function snapshotsUnder(dir: string): string[] {
 }
 
 afterEach(async () => {
-  for (const g of guards.splice(0)) await g.stop();
+  await world.stopGuards();
   await killOwned();
 });
 after(() => {
   for (const a of agents.splice(0)) a.remove();
-  for (const h of homes.splice(0)) rmSync(h.top, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
+  world.removeHomes();
 });
 
 describe('a profile\'s root: warden init/run --profile NAME --home DIR', () => {

@@ -10,12 +10,12 @@
  */
 import { after, afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CLI, treeSnapshot, waitFor } from '../helpers/root.js';
-import { killOwned, own } from '../helpers/children.js';
+import { killOwned } from '../helpers/children.js';
+import { profileWorld, type ProfileHome } from '../helpers/profile-home.js';
 import { ptyRun } from '../helpers/pty.js';
 import type { Alert } from '../../src/store/alert-types.js';
 import fc from 'fast-check';
@@ -23,39 +23,12 @@ import fc from 'fast-check';
 /** The revert deadline of these tests: the guard's own is milliseconds; a loaded two-core machine gets slack. */
 const DEADLINE_MS = 1000;
 
-interface Home { top: string; home: string; env: NodeJS.ProcessEnv; stateDir: string }
-const homes: Home[] = [];
-const guards: { stop(): Promise<void> }[] = [];
-
-function makeHome(): Home {
-  const top = realpathSync(mkdtempSync(join(tmpdir(), 'warden-runtime-writes-')));
-  const home = join(top, 'home');
-  mkdirSync(home, { recursive: true });
-  const env: NodeJS.ProcessEnv = { ...process.env, XDG_STATE_HOME: join(top, 'state'), WARDEN_GUARD_STATE_DIR: join(top, 'no-guard-state'), WARDEN_GUARD_RUNTIME_DIR: join(top, 'no-guard-run'), NO_COLOR: '1', HOME: home };
-  for (const k of ['STATE_DIRECTORY', 'NOTIFY_SOCKET', 'WATCHDOG_USEC', 'WARDEN_ROOT', 'XDG_CONFIG_HOME']) delete env[k];
-  const h = { top, home, env, stateDir: join(top, 'state', 'warden') };
-  homes.push(h);
-  return h;
-}
-
-function w(h: Home, args: string[], input = '') {
-  const r = spawnSync(process.execPath, [CLI, ...args], { env: h.env, cwd: '/', input, encoding: 'utf8', timeout: 60_000 });
-  return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
-}
-
-async function guard(h: Home, sel: string[]): Promise<{ stop(): Promise<void>; err(): string }> {
-  const proc = own(spawn(process.execPath, [CLI, 'run', '--guard', ...sel], { env: h.env, cwd: '/', stdio: ['ignore', 'pipe', 'pipe'] }), `warden run --guard ${sel.join(' ')}`);
-  let out = '';
-  let err = '';
-  proc.stdout!.on('data', (d) => { out += String(d); });
-  proc.stderr!.on('data', (d) => { err += String(d); });
-  const exited = new Promise<void>((r) => proc.once('exit', () => r()));
-  await waitFor(() => out.includes('ready\n') || proc.exitCode !== null, 20_000, 'guard ready');
-  assert.ok(out.includes('ready\n'), `the guard did not start: ${err}`);
-  const g = { async stop() { if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGTERM'); await exited; }, err: () => err + out };
-  guards.push(g);
-  return g;
-}
+type Home = ProfileHome;
+const world = profileWorld('runtime-writes');
+const makeHome = (): Home => world.home();
+const w = world.cli;
+/** The guard, its stderr and stdout together in err() (what a failed wait shows). */
+const guard = async (h: Home, sel: string[]) => { const g = await world.guard(h, sel); return { ...g, err: () => g.err() + g.out() }; };
 
 function alertsOf(h: Home, sel: string[]): Alert[] {
   const r = w(h, ['alerts', ...sel, '--json']);
@@ -81,10 +54,10 @@ const writeAtomically = (file: string, text: string) => {
 };
 
 afterEach(async () => {
-  for (const g of guards.splice(0)) await g.stop();
+  await world.stopGuards();
   await killOwned();
 });
-after(() => { for (const h of homes.splice(0)) rmSync(h.top, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 }); });
+after(() => world.removeHomes());
 
 function codexHome(): { h: Home; sel: string[]; auth: string; store: string } {
   const h = makeHome();
@@ -194,7 +167,7 @@ describe("the runtime's own writes through the real CLI and daemon", () => {
     const note = await waitFor(() => alertsOf(h, sel).find((a) => a.path === 'auth.json'), 10_000, 'the note');
     assert.deepEqual([note.action, note.reason], ['noted', 'runtime-write']);
     assert.equal(readFileSync(auth, 'utf8'), refreshed);
-    await guards.splice(0)[0]!.stop();
+    await world.stopGuards();
     writeFileSync(auth, authJson('while-stopped', { OPENAI_API_KEY: 'sk-agent-key' }));
     await guard(h, sel);
     await waitFor(() => readFileSync(auth, 'utf8') === refreshed, 10_000, 'auth.json reverted at start', 5);
