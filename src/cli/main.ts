@@ -2,7 +2,7 @@
 import { parseArgs } from 'node:util';
 import { version } from './version.js';
 import { EXIT, WardenError, errnoCode, formatLocated } from '../common/errors.js';
-import { accessSync, constants as fsConstants, statSync } from 'node:fs';
+import { opendirSync, statSync } from 'node:fs';
 import { makeOutput } from './output.js';
 import { checkAllCommand } from './unreadable-here.js';
 import { escapeText } from '../common/escape.js';
@@ -49,7 +49,9 @@ const READS_ROOT = new Set(['status', 'verify']);
 
 /** Throws when this account cannot list the root (docs/DEPLOY.md, "Who runs which command"). */
 function unreadableRoot(root: string, command: string): void {
-  try { accessSync(root, fsConstants.R_OK | fsConstants.X_OK); return; } catch (err) {
+  // Tried as the command will (opendir, then a name looked up in it): access(2) would ask as
+  // the real uid without capabilities, and CAP_DAC_READ_SEARCH is how the owner's check reads.
+  try { opendirSync(root).closeSync(); statSync(`${root}/.`); return; } catch (err) {
     if (errnoCode(err) !== 'EACCES' && errnoCode(err) !== 'EPERM') return; // gone or else: the command says what it finds
   }
   // The root's owner who cannot read it: its mode was changed, a finding the command reports (DRIFT . mode).
