@@ -344,7 +344,7 @@ as_agent_here() { cin sudo -u agent sh -c "cd $ROOT && $1"; } # the agent, in th
 # the command a held-root message advises ("Run it as the guard's account: CMD (docs/…")
 advised() { sed -n "s/.*Run it as the guard's account: \(.*\) (docs\/DEPLOY.md.*/\1/p" | head -1; }
 # the first 'sudo -u warden warden …' command quoted in OUTPUT that starts with WORDS
-quoted_cmd() { grep -oE "'sudo -u warden warden $1[^']*'" | head -1 | tr -d "'"; }
+quoted_cmd() { grep -oE "'sudo -u warden (--preserve-env=EDITOR,VISUAL )?warden $1[^']*'" | head -1 | tr -d "'"; }
 no_second_store() { # nothing a held-root command could have made: no store in the root, none in a caller's home
   ! cin test -e "$ROOT/snapshots" && ! cin test -e /root/.local/state/warden && ! cin test -e "$AGENT_HOME/.local/state/warden" \
     && [ "$(cin ls "$GUARD_STATE/stores")" = "$ROOT_ID" ]; }
