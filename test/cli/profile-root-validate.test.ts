@@ -9,12 +9,12 @@
  */
 import { after, afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CLI, waitFor } from '../helpers/root.js';
-import { killOwned, own } from '../helpers/children.js';
+import { CLI } from '../helpers/root.js';
+import { killOwned } from '../helpers/children.js';
+import { profileWorld, type ProfileHome } from '../helpers/profile-home.js';
 import { ptyRun } from '../helpers/pty.js';
 import { probeIsolation } from '../../src/validators/index.js';
 
@@ -40,28 +40,23 @@ echo 'apps   stable   true'
 exit 0
 `;
 
-interface Home { top: string; home: string; codex: string; config: string; bin: string; env: NodeJS.ProcessEnv }
-const homes: Home[] = [];
-const guards: { stop(): Promise<void> }[] = [];
+interface Home extends ProfileHome { codex: string; config: string; bin: string }
+const world = profileWorld('profile-validate');
 const iso = probeIsolation();
 
 function makeHome(): Home {
-  const top = realpathSync(mkdtempSync(join(tmpdir(), 'warden-profile-validate-')));
-  const home = join(top, 'home');
-  const codex = join(home, '.codex');
+  // A stand-in `codex` first on the search path, and no runtimes cache: the check these tests see is the stand-in's.
+  const base = world.home({}, ['VISUAL', 'EDITOR']);
+  const bin = join(base.top, 'bin');
+  base.env.PATH = `${bin}:${process.env.PATH ?? '/usr/bin:/bin'}`;
+  base.env.WARDEN_RUNTIMES_CACHE = join(base.top, 'no-cache');
+  const codex = join(base.home, '.codex');
   mkdirSync(codex, { recursive: true });
   writeFileSync(join(codex, 'config.toml'), APPROVED);
-  const bin = join(top, 'bin');
   mkdirSync(bin);
   writeFileSync(join(bin, 'codex'), FAKE_CODEX);
   chmodSync(join(bin, 'codex'), 0o755);
-  const env: NodeJS.ProcessEnv = {
-    ...process.env, XDG_STATE_HOME: join(top, 'state'), WARDEN_GUARD_STATE_DIR: join(top, 'no-guard-state'), WARDEN_GUARD_RUNTIME_DIR: join(top, 'no-guard-run'),
-    NO_COLOR: '1', HOME: home, PATH: `${bin}:${process.env.PATH ?? '/usr/bin:/bin'}`, WARDEN_RUNTIMES_CACHE: join(top, 'no-cache'),
-  };
-  for (const k of ['STATE_DIRECTORY', 'NOTIFY_SOCKET', 'WATCHDOG_USEC', 'WARDEN_ROOT', 'XDG_CONFIG_HOME', 'VISUAL', 'EDITOR']) delete env[k];
-  const h = { top, home, codex, config: join(codex, 'config.toml'), bin, env };
-  homes.push(h);
+  const h: Home = { ...base, codex, config: join(codex, 'config.toml'), bin };
   const init = w(h, ['init', ...sel(h)]);
   assert.equal(init.code, 0, init.stderr);
   return h;
@@ -86,23 +81,13 @@ const pendingIds = (h: Home): string[] => {
   return (JSON.parse(r.stdout) as { id: string }[]).map((p) => p.id);
 };
 
-async function guard(h: Home): Promise<void> {
-  const proc = own(spawn(process.execPath, [CLI, 'run', '--guard', ...sel(h)], { env: h.env, cwd: '/', stdio: ['ignore', 'pipe', 'pipe'] }), 'warden run --guard --profile codex');
-  let out = '';
-  let err = '';
-  proc.stdout!.on('data', (d) => { out += String(d); });
-  proc.stderr!.on('data', (d) => { err += String(d); });
-  const exited = new Promise<void>((r) => proc.once('exit', () => r()));
-  await waitFor(() => out.includes('ready\n') || proc.exitCode !== null, 20_000, 'guard ready');
-  assert.ok(out.includes('ready\n'), `the guard did not start: ${err}`);
-  guards.push({ async stop() { if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGTERM'); await exited; } });
-}
+const guard = async (h: Home): Promise<void> => { await world.guard(h, sel(h)); };
 
 afterEach(async () => {
-  for (const g of guards.splice(0)) await g.stop();
+  await world.stopGuards();
   await killOwned();
 });
-after(() => { for (const h of homes.splice(0)) rmSync(h.top, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 }); });
+after(() => world.removeHomes());
 
 const noRuntimeCheck = iso.isolation === 'none' ? `the runtime's check cannot be isolated here: ${iso.reason}` : false;
 
