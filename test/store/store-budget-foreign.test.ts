@@ -9,38 +9,13 @@ import { describe, it, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { chownSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { cli, readAlertsOf, testWorld, TEST_WARDEN_TOML, waitFor, type TestRoot } from '../helpers/root.js';
+import { rootWithBudget } from '../helpers/store-budget.js';
+import { cli, readAlertsOf, testWorld, waitFor } from '../helpers/root.js';
 
 const world = testWorld();
 afterEach(() => world.cleanup());
 
-/** Allocated bytes under `dir` (st_blocks, each inode once, no link followed): du's figure. */
-function diskUse(dir: string): number {
-  const seen = new Set<string>();
-  let n = 0;
-  const walk = (p: string): void => {
-    let st;
-    try { st = lstatSync(p); } catch (e) { if ((e as NodeJS.ErrnoException).code === 'ENOENT') return; throw e; }
-    const key = `${st.dev}:${st.ino}`;
-    if (!seen.has(key)) { seen.add(key); n += st.blocks * 512; }
-    if (!st.isDirectory()) return;
-    let children: string[] = [];
-    try { children = readdirSync(p); } catch (e) { if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e; }
-    for (const c of children) walk(join(p, c));
-  };
-  walk(dir);
-  return n;
-}
 
-function rootWithBudget(headroom: number): { t: TestRoot; budget: number } {
-  const toml = TEST_WARDEN_TOML.replace('rescan_seconds = 30', 'rescan_seconds = 5');
-  const t = world.root({ wardenToml: toml, init: true });
-  const budget = diskUse(t.p('snapshots')) + headroom;
-  writeFileSync(join(t.base, 'next.toml'), toml.replace('max_bytes = 1048576\n', `max_bytes = 1048576\nstore_max_bytes = ${budget}\n`));
-  const r = cli(t, ['apply', 'config/warden.toml', '--from', join(t.base, 'next.toml')]);
-  assert.equal(r.code, 0, `apply store_max_bytes: ${r.stdout}${r.stderr}`);
-  return { t, budget };
-}
 
 const AGENT = 4242;
 
@@ -48,7 +23,7 @@ describe('the store budget and directories moved whole', () => {
   it("directories the agent swaps in are held apart: the owner's older rejected content is not pruned for them, and they keep owner and content", async () => {
     const SWAPS = 6;
     const SIZE = 200 * 1024;
-    const { t } = rootWithBudget(128 * 1024);
+    const { t } = rootWithBudget(world, 128 * 1024);
     await world.daemon(t);
     // The owner's evidence: a rejected edit, kept in quarantine (oldest entry).
     const evidence = `# rejected\n${'x'.repeat(20 * 1024)}\n`;

@@ -9,7 +9,8 @@ import { describe, it, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { cli, readAlertsOf, sha, testWorld, TEST_WARDEN_TOML, waitFor, type TestRoot } from '../helpers/root.js';
+import { diskUse, rootWithBudget } from '../helpers/store-budget.js';
+import { cli, readAlertsOf, sha, testWorld, waitFor, type TestRoot } from '../helpers/root.js';
 import { newAlertId } from '../../src/store/alerts.js';
 import type { Alert } from '../../src/store/alert-types.js';
 
@@ -17,23 +18,6 @@ const ORG = 'orgs/bookclub.toml';
 const world = testWorld();
 afterEach(() => world.cleanup());
 
-/** Allocated bytes under `dir` (st_blocks, each inode once, no link followed): du's figure. */
-function diskUse(dir: string): number {
-  const seen = new Set<string>();
-  let n = 0;
-  const walk = (p: string): void => {
-    let st;
-    try { st = lstatSync(p); } catch (e) { if ((e as NodeJS.ErrnoException).code === 'ENOENT') return; throw e; } // pruned under us
-    const key = `${st.dev}:${st.ino}`;
-    if (!seen.has(key)) { seen.add(key); n += st.blocks * 512; }
-    if (!st.isDirectory()) return;
-    let children: string[] = [];
-    try { children = readdirSync(p); } catch (e) { if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e; }
-    for (const c of children) walk(join(p, c));
-  };
-  walk(dir);
-  return n;
-}
 
 interface PrunedLine { id: string; name: string; time: string; size: number; sha256: string | null }
 function prunedRecords(t: TestRoot): PrunedLine[] {
@@ -42,16 +26,6 @@ function prunedRecords(t: TestRoot): PrunedLine[] {
   return readFileSync(f, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as PrunedLine);
 }
 
-/** An initialised root whose approved warden.toml sets store_max_bytes to what its store uses now plus `headroom`. */
-function rootWithBudget(headroom: number): { t: TestRoot; budget: number } {
-  const toml = TEST_WARDEN_TOML.replace('rescan_seconds = 30', 'rescan_seconds = 5');
-  const t = world.root({ wardenToml: toml, init: true });
-  const budget = diskUse(t.p('snapshots')) + headroom;
-  writeFileSync(join(t.base, 'next.toml'), toml.replace('max_bytes = 1048576\n', `max_bytes = 1048576\nstore_max_bytes = ${budget}\n`));
-  const r = cli(t, ['apply', 'config/warden.toml', '--from', join(t.base, 'next.toml')]);
-  assert.equal(r.code, 0, `apply store_max_bytes: ${r.stdout}${r.stderr}`);
-  return { t, budget };
-}
 
 /** Edit ORG with `content` and wait until it is reverted and the alert is durable. */
 async function editAndWait(t: TestRoot, content: Buffer, approved: Buffer): Promise<Alert> {
@@ -71,7 +45,7 @@ const contentOf = (i: number, size: number): Buffer => Buffer.alloc(size, `membe
 describe('the store budget', () => {
   it('a store over its budget prunes the oldest quarantined content first; every alert line stays, says what was pruned, and the owner is told once', async () => {
     const SIZE = 40 * 1024;
-    const { t, budget } = rootWithBudget(256 * 1024);
+    const { t, budget } = rootWithBudget(world, 256 * 1024);
     const approved = readFileSync(t.p(ORG));
     await world.daemon(t);
     const alerts: Alert[] = [];
@@ -141,7 +115,7 @@ describe('the store budget', () => {
 
   it('a steady stream of edits over the budget keeps the store within it (plus one entry)', async () => {
     const SIZE = 16 * 1024;
-    const { t, budget } = rootWithBudget(128 * 1024);
+    const { t, budget } = rootWithBudget(world, 128 * 1024);
     const approved = readFileSync(t.p(ORG));
     await world.daemon(t);
     let most = 0;
@@ -156,7 +130,7 @@ describe('the store budget', () => {
   });
 
   it('a kill in the middle of pruning leaves a store the next start accepts; nothing that is not warden\'s is touched', async () => {
-    const { t, budget } = rootWithBudget(64 * 1024);
+    const { t, budget } = rootWithBudget(world, 64 * 1024);
     const q = t.p('snapshots/quarantine');
     const planted: string[] = [];
     const t0 = Date.UTC(2026, 0, 1);
